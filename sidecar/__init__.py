@@ -1,0 +1,1 @@
+"""bloomspan.sidecar: talks to the cluster, schedules, serves, and the `bloomspan` CLI."""
