@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# A local single-node OpenSearch for the demo and the tests, built from Maven Central.
+#
+#   deploy/local/opensearch.sh start|stop|status|url|logs
+#
+# Environment (all optional):
+#   BLOOMSPAN_OPENSEARCH_VERSION   2.19.6 (default) or a 3.x version (then a Java >= 21 from
+#                                  /usr/lib/jvm is used)
+#   BLOOMSPAN_OPENSEARCH_PORT      HTTP port, default 9200 (transport: port + 100)
+#   BLOOMSPAN_CACHE                download cache, default ~/.cache/bloomspan
+#   BLOOMSPAN_NODE_ROOT            node files (install, config, data, logs, pid), default
+#                                  /var/tmp/bloomspan-opensearch (readable by the node's user)
+#   BLOOMSPAN_OPENSEARCH_USER      unprivileged user the node runs as when we are root,
+#                                  default bloomspan-os (created if missing)
+#   BLOOMSPAN_START_TIMEOUT        seconds to wait for yellow health, default 180
+#
+# The distribution is org.opensearch.distribution.integ-test-zip:opensearch (zip). It ships only
+# the transport module, so the modules bloomspan needs are added from their published jars:
+# mapper-extras (rank_feature), lang-painless (ingest script processor) and analysis-common.
+set -euo pipefail
+
+VERSION="${BLOOMSPAN_OPENSEARCH_VERSION:-2.19.6}"
+PORT="${BLOOMSPAN_OPENSEARCH_PORT:-9200}"
+TRANSPORT_PORT=$((PORT + 100))
+CACHE="${BLOOMSPAN_CACHE:-$HOME/.cache/bloomspan}"
+NODE_ROOT="${BLOOMSPAN_NODE_ROOT:-/var/tmp/bloomspan-opensearch}"
+OS_USER="${BLOOMSPAN_OPENSEARCH_USER:-bloomspan-os}"
+START_TIMEOUT="${BLOOMSPAN_START_TIMEOUT:-180}"
+CLUSTER_NAME="bloomspan-local"
+# Modules added to the integ-test distribution: maven group:artifact=module folder.
+MODULES="org.opensearch.plugin:mapper-extras-client=mapper-extras
+org.opensearch.plugin:lang-painless=lang-painless
+org.opensearch.plugin:analysis-common=analysis-common
+org.opensearch.plugin:ingest-common=ingest-common"
+
+ARTIFACTS="$CACHE/opensearch/$VERSION"          # downloaded zip + module jars (cache)
+INSTALL="$NODE_ROOT/install/opensearch-$VERSION" # unpacked distribution, shared read-only
+NODE_DIR="$NODE_ROOT/node-$PORT"                 # config, data, logs, pid of this node
+PID_FILE="$NODE_DIR/opensearch.pid"
+URL="http://127.0.0.1:$PORT"
+
+log() { printf '[opensearch.sh] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+major_version() { echo "${VERSION%%.*}"; }
+
+pick_java() {
+    # 2.x runs on the default Java 17; 3.x needs Java 21+, which lies in /usr/lib/jvm.
+    if [ "$(major_version)" -ge 3 ]; then
+        local candidate
+        for candidate in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*-2[1-9]* /usr/lib/jvm/*25*; do
+            if [ -x "$candidate/bin/java" ]; then echo "$candidate"; return; fi
+        done
+        die "OpenSearch $VERSION needs Java >= 21; none found in /usr/lib/jvm"
+    fi
+    if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then echo "$JAVA_HOME"; return; fi
+    local java_bin
+    java_bin="$(readlink -f "$(command -v java)")" || die "java not found (Java 17 is needed)"
+    dirname "$(dirname "$java_bin")"
+}
+
+mvn_copy() { # mvn_copy GROUP:ARTIFACT:VERSION[:TYPE] DEST_DIR
+    mkdir -p "$2"
+    mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="$1" -DoutputDirectory="$2" -Dmdep.overWriteIfNewer=true \
+        || die "could not download $1 from Maven Central"
+}
+
+mvn_with_dependencies() { # mvn_with_dependencies GROUP:ARTIFACT DEST_DIR: the jar and its runtime deps
+    local group="${1%%:*}" artifact="${1#*:}" pom_dir
+    pom_dir="$(mktemp -d)"
+    cat > "$pom_dir/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>bloomspan.local</groupId><artifactId>fetch-$artifact</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>$group</groupId><artifactId>$artifact</artifactId><version>$VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+    mvn -q -B -Dstyle.color=never -f "$pom_dir/pom.xml" dependency:copy-dependencies \
+        -DincludeScope=runtime -DoutputDirectory="$2" || die "could not download $1:$VERSION and its dependencies"
+    rm -rf "$pom_dir"
+}
+
+download() {
+    if [ -f "$ARTIFACTS/.complete" ]; then return; fi
+    command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch OpenSearch $VERSION"
+    log "downloading OpenSearch $VERSION from Maven Central into $ARTIFACTS"
+    rm -rf "$ARTIFACTS"
+    mvn_copy "org.opensearch.distribution.integ-test-zip:opensearch:$VERSION:zip" "$ARTIFACTS"
+    local module
+    for module in $MODULES; do
+        mvn_with_dependencies "${module%%=*}" "$ARTIFACTS/modules/${module#*=}"
+    done
+    touch "$ARTIFACTS/.complete"
+}
+
+write_descriptor() { # write_descriptor DIR NAME CLASSNAME [EXTENDED]
+    cat > "$1/plugin-descriptor.properties" <<EOF
+description=$2 module (assembled by bloomspan from Maven Central jars)
+version=$VERSION
+name=$2
+classname=$3
+java.version=17
+opensearch.version=$VERSION
+extended.plugins=${4:-}
+has.native.controller=false
+EOF
+}
+
+install_node() {
+    if [ -f "$INSTALL/.complete" ]; then return; fi
+    download
+    log "unpacking OpenSearch $VERSION into $INSTALL"
+    rm -rf "$INSTALL" "$INSTALL.tmp"
+    mkdir -p "$INSTALL.tmp"
+    unzip -q "$ARTIFACTS/opensearch-$VERSION.zip" -d "$INSTALL.tmp"
+    local home="$INSTALL.tmp/opensearch-$VERSION" m jar
+    for m in mapper-extras analysis-common lang-painless ingest-common; do
+        mkdir -p "$home/modules/$m"
+        for jar in "$ARTIFACTS/modules/$m/"*.jar; do
+            # Jars the server already has (core and its libraries) must not be loaded twice.
+            [ -e "$home/lib/$(basename "$jar")" ] || cp "$jar" "$home/modules/$m/"
+        done
+    done
+    write_descriptor "$home/modules/mapper-extras" mapper-extras org.opensearch.index.mapper.MapperExtrasPlugin
+    write_descriptor "$home/modules/lang-painless" lang-painless org.opensearch.painless.PainlessPlugin
+    write_descriptor "$home/modules/analysis-common" analysis-common org.opensearch.analysis.common.CommonAnalysisPlugin lang-painless
+    write_descriptor "$home/modules/ingest-common" ingest-common org.opensearch.ingest.common.IngestCommonPlugin lang-painless
+    # Painless compiles scripts into classes at run time (as in the official module's policy).
+    cat > "$home/modules/lang-painless/plugin-security.policy" <<'EOF'
+grant {
+  permission java.lang.RuntimePermission "createClassLoader";
+  permission java.lang.RuntimePermission "getClassLoader";
+};
+EOF
+    mv "$home" "$INSTALL"
+    rm -rf "$INSTALL.tmp"
+    chmod -R a+rX "$INSTALL"
+    touch "$INSTALL/.complete"
+}
+
+ensure_user() {
+    if id "$OS_USER" >/dev/null 2>&1; then return; fi
+    log "creating unprivileged user $OS_USER for the node (OpenSearch refuses to run as root)"
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$OS_USER"
+}
+
+as_node_user() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u "$OS_USER" -- "$@"
+    else
+        "$@"
+    fi
+}
+
+node_pid() { # prints the pid if our node process is alive
+    [ -f "$PID_FILE" ] || return 1
+    local pid
+    pid="$(cat "$PID_FILE" 2>/dev/null)" || return 1
+    [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+    # Guard against pid reuse: the process must be an OpenSearch with our node's config dir.
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "$NODE_DIR" || \
+        grep -qz "OPENSEARCH_PATH_CONF=$NODE_DIR/config" "/proc/$pid/environ" 2>/dev/null || return 1
+    echo "$pid"
+}
+
+port_taken() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+health() {
+    curl -fsS --max-time 5 "$URL/_cluster/health?wait_for_status=yellow&timeout=${1:-1s}" 2>/dev/null
+}
+
+write_config() {
+    mkdir -p "$NODE_DIR/data" "$NODE_DIR/logs"
+    rm -rf "$NODE_DIR/config"
+    cp -r "$INSTALL/config" "$NODE_DIR/config"
+    # jvm.options names gc/error logs and heap dumps relative to the install dir, which the node's
+    # user cannot write: point them into the node dir.
+    sed -i -e "s#file=logs/#file=$NODE_DIR/logs/#" -e "s#ErrorFile=logs/#ErrorFile=$NODE_DIR/logs/#" \
+        -e "s#HeapDumpPath=data#HeapDumpPath=$NODE_DIR/data#" "$NODE_DIR/config/jvm.options"
+    cat > "$NODE_DIR/config/opensearch.yml" <<EOF
+cluster.name: $CLUSTER_NAME
+node.name: bloomspan-node-$PORT
+network.host: 127.0.0.1
+http.port: $PORT
+transport.port: $TRANSPORT_PORT
+discovery.type: single-node
+path.data: $NODE_DIR/data
+path.logs: $NODE_DIR/logs
+# Developer machines and CI are often nearly full; do not turn indices read-only.
+cluster.routing.allocation.disk.threshold_enabled: false
+action.destructive_requires_name: false
+EOF
+    if [ "$(id -u)" -eq 0 ]; then chown -R "$OS_USER" "$NODE_DIR"; fi
+}
+
+cmd_start() {
+    local pid
+    if pid="$(node_pid)"; then
+        if health 5s >/dev/null; then log "already running (pid $pid) at $URL"; echo "$URL"; return 0; fi
+    fi
+    if port_taken "$PORT"; then
+        die "port $PORT is taken by a process that is not this script's node; set BLOOMSPAN_OPENSEARCH_PORT"
+    fi
+    if port_taken "$TRANSPORT_PORT"; then
+        die "transport port $TRANSPORT_PORT (http port + 100) is taken; set BLOOMSPAN_OPENSEARCH_PORT"
+    fi
+    local java_home t0
+    java_home="$(pick_java)"
+    t0=$(date +%s)
+    mkdir -p "$NODE_ROOT"
+    chmod 755 "$NODE_ROOT"
+    install_node
+    [ "$(id -u)" -eq 0 ] && ensure_user
+    write_config
+    log "starting OpenSearch $VERSION on $URL (java: $java_home, node dir: $NODE_DIR)"
+    rm -f "$PID_FILE"
+    as_node_user env -i PATH=/usr/bin:/bin HOME="$NODE_DIR" \
+        OPENSEARCH_JAVA_HOME="$java_home" JAVA_HOME="$java_home" \
+        OPENSEARCH_PATH_CONF="$NODE_DIR/config" \
+        OPENSEARCH_JAVA_OPTS="-Xms512m -Xmx1g" \
+        "$INSTALL/bin/opensearch" -d -p "$PID_FILE" \
+        > "$NODE_DIR/logs/launcher.out" 2>&1 || {
+            log "launcher failed:"; tail -n 50 "$NODE_DIR/logs/launcher.out" >&2 || true; exit 1; }
+    local deadline=$((t0 + START_TIMEOUT))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        if health 1s >/dev/null; then
+            log "ready in $(( $(date +%s) - t0 ))s: $(curl -fsS "$URL" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["version"]["distribution"], d["version"]["number"])')"
+            echo "$URL"
+            return 0
+        fi
+        if [ -f "$PID_FILE" ] && ! node_pid >/dev/null; then break; fi
+        # With -d the launcher returns once the node forked; no pid file by now means it died.
+        if [ ! -f "$PID_FILE" ] && [ "$(date +%s)" -gt $((t0 + 90)) ]; then break; fi
+        sleep 1
+    done
+    log "OpenSearch did not reach yellow health within ${START_TIMEOUT}s; log tail:"
+    tail -n 60 "$NODE_DIR/logs/$CLUSTER_NAME.log" >&2 2>/dev/null || tail -n 60 "$NODE_DIR/logs/launcher.out" >&2 || true
+    cmd_stop || true
+    exit 1
+}
+
+cmd_stop() {
+    local pid
+    if ! pid="$(node_pid)"; then log "not running"; rm -f "$PID_FILE"; return 0; fi
+    log "stopping pid $pid"
+    kill "$pid"
+    local i
+    for i in $(seq 1 60); do
+        [ -d "/proc/$pid" ] || { rm -f "$PID_FILE"; log "stopped"; return 0; }
+        sleep 0.5
+    done
+    log "pid $pid did not stop in 30s; killing"
+    kill -9 "$pid" || true
+    rm -f "$PID_FILE"
+}
+
+cmd_status() {
+    local pid
+    if pid="$(node_pid)" && health 2s >/dev/null; then
+        echo "running pid=$pid url=$URL version=$VERSION"
+    else
+        echo "stopped"
+        return 3
+    fi
+}
+
+case "${1:-}" in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    url) echo "$URL" ;;
+    logs) tail -n "${2:-100}" "$NODE_DIR/logs/$CLUSTER_NAME.log" ;;
+    download) download; install_node ;;
+    *) echo "usage: $0 start|stop|status|url|logs [N]|download" >&2; exit 2 ;;
+esac
