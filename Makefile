@@ -1,0 +1,38 @@
+# Two entry points a new user needs: `make demo` and `make test`. Both bootstrap the
+# virtualenv and the local OpenSearch node (deploy/local/opensearch.sh) themselves.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.bloomspan-installed
+
+.PHONY: demo test test-unit test-nojit node-start node-stop bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,bench]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/bloomspan demo
+
+# The full suite against a real node (started by tests/conftest.py unless OPENSEARCH_URL is
+# set), then the kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1).
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest tests/unit -m "not slow" -q
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit
+
+node-start:
+	deploy/local/opensearch.sh start
+
+node-stop:
+	deploy/local/opensearch.sh stop
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,78 @@
+"""Test harness: a session-scoped client of a REAL OpenSearch node.
+
+``OPENSEARCH_URL`` names a node to use; otherwise the node is started with
+``deploy/local/opensearch.sh start`` and stopped at the end (only if this session started
+it). With ``CI=true`` a missing node fails the integration tests instead of skipping them.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "deploy" / "local" / "opensearch.sh"
+TEST_PREFIX = "bstest-"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _no_node(reason: str):
+    if _in_ci():
+        pytest.fail(f"CI=true and no OpenSearch node: {reason}", pytrace=False)
+    pytest.skip(f"no OpenSearch node: {reason}")
+
+
+@pytest.fixture(scope="session")
+def opensearch_url():
+    url = os.environ.get("OPENSEARCH_URL")
+    started = False
+    if not url:
+        status = subprocess.run([str(SCRIPT), "status"], capture_output=True, text=True)
+        proc = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            _no_node(f"deploy/local/opensearch.sh start failed:\n{proc.stderr[-3000:]}")
+        url = proc.stdout.strip().splitlines()[-1]
+        started = status.returncode != 0
+    yield url
+    if started and os.environ.get("BLOOMSPAN_KEEP_NODE") != "1":
+        subprocess.run([str(SCRIPT), "stop"], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="session")
+def os_client(opensearch_url):
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[opensearch_url], timeout=60)
+    try:
+        info = client.info()
+    except Exception as exc:  # connection refused, TLS mismatch, ...
+        _no_node(f"{opensearch_url} does not answer: {exc}")
+    print(f"\nOpenSearch {info['version'].get('distribution', 'elasticsearch')} "
+          f"{info['version']['number']} at {opensearch_url}")
+    return client
+
+
+@pytest.fixture
+def index_prefix(os_client):
+    """A unique prefix for every index, alias and template this test creates; all removed after."""
+    prefix = f"{TEST_PREFIX}{uuid.uuid4().hex[:10]}-"
+    yield prefix
+    os_client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
+    for template in os_client.indices.get_index_template(name=f"{prefix}*", ignore=[404]).get("index_templates", []):
+        os_client.indices.delete_index_template(name=template["name"])
+    pipelines = os_client.ingest.get_pipeline(ignore=[404]) or {}
+    for pipeline in pipelines:
+        if pipeline.startswith(prefix):
+            os_client.ingest.delete_pipeline(id=pipeline)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "tests/integration" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.integration)
