@@ -1,0 +1,286 @@
+"""`bloomspan serve`: health, metrics, mining runs on demand and on a schedule, and the bulk proxy.
+
+``create_app(config) -> web.Application``. State lives under typed ``web.AppKey``s. Two
+background tasks run as ``cleanup_ctx`` contexts, cancelled and awaited on shutdown: the
+template watcher (reloads the cleaner when the template alias moves to a new run; requests in
+flight keep the cleaner they started with, the swap is one reference assignment) and the
+scheduler (a mining run every ``every_seconds``). CPU work — mining, building a matcher —
+runs in threads (``asyncio.to_thread``), never on the event loop.
+
+Routes: ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (Prometheus), ``GET /runs``,
+``POST /runs``, ``GET /emerging``; everything else is proxied to the cluster, with
+``_bulk`` and single-document index/create requests for ``clean_indices`` cleaned on the way.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiohttp import ClientSession, ClientTimeout, web
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from bloomspan.sidecar.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.service_state import CleanerHolder, RunRegistry, ServeConfig
+
+log = logging.getLogger(__name__)
+
+CONFIG = web.AppKey("config", ServeConfig)
+CLEANER = web.AppKey("cleaner", CleanerHolder)
+RUNS = web.AppKey("runs", RunRegistry)
+METRICS = web.AppKey("metrics", dict)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+UPSTREAM = web.AppKey("upstream", ClientSession)
+EMERGING = web.AppKey("emerging", object)
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
+              "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
+
+
+def _metrics(registry: CollectorRegistry) -> dict:
+    return {
+        "runs": Counter("bloomspan_mining_runs", "Mining runs by outcome", ["status"], registry=registry),
+        "run_seconds": Gauge("bloomspan_last_run_seconds", "Duration of the last finished mining run", registry=registry),
+        "documents": Gauge("bloomspan_last_run_documents", "Documents mined in the last run", registry=registry),
+        "tokens": Gauge("bloomspan_last_run_tokens", "Tokens mined in the last run", registry=registry),
+        "phrases": Gauge("bloomspan_last_run_phrases", "Phrases published by the last run", registry=registry),
+        "covered_share": Gauge("bloomspan_last_run_covered_share", "Share of corpus tokens covered by boilerplate", registry=registry),
+        "proxy_requests": Counter("bloomspan_proxy_requests", "Requests through the proxy", ["kind"], registry=registry),
+        "proxy_docs": Counter("bloomspan_proxy_documents", "Documents seen by the cleaner", ["outcome"], registry=registry),
+        "proxy_tokens": Counter("bloomspan_proxy_tokens", "Tokens of cleaned fields", ["part"], registry=registry),
+        "reloads": Counter("bloomspan_template_reloads", "Cleaner reloads after the template alias moved", ["status"], registry=registry),
+        "template_phrases": Gauge("bloomspan_template_phrases", "Phrases in the cleaner now serving", registry=registry),
+        "emerging": Gauge("bloomspan_emerging_shingles", "Emerging boilerplate shingles not covered by the phrase set", registry=registry),
+    }
+
+
+def _count_proxy(app: web.Application, stats: ProxyStats) -> None:
+    m = app[METRICS]
+    for outcome in ("cleaned", "unchanged", "passed_through", "errors", "routed", "over_ratio_kept"):
+        value = getattr(stats, outcome)
+        if value:
+            m["proxy_docs"].labels(outcome=outcome).inc(value)
+    if stats.tokens:
+        m["proxy_tokens"].labels(part="all").inc(stats.tokens)
+        m["proxy_tokens"].labels(part="boilerplate").inc(stats.covered_tokens)
+
+
+# ---------------------------------------------------------------- plain routes
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    app = request.app
+    holder = app[CLEANER]
+    problems = []
+    try:
+        async with app[UPSTREAM].get(app[CONFIG].upstream_url + "/", timeout=ClientTimeout(total=5),
+                                     headers=app[CONFIG].upstream_headers()) as resp:
+            if resp.status >= 500:
+                problems.append(f"cluster answered {resp.status}")
+    except Exception as exc:  # connection refused, DNS, TLS
+        problems.append(f"cluster unreachable: {type(exc).__name__}")
+    if app[CONFIG].clean_indices and holder.current is None and app[CONFIG].require_template:
+        problems.append("no template loaded yet")
+    body = {"ready": not problems, "problems": problems, "template_run": holder.run_id,
+            "phrases": holder.n_phrases}
+    return web.json_response(body, status=200 if not problems else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    emerging = request.app.get(EMERGING)
+    if emerging is not None:
+        request.app[METRICS]["emerging"].set(len(emerging.emerging()))
+    return web.Response(body=generate_latest(request.app[REGISTRY]),
+                        headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    return web.json_response({"runs": request.app[RUNS].history()})
+
+
+async def trigger_run(request: web.Request) -> web.Response:
+    runs = request.app[RUNS]
+    if runs.busy:
+        return web.json_response({"error": "a mining run is already in progress", "run": runs.active}, status=409)
+    run = runs.start_background(request.app, reason="api")
+    return web.json_response({"accepted": True, "run": run}, status=202)
+
+
+async def emerging_view(request: web.Request) -> web.Response:
+    emerging = request.app.get(EMERGING)
+    if emerging is None:
+        return web.json_response({"enabled": False, "emerging": []})
+    return web.json_response({"enabled": True, "emerging": emerging.emerging()})
+
+
+# ---------------------------------------------------------------- proxy
+
+def _forward_headers(request: web.Request, config: ServeConfig) -> dict:
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
+    if not config.forward_credentials:
+        headers.pop("Authorization", None)
+        headers.update(config.upstream_headers())
+    return headers
+
+
+def _classify(method: str, parts: list[str]) -> tuple[str, str | None, str | None]:
+    """``(kind, index, doc_id)``: kind is bulk, single or other."""
+    if method in ("POST", "PUT"):
+        if parts and parts[-1] == "_bulk" and len(parts) <= 2:
+            return "bulk", parts[0] if len(parts) == 2 else None, None
+        if len(parts) in (2, 3) and parts[1] in ("_doc", "_create") and not parts[0].startswith("_"):
+            return "single", parts[0], parts[2] if len(parts) == 3 else None
+    return "other", None, None
+
+
+def _bulk_first_index(body: bytes) -> str | None:
+    import json
+
+    try:
+        (meta,) = json.loads(body.split(b"\n", 1)[0]).values()
+        return meta.get("_index")
+    except Exception:
+        return None
+
+
+async def proxy(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    config = app[CONFIG]
+    parts = [p for p in request.path.split("/") if p]
+    kind, index, doc_id = _classify(request.method, parts)
+    body = await request.read()
+    path = request.path_qs
+    app[METRICS]["proxy_requests"].labels(kind=kind).inc()
+    cleaner = app[CLEANER].current  # this request keeps this cleaner even if a reload swaps it
+    if cleaner is None and kind != "other" and config.require_template \
+            and IndexPatterns(tuple(config.clean_indices)).matches(index or _bulk_first_index(body)):
+        # Better a retryable refusal than boilerplate indexed uncleaned.
+        app[METRICS]["proxy_requests"].labels(kind="refused_no_template").inc()
+        return web.json_response({"error": {"type": "bloomspan_no_template",
+                                            "reason": "no phrase set loaded yet; retry later"}, "status": 503}, status=503)
+    if cleaner is not None and kind != "other" and body:
+        patterns = IndexPatterns(tuple(config.clean_indices))
+        if kind == "bulk":
+            body, stats = await asyncio.to_thread(rewrite_bulk, body, cleaner, patterns, index, config.route_index)
+        else:
+            body, stats, over = await asyncio.to_thread(rewrite_single, body, cleaner, index, patterns, doc_id)
+            if over and config.route_index:
+                routed = config.route_index.replace("{index}", index)
+                path = path.replace(f"/{index}/", f"/{routed}/", 1)
+                stats.routed += 1
+            elif over:
+                stats.over_ratio_kept += 1
+        _count_proxy(app, stats)
+        if stats.errors:
+            log.warning("proxy kind=%s index=%s documents_forwarded_uncleaned=%d first_reason=%s", kind, index,
+                        stats.errors, stats.error_reasons[0])
+        emerging = app.get(EMERGING)
+        if emerging is not None and stats.cleaned + stats.unchanged:
+            emerging.observe_bulk(body, config.fields)
+    headers = _forward_headers(request, config)
+    async with app[UPSTREAM].request(request.method, config.upstream_url + path, data=body or None,
+                                     headers=headers, allow_redirects=False) as upstream:
+        payload = await upstream.read()
+        out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
+        return web.Response(status=upstream.status, body=payload, headers=out_headers)
+
+
+# ---------------------------------------------------------------- background tasks
+
+async def _upstream_ctx(app: web.Application):
+    config = app[CONFIG]
+    app[UPSTREAM] = ClientSession(timeout=ClientTimeout(total=config.upstream_timeout),
+                                  connector=config.connector())
+    yield
+    await app[UPSTREAM].close()
+
+
+async def _template_watcher(app: web.Application):
+    config = app[CONFIG]
+    holder = app[CLEANER]
+
+    async def refresh_once():
+        changed = await asyncio.to_thread(holder.refresh)
+        if changed:
+            app[METRICS]["reloads"].labels(status="ok").inc()
+            app[METRICS]["template_phrases"].set(holder.n_phrases)
+            emerging = app.get(EMERGING)
+            if emerging is not None:
+                emerging.set_known_phrases(holder.phrase_set)
+
+    async def loop():
+        while True:
+            await asyncio.sleep(config.reload_seconds)
+            try:
+                await refresh_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                app[METRICS]["reloads"].labels(status="error").inc()
+                log.exception("template reload failed alias=%s", config.template_index)
+
+    # The first phrase set is loaded before the server accepts requests, so no early request
+    # is forwarded uncleaned merely because the loader had not finished.
+    if config.template_index or config.phrases_path:
+        try:
+            await refresh_once()
+        except Exception:
+            app[METRICS]["reloads"].labels(status="error").inc()
+            log.exception("initial template load failed; serving uncleaned until it succeeds")
+    task = asyncio.create_task(loop()) if (config.template_index or config.phrases_path) else None
+    yield
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _scheduler(app: web.Application):
+    config = app[CONFIG]
+    runs = app[RUNS]
+
+    async def loop():
+        while True:
+            await asyncio.sleep(config.every_seconds)
+            if not runs.busy:
+                runs.start_background(app, reason="schedule")
+
+    task = asyncio.create_task(loop()) if config.every_seconds else None
+    yield
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    await runs.wait_idle()
+
+
+def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None,
+               holder: CleanerHolder | None = None) -> web.Application:
+    """The aiohttp application. ``mine_fn(config) -> summary dict`` runs one mining run
+    (default: the sidecar's cluster mining run); tests may pass their own cleaner holder."""
+    app = web.Application(client_max_size=config.max_body_bytes)
+    registry = CollectorRegistry()
+    app[CONFIG] = config
+    app[REGISTRY] = registry
+    app[METRICS] = _metrics(registry)
+    app[CLEANER] = holder or CleanerHolder(config)
+    app[RUNS] = RunRegistry(config, mine_fn, app[METRICS])
+    if config.emerging_shingle:
+        from bloomspan.sidecar.emerging_hook import EmergingHook
+
+        app[EMERGING] = EmergingHook(config, on_threshold=lambda: app[RUNS].start_from_thread(app, "emerging"))
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/runs", list_runs)
+    app.router.add_post("/runs", trigger_run)
+    app.router.add_get("/emerging", emerging_view)
+    app.router.add_route("*", "/{tail:.*}", proxy)
+    app.cleanup_ctx.append(_upstream_ctx)
+    app.cleanup_ctx.append(_template_watcher)
+    app.cleanup_ctx.append(_scheduler)
+    return app

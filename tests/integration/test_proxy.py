@@ -1,0 +1,91 @@
+"""The bulk proxy against the real node: crawlers using opensearch-py's helpers.bulk through
+`bloomspan serve` get cleaned documents, the cluster's per-item errors unchanged, and a new
+template run picked up mid-traffic without a failed request."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from opensearchpy import OpenSearch, helpers
+
+from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.sidecar.service import create_app
+from bloomspan.sidecar.service_state import CleanerHolder, ServeConfig
+from tests.support.service_thread import serve_in_thread
+
+FOOTER = "all rights reserved by acme corporation"
+COOKIE = "we use cookies to improve your experience"
+
+
+@pytest.fixture
+def phrases_file(tmp_path):
+    path = tmp_path / "phrases.jsonl"
+    path.write_text("".join(json.dumps({"text": p, "tokens": p.split(), "length": len(p.split()), "df": 50}) + "\n"
+                            for p in (FOOTER, COOKIE)))
+    return str(path)
+
+
+def test_bulk_through_proxy_lands_cleaned_and_errors_pass_verbatim(opensearch_url, os_client, index_prefix, phrases_file):
+    index = f"{index_prefix}crawl"
+    os_client.indices.create(index=index, body={"mappings": {"properties": {"n": {"type": "integer"}}}})
+    config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl*",), phrases_path=phrases_file)
+    app = create_app(config)
+    with serve_in_thread(app) as (url, _loop):
+        client = OpenSearch(hosts=[url], timeout=60)
+        assert client.info()["version"]["number"]  # pass-through of GET /
+        actions = [{"_index": index, "_id": str(i), "_source": {
+            "text": f"Product {i} is great. We use cookies to improve your experience. All rights reserved by ACME Corporation.",
+            "n": i}} for i in range(200)]
+        ok, errors = helpers.bulk(client, actions, refresh=True, chunk_size=50)
+        assert ok == 200 and not errors
+        # A document the cluster rejects: its per-item error reaches the client as the cluster wrote it.
+        bad = [{"_index": index, "_id": "bad", "_source": {"text": "x", "n": "not a number"}}]
+        ok, errors = helpers.bulk(client, bad, raise_on_error=False)
+        assert ok == 0 and errors[0]["index"]["error"]["type"] == "mapper_parsing_exception"
+        client.index(index=index, id="single", body={"text": "Hello. All rights reserved by Acme Corporation", "n": 1},
+                     refresh=True)
+        metrics = client.transport.perform_request("GET", "/metrics")
+    doc = os_client.get(index=index, id="7")["_source"]
+    assert doc["text"] == "Product 7 is great."
+    assert doc["n"] == 7 and 0 < doc["bloomspan"]["boilerplate_ratio"] < 1
+    assert os_client.get(index=index, id="single")["_source"]["text"] == "Hello."
+    assert os_client.count(index=index)["count"] == 201
+    assert "bloomspan_proxy_documents_total" in str(metrics)
+
+
+def test_template_published_mid_traffic_is_picked_up_without_failures(opensearch_url, os_client, index_prefix):
+    """Hot reload: the holder swaps cleaners while bulk requests are in flight."""
+    index = f"{index_prefix}crawl"
+    os_client.indices.create(index=index)
+    config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl*",),
+                         phrases_path="unused-in-this-test.jsonl")
+    holder = CleanerHolder(config)
+    holder.install(PhraseSet.from_records([{"tokens": FOOTER.split()}]), run_id="run-1")
+    holder.refresh = lambda: False  # this test swaps runs itself, mid-traffic
+    app = create_app(config, holder=holder)
+    failures: list = []
+    with serve_in_thread(app) as (url, _loop):
+        client = OpenSearch(hosts=[url], timeout=60)
+
+        def traffic():
+            for batch in range(20):
+                actions = [{"_index": index, "_id": f"{batch}-{i}", "_source": {
+                    "text": f"Item {batch} {i}. {COOKIE}. {FOOTER}."}} for i in range(25)]
+                ok, errors = helpers.bulk(client, actions, raise_on_error=False)
+                failures.extend(errors)
+                time.sleep(0.02)
+
+        t = threading.Thread(target=traffic)
+        t.start()
+        time.sleep(0.15)
+        holder.install(PhraseSet.from_records([{"tokens": FOOTER.split()}, {"tokens": COOKIE.split()}]), run_id="run-2")
+        t.join(120)
+    assert not failures
+    os_client.indices.refresh(index=index)
+    assert os_client.count(index=index)["count"] == 500
+    last = os_client.get(index=index, id="19-24")["_source"]["text"]
+    assert last == "Item 19 24."
+    first = os_client.get(index=index, id="0-0")["_source"]["text"]
+    assert "acme" not in first.lower()
