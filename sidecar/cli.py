@@ -91,5 +91,128 @@ def corpus(kind, docs, seed, out_path):
     click.echo(f"wrote {n} documents to {out_path}", err=True)
 
 
+def _parse_duration(value: str | None, option: str) -> float | None:
+    """``90``, ``90s``, ``15m``, ``6h``, ``1d`` -> seconds."""
+    if value in (None, ""):
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    v = value.strip().lower()
+    try:
+        if v[-1] in units:
+            return float(v[:-1]) * units[v[-1]]
+        return float(v)
+    except (ValueError, IndexError):
+        raise click.BadParameter(f"{value!r}: use a number of seconds or 15m, 6h, 1d", param_hint=option) from None
+
+
+@cli.command()
+@click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), help="phrases.jsonl from `bloomspan mine`.")
+@click.option("--template-index", default=None, help="Template index alias to read phrases from (with --url).")
+@click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster for --template-index.")
+@click.option("--username", default=None)
+@click.option("--password", default=None, help="Better set BLOOMSPAN_CLEAN_PASSWORD than a flag.")
+@click.option("--api-key", default=None)
+@click.option("--in", "in_path", type=click.Path(dir_okay=False, exists=True), required=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
+@click.option("--errors", "errors_path", type=click.Path(dir_okay=False), default=None, help="Per-document errors (default OUT.errors.jsonl).")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, help="Text field(s) to clean; repeatable.")
+@click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
+@click.option("--max-ratio", type=float, default=None, help="Documents with a higher boilerplate ratio go to --over-ratio-out.")
+@click.option("--over-ratio-out", type=click.Path(dir_okay=False), default=None)
+@click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
+@click.option("--chunk-overlap", type=int, default=0, show_default=True)
+@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+def clean(phrases_path, template_index, url, username, password, api_key, in_path, out_path, errors_path, fields,
+          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field):
+    """Strip, mark or down-weight known boilerplate in a JSON Lines file."""
+    if bool(phrases_path) == bool(template_index):
+        raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
+    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.errors import IngestError
+    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.sidecar.clean_jsonl import clean_jsonl
+
+    try:
+        if phrases_path:
+            phrase_set = PhraseSet.from_jsonl(phrases_path)
+        else:
+            from bloomspan.sidecar.service_state import ServeConfig
+            from bloomspan.sidecar.template_reader import current_run, load_phrase_set
+
+            client = ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key).opensearch_client()
+            physical = current_run(client, template_index)
+            if physical is None:
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {url}; run `bloomspan mine` first")
+            phrase_set = load_phrase_set(client, physical)
+        config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
+                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from None
+    summary = clean_jsonl(Cleaner(phrase_set, config), in_path, out_path, errors_path or out_path + ".errors.jsonl",
+                          over_ratio_out, progress=_progress)
+    mb = summary.bytes_in / 1e6
+    click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
+               f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
+               f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
+    if summary.errors:
+        click.echo(f"errors described in {summary.outputs['errors']}", err=True)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
+@click.option("--port", type=int, default=9280, show_default=True)
+@click.option("--upstream-url", default="http://127.0.0.1:9200", show_default=True, help="The cluster behind the proxy.")
+@click.option("--username", default=None, help="Sidecar's own credentials (for mining, template reads, and proxying with --no-forward-credentials).")
+@click.option("--password", default=None)
+@click.option("--api-key", default=None)
+@click.option("--ca-certs", default=None, type=click.Path(dir_okay=False))
+@click.option("--verify-certs/--no-verify-certs", default=True, show_default=True)
+@click.option("--forward-credentials/--no-forward-credentials", default=True, show_default=True,
+              help="Proxy with the client's own Authorization header (default) or the sidecar's.")
+@click.option("--clean-index", "clean_indices", multiple=True, help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True)
+@click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
+@click.option("--max-ratio", type=float, default=None)
+@click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
+@click.option("--scope-field", default=None)
+@click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
+@click.option("--phrases", "phrases_path", default=None, type=click.Path(dir_okay=False, exists=True))
+@click.option("--reload-every", default="10s", show_default=True, help="How often to check the template alias.")
+@click.option("--require-template/--no-require-template", default=False, show_default=True,
+              help="Answer 503 to writes for cleaned indices until a phrase set is loaded.")
+@click.option("--every", default=None, help="Mine on a schedule, e.g. 6h (needs --mine-index).")
+@click.option("--mine-index", default=None)
+@click.option("--mine-field", default="text", show_default=True)
+@click.option("--sigma", type=int, default=20, show_default=True)
+@click.option("--min-length", type=int, default=10, show_default=True)
+@click.option("--work-dir", default="./bloomspan-work", show_default=True)
+@click.option("--emerging-shingle", type=int, default=None, help="Watch k-token shingles for emerging boilerplate (off by default).")
+@click.option("--emerging-threshold", type=int, default=50, show_default=True, help="Emerging shingles that trigger a re-mine.")
+def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
+          clean_indices, fields, mode, max_ratio, route_index, scope_field, template_index, phrases_path, reload_every,
+          require_template, every, mine_index, mine_field, sigma, min_length, work_dir, emerging_shingle,
+          emerging_threshold):
+    """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
+    from aiohttp import web
+
+    from bloomspan.sidecar.service import create_app
+    from bloomspan.sidecar.service_state import ServeConfig, ServeConfigError
+
+    try:
+        config = ServeConfig(
+            upstream_url=upstream_url, host=host, port=port, username=username, password=password, api_key=api_key,
+            ca_certs=ca_certs, verify_certs=verify_certs, forward_credentials=forward_credentials,
+            clean_indices=tuple(clean_indices), fields=tuple(fields), mode=mode, max_ratio=max_ratio,
+            route_index=route_index, scope_field=scope_field, template_index=template_index, phrases_path=phrases_path,
+            reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
+            every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
+            min_length=min_length, work_dir=work_dir, emerging_shingle=emerging_shingle,
+            emerging_threshold=emerging_threshold)
+    except ServeConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
+    click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url}", err=True)
+    web.run_app(create_app(config), host=host, port=port, print=None)
+
+
 def main() -> None:
     cli()

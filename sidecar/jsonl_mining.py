@@ -142,6 +142,8 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
     result = mine(store.tokens, store.doc_offsets, config)
     seconds_mine = time.perf_counter() - t1
     report = coverage_report(result.coverage, store.doc_offsets, result.phrases, store.vocabulary, top=top)
+    for entry in report.get("most_cluttered_docs", []):
+        entry["id"] = store.external_id(int(entry["doc"]))
     report.update({
         "source": source,
         "engine": config.engine,
