@@ -1,0 +1,61 @@
+"""Child process of bench.mining_bench: mine one stored corpus with one engine.
+
+Compiles the engine's numba kernels on a tiny corpus first, so the timed run measures
+mining only; writes seconds, stats, the phrase count, a SHA-256 of the phrase list (for the
+identity check) and the coverage mask (``<out>.coverage.npy`` next to ``--out``).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def peak_rss_bytes() -> int:
+    """VmHWM of this process. (rusage from wait4 would include the parent's image at fork:
+    Linux carries the pre-exec high-water mark into the child's maxrss.)"""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--engine", required=True)
+    ap.add_argument("--sigma", type=int, required=True)
+    ap.add_argument("--min-length", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+
+    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.corpus_store import CorpusStore
+    from bloomspan.sidecar.engine_select import mine
+
+    config = MiningConfig(sigma=args.sigma, min_length=args.min_length, engine=args.engine)
+    warm = np.array([1, 2, 3, 1, 2, 3, 1, 2, 3, 4], dtype=np.uint32)
+    mine(warm, np.array([0, 3, 6, 10], dtype=np.int64), MiningConfig(sigma=2, min_length=2, engine=args.engine))
+
+    store = CorpusStore.open(args.store)
+    t0 = time.perf_counter()
+    result = mine(store.tokens, store.doc_offsets, config)
+    seconds = time.perf_counter() - t0
+    digest = hashlib.sha256()
+    for p in result.phrases:
+        digest.update(json.dumps([list(map(int, p.tokens)), int(p.df), int(p.occurrences)]).encode())
+    out = Path(args.out)
+    np.save(out.with_suffix(".coverage.npy"), np.asarray(result.coverage, dtype=bool))
+    out.write_text(json.dumps({"engine": args.engine, "seconds": seconds, "phrases": len(result.phrases),
+                               "phrases_sha256": digest.hexdigest(), "covered_tokens": int(np.count_nonzero(result.coverage)),
+                               "peak_rss_bytes": peak_rss_bytes(),
+                               "stats": result.stats}, default=float))
+
+
+if __name__ == "__main__":
+    main()
