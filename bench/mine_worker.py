@@ -38,9 +38,18 @@ def main() -> None:
     from bloomspan.engine.corpus_store import CorpusStore
     from bloomspan.sidecar.engine_select import mine
 
-    config = MiningConfig(sigma=args.sigma, min_length=args.min_length, engine=args.engine)
+    # "fhk-textbook": FHK over the whole corpus, as the article's baseline builds it (no pruning
+    # of tokens rarer than sigma before the suffix array).
+    textbook = args.engine == "fhk-textbook"
+    engine = "fhk" if textbook else args.engine
+    if textbook:
+        from bloomspan.engine.fhk import mine_fhk
+
+        def mine(tokens, offsets, cfg):  # noqa: F811 - the textbook variant of the selector
+            return mine_fhk(tokens, offsets, cfg, prune=False)
+    config = MiningConfig(sigma=args.sigma, min_length=args.min_length, engine=engine)
     warm = np.array([1, 2, 3, 1, 2, 3, 1, 2, 3, 4], dtype=np.uint32)
-    mine(warm, np.array([0, 3, 6, 10], dtype=np.int64), MiningConfig(sigma=2, min_length=2, engine=args.engine))
+    mine(warm, np.array([0, 3, 6, 10], dtype=np.int64), MiningConfig(sigma=2, min_length=2, engine=engine))
 
     store = CorpusStore.open(args.store)
     t0 = time.perf_counter()
