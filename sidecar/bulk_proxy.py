@@ -58,18 +58,18 @@ def _dumps(doc) -> bytes:
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def clean_source(cleaner, source: bytes, stats: ProxyStats, doc_id=None) -> tuple[bytes, bool]:
-    """Clean one JSON document source. Returns ``(new_bytes, over_ratio)``.
-
-    Unparseable JSON or a cleaner error returns ``source`` itself (byte-identical).
-    """
+def _parse_source(source: bytes, stats: ProxyStats):
+    """The document of a source line, or None (forwarded byte for byte) when it is not JSON."""
     stats.items += 1
     try:
-        doc = json.loads(source)
+        return json.loads(source)
     except (ValueError, UnicodeDecodeError):
         stats.passed_through += 1
-        return source, False
-    result = cleaner.clean(doc, doc_id=doc_id)
+        return None
+
+
+def _apply(result, source: bytes, stats: ProxyStats) -> tuple[bytes, bool]:
+    """``(bytes to forward, over_ratio)`` for one cleaned document."""
     if not result.ok:
         stats.errors += 1
         stats.error_reasons.append(result.reason or "error")
@@ -85,10 +85,17 @@ def clean_source(cleaner, source: bytes, stats: ProxyStats, doc_id=None) -> tupl
 
 def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
                  route_index: str | None = None) -> tuple[bytes, ProxyStats]:
-    """Clean the ``index``/``create`` sources of an NDJSON bulk body bound for ``patterns``."""
+    """Clean the ``index``/``create`` sources of an NDJSON bulk body bound for ``patterns``.
+
+    The documents of one request are cleaned together with ``Cleaner.clean_batch`` (one
+    tokenizer and matcher pass for the whole request).
+    """
     stats = ProxyStats()
     lines = body.split(b"\n")
     out: list[bytes] = []
+    pending: list[tuple[int, str, dict, str | None]] = []  # (position in out, verb, meta, index)
+    docs: list = []
+    ids: list = []
     i = 0
     n = len(lines)
     while i < n:
@@ -112,21 +119,25 @@ def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: s
             break
         source = lines[i + 1] if has_source and i + 1 < n else None
         index = meta.get("_index", default_index)
-        if verb in CLEANED_ACTIONS and source is not None and patterns.matches(index):
-            new_source, over = clean_source(cleaner, source, stats, doc_id=meta.get("_id"))
+        out.append(line)
+        if source is not None:
+            out.append(source)
+            if verb in CLEANED_ACTIONS and patterns.matches(index):
+                doc = _parse_source(source, stats)
+                if doc is not None:
+                    pending.append((len(out) - 2, verb, meta, index))
+                    docs.append(doc)
+                    ids.append(meta.get("_id"))
+        i += 2 if has_source else 1
+    if docs:
+        for (pos, verb, meta, index), result in zip(pending, cleaner.clean_batch(docs, ids)):
+            new_source, over = _apply(result, out[pos + 1], stats)
+            out[pos + 1] = new_source
             if over and route_index:
-                meta = dict(meta, _index=route_index.replace("{index}", index))
-                line = _dumps({verb: meta})
+                out[pos] = _dumps({verb: dict(meta, _index=route_index.replace("{index}", index))})
                 stats.routed += 1
             elif over:
                 stats.over_ratio_kept += 1
-            out.append(line)
-            out.append(new_source)
-        else:
-            out.append(line)
-            if source is not None:
-                out.append(source)
-        i += 2 if has_source else 1
     return b"\n".join(out), stats
 
 
@@ -136,5 +147,8 @@ def rewrite_single(body: bytes, cleaner, index: str, patterns: IndexPatterns,
     stats = ProxyStats()
     if not patterns.matches(index):
         return body, stats, False
-    new_body, over = clean_source(cleaner, body, stats, doc_id=doc_id)
+    doc = _parse_source(body, stats)
+    if doc is None:
+        return body, stats, False
+    new_body, over = _apply(cleaner.clean(doc, doc_id=doc_id), body, stats)
     return new_body, stats, over

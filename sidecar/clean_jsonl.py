@@ -44,6 +44,17 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
         with open(in_path, "rb") as src, open(out_path + ".partial", "w", encoding="utf-8") as out, \
                 open(errors_path + ".partial", "w", encoding="utf-8") as errs, \
                 (open(over_ratio_path + ".partial", "w", encoding="utf-8") if over_ratio_path else _Null()) as over:
+            docs: list = []
+            linenos: list[int] = []
+
+            def flush_batch():
+                for lineno, doc, result in zip(linenos, docs, cleaner.clean_batch(docs)):
+                    _write_result(summary, lineno, doc, result, out, errs, over if over_ratio_path else out)
+                docs.clear()
+                linenos.clear()
+                if progress:
+                    progress("clean", summary.documents)
+
             for lineno, raw in enumerate(src, 1):
                 summary.lines += 1
                 summary.bytes_in += len(raw)
@@ -60,24 +71,12 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                     summary.errors += 1
                     continue
                 summary.documents += 1
-                result = cleaner.clean(doc)
-                if not result.ok:
-                    summary.errors += 1
-                    _error(errs, lineno, result.reason or "error", None, result.error.to_dict() if result.error else None)
-                    out.write(json.dumps(doc, ensure_ascii=False) + "\n")
-                    continue
-                summary.tokens += result.n_tokens
-                summary.covered_tokens += result.covered_tokens
-                summary.cleaned += result.changed
-                summary.unchanged += not result.changed
-                line = json.dumps(result.doc, ensure_ascii=False) + "\n"
-                if result.dropped:
-                    summary.over_ratio += 1
-                    (over if over_ratio_path else out).write(line)
-                else:
-                    out.write(line)
-                if progress and summary.documents % (batch * 10) == 0:
-                    progress("clean", summary.documents)
+                docs.append(doc)
+                linenos.append(lineno)
+                if len(docs) >= batch:
+                    flush_batch()
+            if docs:
+                flush_batch()
         for p in (out_path, errors_path, over_ratio_path):
             if p:
                 os.replace(p + ".partial", p)
@@ -87,6 +86,24 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                 os.unlink(p)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _write_result(summary: CleanSummary, lineno: int, doc, result, out, errs, over) -> None:
+    if not result.ok:
+        summary.errors += 1
+        _error(errs, lineno, result.reason or "error", None, result.error.to_dict() if result.error else None)
+        out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return
+    summary.tokens += result.n_tokens
+    summary.covered_tokens += result.covered_tokens
+    summary.cleaned += result.changed
+    summary.unchanged += not result.changed
+    line = json.dumps(result.doc, ensure_ascii=False) + "\n"
+    if result.dropped:
+        summary.over_ratio += 1
+        over.write(line)
+    else:
+        out.write(line)
 
 
 def _error(errs, lineno: int, reason: str, raw: bytes | None, detail: dict | None = None) -> None:
