@@ -87,7 +87,10 @@ def corpus(kind, docs, seed, out_path):
         raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
     from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
-    n = write_jsonl(corpus_by_name(kind, docs, seed), out_path)
+    try:
+        n = write_jsonl(corpus_by_name(kind, docs, seed), out_path)
+    except ValueError as exc:  # e.g. synthetic1 needs at least 5 documents
+        raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {n} documents to {out_path}", err=True)
 
 

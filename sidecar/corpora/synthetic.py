@@ -194,12 +194,20 @@ def _mcfp_of_segments(segments: dict[int, list[list[str]]], sigma: int, min_leng
 
 @dataclass(frozen=True)
 class Synthetic2Plan:
-    """starts, lengths: int64 (n_phrases,) windows of B; docs: per document, phrase indices."""
+    """starts, lengths: int64 (n_phrases,) windows of B; :meth:`doc` gives a document's phrases."""
 
+    seed: int
     base_length: int
     starts: np.ndarray
     lengths: np.ndarray
-    docs: list[list[int]]
+    phrases_per_doc: int
+
+    def doc(self, d: int) -> list[int]:
+        """Phrase indices of document ``d``, in order (the first slot is d mod n_phrases)."""
+        n_phrases = int(self.starts.shape[0])
+        r = np.random.default_rng([self.seed, 22, d])
+        ks = [d % n_phrases] + r.integers(0, n_phrases, size=self.phrases_per_doc - 1).tolist()
+        return [ks[j] for j in r.permutation(len(ks)).tolist()]
 
 
 def _synthetic2_plan(n_docs: int, seed: int, n_phrases: int, phrases_per_doc: int,
@@ -215,12 +223,7 @@ def _synthetic2_plan(n_docs: int, seed: int, n_phrases: int, phrases_per_doc: in
     rng = np.random.default_rng([seed, 21])
     lengths = np.round(np.linspace(max_phrase_length, min_phrase_length, n_phrases)).astype(np.int64)
     starts = (rng.random(n_phrases) * (base_length - lengths + 1)).astype(np.int64)
-    docs = []
-    for d in range(n_docs):
-        r = np.random.default_rng([seed, 22, d])
-        ks = [d % n_phrases] + r.integers(0, n_phrases, size=phrases_per_doc - 1).tolist()
-        docs.append([ks[j] for j in r.permutation(len(ks)).tolist()])
-    return Synthetic2Plan(base_length, starts, lengths, docs)
+    return Synthetic2Plan(seed, base_length, starts, lengths, phrases_per_doc)
 
 
 def generate_synthetic2(n_docs: int, seed: int, n_phrases: int = 300, phrases_per_doc: int = 8,
@@ -236,17 +239,20 @@ def generate_synthetic2(n_docs: int, seed: int, n_phrases: int = 300, phrases_pe
 
 def _synthetic2_stream(n_docs, seed, plan: Synthetic2Plan, base, words: UniqueWords) -> Iterator[dict]:
     n_bg = plan.base_length  # background word counter (B uses indices [0, base_length))
+    phrases = [" ".join(base[s:s + n]) for s, n in zip(plan.starts.tolist(), plan.lengths.tolist())]
     for d in range(n_docs):
         r = np.random.default_rng([seed, 23, d])
-        gaps = r.integers(1, 5, size=len(plan.docs[d]) + 1).tolist()
+        ks = plan.doc(d)
+        gaps = r.integers(1, 5, size=len(ks) + 1).tolist()
+        bg = words.words(n_bg, sum(gaps))
+        n_bg += len(bg)
         pieces: list[tuple[int, str]] = []
-        for j, k in enumerate(plan.docs[d]):
-            pieces.append((-1, words.joined(n_bg, gaps[j])))
-            n_bg += gaps[j]
-            s, n = int(plan.starts[k]), int(plan.lengths[k])
-            pieces.append((k, " ".join(base[s:s + n])))
-        pieces.append((-1, words.joined(n_bg, gaps[-1])))
-        n_bg += gaps[-1]
+        at = 0
+        for j, k in enumerate(ks):
+            pieces.append((-1, " ".join(bg[at:at + gaps[j]])))
+            at += gaps[j]
+            pieces.append((k, phrases[k]))
+        pieces.append((-1, " ".join(bg[at:])))
         text, planted = _assemble(pieces)
         yield _doc("synthetic2", d, text, planted)
 
@@ -270,7 +276,8 @@ def synthetic2_expected(n_docs: int, seed: int, sigma: int, min_length: int, n_p
     base = UniqueWords(seed + 0x52).words(0, plan.base_length)
     L = plan.base_length
     reach = np.zeros((n_docs, L), dtype=np.int32)   # R_d(a); 0 = no window covers a
-    for d, ks in enumerate(plan.docs):
+    docs = [plan.doc(d) for d in range(n_docs)]
+    for d, ks in enumerate(docs):
         for k in set(ks):
             s, e = int(plan.starts[k]), int(plan.starts[k] + plan.lengths[k])
             np.maximum(reach[d, s:e], e, out=reach[d, s:e])
@@ -285,7 +292,7 @@ def synthetic2_expected(n_docs: int, seed: int, sigma: int, min_length: int, n_p
             continue
         holders = np.flatnonzero(reach[:, a] >= b)
         inside = (plan.starts <= a) & (ends >= b)
-        occurrences = sum(int(inside[k]) for d in holders.tolist() for k in plan.docs[d])
+        occurrences = sum(int(inside[k]) for d in holders.tolist() for k in docs[d])
         out.append(ExpectedPhrase(tokens=tuple(base[a:b]), df=int(holders.shape[0]), occurrences=occurrences,
                                   doc_ids=tuple(f"synthetic2-{d:09d}" for d in holders.tolist())))
     return _order(out)

@@ -5,8 +5,8 @@ Boilerplate comes in three scopes, as on the real web (article, Part 1):
 * **shared across sites** - cookie banners, newsletter prompts, sentences of legal
   disclaimers: a handful of variants, each site picks one, so the same text recurs on
   many sites;
-* **per site** - header navigation, footer links, social links, "© <year> <Company>.
-  All rights reserved.", breadcrumbs, "Read also" heading, product-card and listing
+* **per site** - header navigation, footer links, social links, contact line, a
+  category sidebar, "© <year> <Company>. All rights reserved.", breadcrumbs, "Read also" heading, product-card and listing
   templates, the "about the company" paragraph of news items, the disclaimer an editor
   pastes into the body of pages;
 * **variable parts inside templates** - the year in the copyright, category names in
@@ -21,7 +21,7 @@ when the site is built, so they are fixed text of that site's templates.
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -104,6 +104,10 @@ POOLS = {
                  "covers news, analysis and reviews. For press inquiries, contact press@{domain}.",
         "not_found": "Page not found. The page you are looking for does not exist or has been moved. "
                      "Go to the home page or use the search.",
+        "contacts": ["Call us: {phone} Mon–Fri 9:00–18:00, Sat 10:00–16:00 Email: info@{domain}",
+                     "Customer service: {phone} (toll free) Write to us: support@{domain} "
+                     "Our office: {street} Street {house}, Suite {suite}"],
+        "sidebar": ["Categories", "Popular categories", "Browse by category"],
         "tld": [".com", ".net", ".org", ".co.uk", ".io"],
     },
     "ru": {
@@ -147,6 +151,9 @@ POOLS = {
                  "публикует новости, аналитику и обзоры. По вопросам сотрудничества пишите на press@{domain}.",
         "not_found": "Страница не найдена. Возможно, она была удалена или перемещена. Перейдите на главную "
                      "страницу или воспользуйтесь поиском.",
+        "contacts": ["Телефон: {phone} Пн–Пт с 9:00 до 18:00 Почта: info@{domain}",
+                     "Служба поддержки: {phone} (звонок бесплатный) Адрес: ул. {street}, д. {house}, офис {suite}"],
+        "sidebar": ["Рубрики", "Популярные разделы", "Категории"],
         "tld": [".ru", ".su", ".com.ru"],
     },
 }
@@ -179,17 +186,22 @@ class Site:
     product_box: str        # field: price
     about: str | None
     not_found: str
+    contacts: str | None    # in the footer block of some sites
+    sidebar: str | None     # category list under the body of some sites
     categories: list[tuple[str, list[str]]]
     popular_titles: list[str]
     p_disclaimer: float
     p_read_also: float
     p_cookie_page: float
     price_scale: float
-    sections: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _name(vocab: Vocabulary, rng: np.random.Generator, lo: int, hi: int, n_words: int) -> str:
     ids = rng.integers(lo, min(hi, vocab.size), size=n_words)
+    for j, w in enumerate(vocab.words[ids].tolist()):
+        while w.isdigit():              # names are words, not numerals
+            ids[j] = (ids[j] + 1) % vocab.size
+            w = vocab.words[ids[j]]
     return render_title(vocab, ids)
 
 
@@ -230,6 +242,13 @@ def build_site(index: int, lang: str, kind: str, vocab: Vocabulary, latin: Vocab
     about = pool["about"].format(company=company, founded=int(rng.integers(1995, 2018)), domain=domain) \
         if kind == "news" else None
     popular = [_name(vocab, rng, 30, 60_000, int(rng.integers(4, 10))) for _ in range(25)]
+    phone = f"+{int(rng.integers(1, 9))} ({int(rng.integers(200, 999))}) {int(rng.integers(100, 999))}-" \
+            f"{int(rng.integers(1000, 9999))}"
+    contacts = _pick(rng, pool["contacts"]).format(
+        phone=phone, domain=domain, street=_name(vocab, rng, 300, 20_000, 1),
+        house=int(rng.integers(1, 200)), suite=int(rng.integers(1, 900))) if rng.random() < 0.6 else None
+    sidebar = f"{_pick(rng, pool['sidebar'])}\n" + " · ".join(c for c, _subs in categories) \
+        if rng.random() < 0.5 else None
     return Site(
         index=index, lang=lang, kind=kind, domain=domain, company=company, year=year, nav=nav,
         footer=footer, copyright=copyright_, crumb=crumb, social=_pick(rng, pool["social"]),
@@ -240,8 +259,8 @@ def build_site(index: int, lang: str, kind: str, vocab: Vocabulary, latin: Vocab
         listing=_pick(rng, pool["listing"]).format(), sort=_pick(rng, pool["sort"]),
         card=_pick(rng, pool["card"]).format(),
         product_box=_pick(rng, pool["product_box"]).format(threshold=int(rng.choice([50, 75, 100, 3000]))),
-        about=about, not_found=pool["not_found"], categories=categories, popular_titles=popular,
+        about=about, not_found=pool["not_found"], contacts=contacts, sidebar=sidebar,
+        categories=categories, popular_titles=popular,
         p_disclaimer=float(rng.choice([0.0, 0.1, 0.3, 0.8])), p_read_also=float(rng.choice([0.0, 0.5, 0.9])),
         p_cookie_page=float(rng.uniform(0.5, 1.0)), price_scale=float(np.exp(rng.uniform(1.5, 6.0))),
-        sections=("catalog", "product", "blog", "news", "info"),
     )

@@ -8,7 +8,8 @@ Corpus shape
 ------------
 * ``n_sites`` sites (default ``max(3, round(sqrt(n_docs) / 2))``); site sizes differ
   10x between the smallest and the largest (weights ``10**u`` spread evenly on [0, 1]).
-  About 20% of sites are Russian (Cyrillic templates and content), the rest English.
+  About 20% of sites are Russian (Cyrillic templates and content), the rest English;
+  site 0 is an English shop and, from 3 sites on, site 1 a Russian news site.
 * Site kinds: shop (product pages, listing pages with product cards, blog), news (with
   an "about the company" paragraph under each item), blog. Every kind has a few thin
   pages (contacts, 404) that are almost entirely template.
@@ -16,8 +17,9 @@ Corpus shape
   breadcrumbs (category names vary), title, body paragraphs separated by blank lines,
   possibly a legal disclaimer pasted between paragraphs, a product box or a listing
   ("Showing 1–20 of 345 products" plus product cards), a "Read also" block with titles
-  of the site's popular pages, newsletter prompt (shared), social links, footer links,
-  "© <year> <Company>. All rights reserved." with a varying year.
+  of the site's popular pages, a category sidebar (some sites), newsletter prompt
+  (shared), and a footer block (social links, footer links, contact line on some sites,
+  "© <year> <Company>. All rights reserved." with a varying year).
 * About 1.5% of article and product pages are near-duplicates of a recent page of the
   same site (1-3% of the body's words replaced, different template variables).
 * Content: see :mod:`.text_model`; its LZ78 phrases per token is near that of real
@@ -33,7 +35,8 @@ exclusive, ascending, disjoint) of every string inserted from a template, variab
 included; ``variable_spans`` are the variable parts inside them (a subset). Everything
 else is content.
 
-Determinism: the output is a function of ``(seed, n_sites)`` and the position ``i``;
+Determinism: the output is a function of ``(seed, n_sites)`` and the position ``i``
+(the vocabulary, i.e. the "language", is fixed by ``TextModel.vocab_seed``);
 ``generate_web(k, seed, n_sites=m)`` is a prefix of ``generate_web(n, seed, n_sites=m)``
 for k <= n. (With the default ``n_sites`` the site count depends on ``n_docs``.)
 """
@@ -49,7 +52,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .templates import POOLS, SITE_KINDS, Site, build_site, fill
+from .templates import SITE_KINDS, Site, build_site, fill
 from .text_model import (Body, TextModel, Vocabulary, build_vocabulary, render, render_title,
                          sample_body, sample_topic)
 
@@ -143,15 +146,17 @@ class _WebGenerator:
     def __init__(self, seed: int, n_sites: int, model: TextModel) -> None:
         self.seed = seed
         self.model = model
-        self.vocab = {lang: _vocabulary(lang, model.vocab_size, model.exponent, model.shift, seed)
+        self.vocab = {lang: _vocabulary(lang, model.vocab_size, model.exponent, model.shift, model.vocab_seed)
                       for lang in ("en", "ru")}
         mask = (1 << 62) - 1
-        self.salt = {"en": (seed * 0x9E3779B1 + 1) & mask, "ru": (seed * 0x9E3779B1 + 2) & mask}
+        self.salt = {lang: (model.vocab_seed * 0x9E3779B1 + k) & mask for k, lang in enumerate(("en", "ru"), 1)}
         rng = np.random.default_rng([seed, n_sites, 1])
         langs = np.where(rng.random(n_sites) < RU_SHARE, "ru", "en")
+        kinds = rng.choice(len(SITE_KINDS), size=n_sites, p=[0.4, 0.3, 0.3])
+        kinds[0] = SITE_KINDS.index("shop")  # product cards and listings are always present
         if n_sites >= 3:  # both languages are always present
             langs[0], langs[1] = "en", "ru"
-        kinds = rng.choice(len(SITE_KINDS), size=n_sites, p=[0.4, 0.3, 0.3])
+            kinds[1] = SITE_KINDS.index("news")
         self.sites: list[Site] = []
         self.site_topics: list[np.ndarray] = []
         used: set[str] = set()
@@ -212,13 +217,15 @@ class _WebGenerator:
         b.add("\n".join(lines), sep="\n\n", template=True, var=var)
 
     def _footer(self, b: _Builder, site: Site, d: _Draw) -> None:
+        if site.sidebar:
+            b.add(site.sidebar, sep="\n\n", template=True)
         if site.newsletter:
             b.add(site.newsletter, sep="\n\n", template=True)
-        b.add(site.social, sep="\n\n", template=True)
-        b.add(site.footer, template=True)
+        # The footer block is one template: social links, footer links, copyright line.
         year = site.year if d.u() < 0.85 else site.year - d.int(1, 6)
-        text, var = fill(site.copyright, year=year)
-        b.add(text, template=True, var=var)
+        lines = [site.social, site.footer, site.contacts, site.copyright]
+        text, var = fill("\n".join(x for x in lines if x), year=year)
+        b.add(text, sep="\n\n", template=True, var=var)
 
     def _paragraphs(self, b: _Builder, site: Site, d: _Draw, text: str) -> None:
         pars = text.split("\n\n") if text else []
@@ -260,11 +267,12 @@ class _WebGenerator:
                                        vocab.size - 1)
                 body = Body(ids, orig.body.seps)
             else:
-                mean = 560.0 if ptype == "article" else 200.0
+                mean = 640.0 if ptype == "article" else 220.0
                 n = int(min(max(d.lognormal(math.log(mean) - 0.18, 0.6), 30), 4000))
-                title_ids = sample_body(vocab, self.model, rng.random((4, d.int(4, 12))), topic,
-                                        self.salt[site.lang]).ids
-                body = self._body(site, rng, n, topic)
+                n_title = d.int(4, 12)
+                both = self._body(site, rng, n_title + n, topic)   # one kernel call for both
+                title_ids = both.ids[:n_title]
+                body = Body(both.ids[n_title:], both.seps[n_title:])
                 recent.append(_Recent(doc_id, title_ids, body, cat))
             self._header(b, site, d, cat)
             b.add(render_title(vocab, title_ids), sep="\n\n")
