@@ -1,6 +1,6 @@
 """Emerging boilerplate: frequent new shingles in the ingest stream, found in fixed memory.
 
-Every document the ingest hook sees is tokenized (:func:`bloomspan.engine.tokenizer.token_spans`)
+Every document the ingest hook sees is tokenized (:mod:`bloomspan.engine.tokenizer`)
 and cut into k-token *shingles* (k = ``shingle_tokens`` consecutive tokens). Each distinct
 shingle of a document is put, one slice, into an
 :class:`~bloomspan.engine.forgetful_bloom.IncrementalForgetfulBloom`. A shingle that becomes
@@ -207,7 +207,8 @@ class EmergingDetector:
     def observe(self, text: str) -> list[EmergingShingle]:
         """Feed one document's text; returns the shingles that became emerging with it."""
         k = self.config.shingle_tokens
-        tokens, starts, ends = token_spans(text)
+        tokens = tokenize(text)
+        spans = None  # character offsets, computed only when a shingle is reported
         hashes = shingle_hashes(tokens, k)
         # one sighting per document: distinct shingles in order of first occurrence
         uniq, first = np.unique(hashes, return_index=True)
@@ -232,7 +233,9 @@ class EmergingDetector:
                     c.emerging_untracked += 1
                 else:
                     p = int(first[j])
-                    example = text[int(starts[p]): int(ends[p + k - 1])][: self.config.example_chars]
+                    if spans is None:
+                        spans = token_spans(text)
+                    example = text[int(spans[1][p]): int(spans[2][p + k - 1])][: self.config.example_chars]
                     e = EmergingShingle(h, tuple(tokens[p: p + k]), example, c.documents)
                     self._tracked[h] = e
                     new.append(e)
