@@ -102,6 +102,16 @@ def main() -> None:
         res["store_append"] = {"docs": len(texts), "tokens": n_tok, "batches": -(-len(texts) // args.batch_docs),
                                "cpu_s": cpu, "wall_s": wall, "docs_per_wall_s": len(texts) / wall,
                                "M_tok_per_wall_s": n_tok / wall / 1e6}
+        small, docs_small = 200, texts[:20_000]
+        store = CorpusStore.create(os.path.join(work, "small"))
+        _, cpu, wall = timed(lambda: [store.append(i, t) for i, t in
+                                      zip(batches(ids, small), batches(docs_small, small))])
+        res["store_append_small_batches"] = {
+            "docs": len(docs_small), "batch_docs": small, "tokens": store.n_tokens,
+            "vocab": len(store.vocabulary), "wall_s": wall, "cpu_s": cpu,
+            "ms_per_batch": wall / -(-len(docs_small) // small) * 1e3,
+            "M_tok_per_wall_s": store.n_tokens / wall / 1e6}
+        store.close()
         st, cpu, wall = timed(CorpusStore.open, os.path.join(work, "c"))
         res["store_open_s"] = wall
         _, cpu, wall = timed(lambda: st.vocabulary)

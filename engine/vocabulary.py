@@ -1,0 +1,574 @@
+"""Vocabulary: token string <-> uint32 id, with exact per-token document frequencies.
+
+Ids are dense, 0..size-1, given in order of first insertion; they never change. All
+state lives in numpy arrays so numba kernels look up and insert tokens without Python
+objects (the tokenizer fast path calls :meth:`Vocabulary.encode_documents`):
+
+  pool   uint32 (pool_capacity,)  all tokens in id order, each as its length followed by
+                                  its code points
+  rec    int64 (capacity, 4)      per id: [start of its code points in pool, length,
+                                  last document counted, df]
+  table  uint64 (2**bits, 2)      open addressing, linear probing; a slot holds
+                                  [(32-bit FNV-1a hash << 32) | (id + 1), position of the
+                                  token's length in pool]; 0 = empty; load <= 1/2
+  state  int64 (2,)               [size, pool_len]
+
+A lookup reads one table slot, then the token in pool and its record in rec, both
+addressed by the slot, so the two cache misses of a rare token overlap.
+
+File format (:meth:`save` / :meth:`load`), UTF-8 text: a JSON header line
+``{"format": "bloomspan-vocabulary", "version": 1, "size": V, "n_docs": N}``, then line
+j+2 is ``<token j>\\t<df j>`` with the escaping of :mod:`.vocabulary_text`. Writing and
+parsing are numba kernels over code points: 10 M tokens load in a few seconds.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from numba import njit
+
+from .tokenizer import CLASS_ALNUM, CLASS_DOTTED_CAPITAL_I
+from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
+
+UNKNOWN = 0xFFFFFFFF  # id of a token missing from a frozen vocabulary (add_new=False)
+FORMAT = "bloomspan-vocabulary"
+VERSION = 1
+
+_FNV_OFFSET = 2166136261
+_FNV_PRIME = 16777619
+_MASK32 = 0xFFFFFFFF
+_FIB = 0x61C88647  # odd multiplier < 2**31 for Fibonacci hashing: h * _FIB stays < 2**63
+_MIN_TABLE_BITS = 4
+_START, _LENGTH, _LAST_DOC, _DF = 0, 1, 2, 3
+_STATUS_DONE, _STATUS_GROW, _STATUS_SCRATCH = 0, 1, 3
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash(buf, a, n):
+    """32-bit FNV-1a of buf[a:a+n] (code points) as int64; never overflows int64."""
+    h = np.int64(_FNV_OFFSET)
+    for i in range(a, a + n):
+        h = ((h ^ np.int64(buf[i])) * _FNV_PRIME) & _MASK32
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(h, shift):
+    return ((h * _FIB) & _MASK32) >> shift
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(pool, table, shift, buf, a, m, h):
+    """(id, slot): id of the token buf[a:a+m] with hash h, or -1 and the empty slot for it."""
+    mask = table.shape[0] - 1
+    slot = _slot(h, shift)
+    hh = np.uint64(h)
+    while True:
+        v = table[slot, 0]
+        if v == np.uint64(0):
+            return -1, slot
+        if (v >> np.uint64(32)) == hh:
+            b = np.int64(table[slot, 1])
+            if np.int64(pool[b]) == m:
+                same = True
+                for k in range(m):
+                    if pool[b + 1 + k] != buf[a + k]:
+                        same = False
+                        break
+                if same:
+                    return np.int64(v & np.uint64(_MASK32)) - 1, slot
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _has_room(pool, rec, table, state, m):
+    return (state[0] + 1 <= rec.shape[0] and state[1] + 1 + m <= pool.size
+            and 2 * (state[0] + 1) <= table.shape[0])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert(pool, rec, table, state, slot, buf, a, m, h):
+    """Append token buf[a:a+m] (hash h) as the next id at the empty ``slot``; returns the id.
+
+    The caller has checked :func:`_has_room`.
+    """
+    size = state[0]
+    p = state[1]
+    pool[p] = m
+    for k in range(m):
+        pool[p + 1 + k] = buf[a + k]
+    rec[size, 0] = p + 1
+    rec[size, 1] = m
+    rec[size, 2] = -1
+    rec[size, 3] = 0
+    table[slot, 0] = (np.uint64(h) << np.uint64(32)) | np.uint64(size + 1)
+    table[slot, 1] = np.uint64(p)
+    state[0] = size + 1
+    state[1] = p + 1 + m
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _encode_docs(cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, count_df, doc_base,
+                 pool, rec, table, shift, state, out_ids, out_starts, out_ends, doc_token_end,
+                 scratch):
+    """Tokenize, lowercase and map documents to ids in one pass; resumable.
+
+    cps uint8 or uint32 (C,) code points of the joined batch; document d is
+    cps[doc_begin[d]:doc_end[d]] (int64 (D,) each). Starts at document d, code point i,
+    output token w. Tokens are maximal runs of char_class != 0 (uint8 (0x110000,)),
+    lowercased through lower (uint32 (0x110000,)), U+0130 -> "i" U+0307. Writes
+    out_ids uint32, out_starts/out_ends int64 (W,) (spans in cps coordinates) and
+    doc_token_end int64 (D,) (tokens in documents 0..d). With count_df, df grows by one
+    per document (numbered doc_base + d) containing the id. scratch uint32 (>= 2,) holds
+    one lowercased token.
+    Returns (d, s, e, w, status): status 0 = done; otherwise token w = cps[s:e] of
+    document d is not written: 1 = needs capacity (resume at s), 2 = contains U+03A3,
+    which str.lower must lowercase (resume at e with w + 1), 3 = scratch is too small
+    (resume at s; e is only where the scan stopped).
+    """
+    n_docs = doc_begin.size
+    while d < n_docs:
+        e_doc = doc_end[d]
+        g = doc_base + d
+        while i < e_doc:
+            c = cps[i]
+            k = char_class[c]
+            if k == 0:
+                i += 1
+                continue
+            s = i
+            m = 0
+            h = np.int64(_FNV_OFFSET)
+            sigma = False
+            while True:
+                if m + 2 > scratch.size:
+                    return d, s, i, w, _STATUS_SCRATCH
+                if k == CLASS_ALNUM:
+                    lc = lower[c]
+                    scratch[m] = lc
+                    m += 1
+                    h = ((h ^ np.int64(lc)) * _FNV_PRIME) & _MASK32
+                elif k == CLASS_DOTTED_CAPITAL_I:
+                    scratch[m] = 0x69
+                    scratch[m + 1] = 0x307
+                    m += 2
+                    h = ((h ^ 0x69) * _FNV_PRIME) & _MASK32
+                    h = ((h ^ 0x307) * _FNV_PRIME) & _MASK32
+                else:
+                    sigma = True
+                i += 1
+                if i >= e_doc:
+                    break
+                c = cps[i]
+                k = char_class[c]
+                if k == 0:
+                    break
+            if sigma:
+                return d, s, i, w, 2
+            j, slot = _find(pool, table, shift, scratch, 0, m, h)
+            if j < 0 and add_new:
+                if not _has_room(pool, rec, table, state, m):
+                    return d, s, i, w, _STATUS_GROW
+                j = _insert(pool, rec, table, state, slot, scratch, 0, m, h)
+            if j < 0:
+                out_ids[w] = UNKNOWN
+            else:
+                out_ids[w] = j
+                if count_df and rec[j, 2] != g:
+                    rec[j, 2] = g
+                    rec[j, 3] += 1
+            out_starts[w] = s
+            out_ends[w] = i
+            w += 1
+        doc_token_end[d] = w
+        d += 1
+        if d < n_docs:
+            i = doc_begin[d]
+    return d, i, i, w, _STATUS_DONE
+
+
+@njit(cache=True, nogil=True)
+def _encode_spans(cps, starts, ends, t, add_new, pool, rec, table, shift, state, out):
+    """Ids of the tokens cps[starts[t]:ends[t]] taken as they are, inserting new ones.
+
+    cps uint32 (C,); starts/ends int64 (W,); out uint32 (W,). Returns (t, status):
+    status 0 = done, 1 = token t needs capacity (resume at t).
+    """
+    while t < starts.size:
+        a = starts[t]
+        m = ends[t] - a
+        h = _hash(cps, a, m)
+        j, slot = _find(pool, table, shift, cps, a, m, h)
+        if j < 0 and add_new:
+            if not _has_room(pool, rec, table, state, m):
+                return t, _STATUS_GROW
+            j = _insert(pool, rec, table, state, slot, cps, a, m, h)
+        out[t] = UNKNOWN if j < 0 else j
+        t += 1
+    return t, _STATUS_DONE
+
+
+@njit(cache=True, nogil=True)
+def _rehash(old, new, shift):
+    """Move every entry of table ``old`` into the empty, larger table ``new``."""
+    mask = new.shape[0] - 1
+    for s in range(old.shape[0]):
+        v = old[s, 0]
+        if v != np.uint64(0):
+            slot = _slot(np.int64(v >> np.uint64(32)), shift)
+            while new[slot, 0] != np.uint64(0):
+                slot = (slot + 1) & mask
+            new[slot, 0] = v
+            new[slot, 1] = old[s, 1]
+
+
+@njit(cache=True, nogil=True)
+def _build_table(pool, rec, size, table, shift):
+    """Hash ids 0..size-1 into the empty ``table``; returns -1 or the first duplicate id."""
+    for j in range(size):
+        a = rec[j, 0]
+        m = rec[j, 1]
+        h = _hash(pool, a, m)
+        i, slot = _find(pool, table, shift, pool, a, m, h)
+        if i >= 0:
+            return j
+        table[slot, 0] = (np.uint64(h) << np.uint64(32)) | np.uint64(j + 1)
+        table[slot, 1] = np.uint64(a - 1)
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _count_df(ids, doc_offsets, doc_base, size, rec):
+    """Add one to df of every distinct id of every document; UNKNOWN is skipped.
+
+    ids uint32 (W,); doc_offsets int64 (D+1,); documents are numbered doc_base + d.
+    Returns -1, or the first position whose id is >= size (then nothing is counted).
+    """
+    for t in range(ids.size):
+        if ids[t] >= size and ids[t] != UNKNOWN:
+            return t
+    for d in range(doc_offsets.size - 1):
+        g = doc_base + d
+        for t in range(doc_offsets[d], doc_offsets[d + 1]):
+            i = ids[t]
+            if i != UNKNOWN and rec[i, 2] != g:
+                rec[i, 2] = g
+                rec[i, 3] += 1
+    return -1
+
+
+def count_df_reference(ids: np.ndarray, doc_offsets: np.ndarray, size: int) -> np.ndarray:
+    """Numpy twin of the df kernel: int64 (size,) documents per id, UNKNOWN skipped."""
+    df = np.zeros(size, dtype=np.int64)
+    for d in range(len(doc_offsets) - 1):
+        u = np.unique(ids[doc_offsets[d]:doc_offsets[d + 1]])
+        df[u[u != UNKNOWN]] += 1
+    return df
+
+
+def _to_cps(s: str) -> np.ndarray:
+    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+class Vocabulary:
+    """Token string <-> dense uint32 id, plus exact document frequencies (see module doc)."""
+
+    UNKNOWN = UNKNOWN
+
+    def __init__(self, capacity: int = 1024, pool_capacity: int = 8192):
+        capacity = max(int(capacity), 1)
+        self._pool = np.empty(max(int(pool_capacity), 1), dtype=np.uint32)
+        self._rec = np.zeros((capacity, 4), dtype=np.int64)
+        self._state = np.zeros(2, dtype=np.int64)  # [size, pool_len]
+        self._n_docs = 0
+        self._table = np.zeros((1 << _MIN_TABLE_BITS, 2), dtype=np.uint64)
+        self._shift = 32 - _MIN_TABLE_BITS
+
+    # ----------------------------------------------------------------- capacity
+    @staticmethod
+    def _table_bits(n_ids: int) -> int:
+        """Smallest table with load <= 1/2 for n_ids."""
+        bits = max(int(2 * n_ids - 1).bit_length(), _MIN_TABLE_BITS)
+        if bits > 32:
+            raise OverflowError(f"a vocabulary of {n_ids} tokens needs more than 2**32 table slots")
+        return bits
+
+    def _reserve(self, more_ids: int, more_chars: int) -> None:
+        """Make room for ``more_ids`` new tokens with ``more_chars`` code points in all."""
+        size, pool_len = int(self._state[0]), int(self._state[1])
+        need = size + more_ids
+        if need >= UNKNOWN:
+            raise OverflowError(f"vocabulary size {need} would reach the UNKNOWN id {UNKNOWN}")
+        cap = self._rec.shape[0]
+        if need > cap:
+            self._rec = _grown(self._rec, max(2 * cap, need), 0)
+        if pool_len + more_ids + more_chars > self._pool.size:
+            self._pool = _grown(self._pool, max(2 * self._pool.size, pool_len + more_ids + more_chars), 0)
+        if 2 * need > self._table.shape[0]:
+            bits = self._table_bits(max(need, self._table.shape[0]))  # at least double
+            table = np.zeros((1 << bits, 2), dtype=np.uint64)
+            _rehash(self._table, table, 32 - bits)
+            self._table, self._shift = table, 32 - bits
+
+    # ----------------------------------------------------------------- lookups
+    def __len__(self) -> int:
+        return int(self._state[0])
+
+    @property
+    def size(self) -> int:
+        return len(self)
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents counted into :attr:`df`."""
+        return self._n_docs
+
+    @property
+    def df(self) -> np.ndarray:
+        """int64 (size,) read-only view: documents containing each token id."""
+        v = self._rec[:len(self), _DF]
+        v.flags.writeable = False
+        return v
+
+    def token(self, i: int) -> str:
+        """The token with id ``i``."""
+        i = int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(f"token id {i} out of range for a vocabulary of {len(self)}")
+        a, n = self._rec[i, _START], self._rec[i, _LENGTH]
+        return self._pool[a:a + n].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def tokens(self, ids: Iterable[int] | None = None) -> list[str]:
+        """Tokens of ``ids`` (all tokens in id order when None)."""
+        if ids is not None:
+            return [self.token(i) for i in ids]
+        size = len(self)
+        starts = self._rec[:size, _START]
+        pool = self._pool[:self._state[1]].copy()
+        pool[starts - 1] = 0  # the length words, which need not be code points
+        text = pool.tobytes().decode("utf-32-le", "surrogatepass")
+        bounds = np.append(starts, self._state[1] + 1).tolist()  # token j ends 1 before j + 1
+        return [text[bounds[j]:bounds[j + 1] - 1] for j in range(size)]
+
+    def __iter__(self):
+        return iter(self.tokens())
+
+    def _lookup(self, token: str, add_new: bool) -> int:
+        if not isinstance(token, str):
+            raise TypeError(f"token must be str, got {type(token).__name__}")
+        cps = _to_cps(token)
+        starts = np.zeros(1, dtype=np.int64)
+        ends = np.full(1, cps.size, dtype=np.int64)
+        return int(self._run_spans(cps, starts, ends, add_new)[0])
+
+    def get(self, token: str, default=None):
+        """Id of ``token`` or ``default``."""
+        i = self._lookup(token, add_new=False)
+        return default if i == UNKNOWN else i
+
+    def id_of(self, token: str) -> int:
+        """Id of ``token``; KeyError when absent."""
+        i = self._lookup(token, add_new=False)
+        if i == UNKNOWN:
+            raise KeyError(token)
+        return i
+
+    def __contains__(self, token) -> bool:
+        return isinstance(token, str) and self._lookup(token, add_new=False) != UNKNOWN
+
+    def add(self, token: str) -> int:
+        """Id of ``token``, inserting it (df 0) if new. Taken as is: not lowercased."""
+        return self._lookup(token, add_new=True)
+
+    def ids_of(self, tokens: Sequence[str], add_new: bool = False) -> np.ndarray:
+        """uint32 (len(tokens),) ids; UNKNOWN for absent tokens unless ``add_new``."""
+        tokens = list(tokens)
+        for i, t in enumerate(tokens):
+            if not isinstance(t, str):
+                raise TypeError(f"tokens[{i}] is {type(t).__name__}, expected str")
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        ends = np.cumsum(lengths)
+        return self._run_spans(_to_cps("".join(tokens)), ends - lengths, ends, add_new)
+
+    # ----------------------------------------------------------------- bulk encoding
+    def encode_documents(self, text: str, cps: np.ndarray, doc_begin: np.ndarray,
+                         doc_end: np.ndarray, char_class: np.ndarray, lower: np.ndarray, *,
+                         add_new: bool = True, count_df: bool = True):
+        """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
+
+        text: the joined documents; cps: uint8 (when text is ASCII) or uint32 (C,) its code
+        points; doc_begin/doc_end int64 (D,): document d is text[doc_begin[d]:doc_end[d]];
+        char_class uint8 and lower uint32 (0x110000,) from tokenizer.char_tables().
+        Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), doc_token_end
+        int64 (D,))`` with spans in text coordinates and doc_token_end[d] the number of
+        tokens in documents 0..d. New tokens get ids in order of first occurrence; unknown
+        ones map to UNKNOWN unless ``add_new``. With ``count_df`` the D documents are
+        counted into :attr:`df` and :attr:`n_docs`.
+        """
+        if cps.dtype not in (np.uint8, np.uint32) or cps.ndim != 1 or cps.size != len(text):
+            raise ValueError(f"cps must be 1-d uint8 or uint32 of len(text)={len(text)}, "
+                             f"got {cps.dtype} {cps.shape}")
+        if char_class.dtype != np.uint8 or lower.dtype != np.uint32 \
+                or char_class.shape != lower.shape or char_class.shape[0] <= int(cps.max(initial=0)):
+            raise ValueError("char_class (uint8) and lower (uint32) must be the tables of "
+                             "tokenizer.char_tables(), covering every code point")
+        doc_begin = np.ascontiguousarray(doc_begin, dtype=np.int64)
+        doc_end = np.ascontiguousarray(doc_end, dtype=np.int64)
+        n_docs = doc_begin.size
+        if doc_end.shape != (n_docs,) or (n_docs and (doc_begin.min() < 0 or doc_end.max() > cps.size
+                                                      or np.any(doc_end < doc_begin))):
+            raise ValueError("documents must satisfy 0 <= doc_begin <= doc_end <= len(text)")
+        bound = (cps.size + 1) // 2  # tokens are separated by at least one code point
+        ids = np.empty(bound, dtype=np.uint32)
+        starts = np.empty(bound, dtype=np.int64)
+        ends = np.empty(bound, dtype=np.int64)
+        doc_token_end = np.zeros(n_docs, dtype=np.int64)
+        doc_base = self._n_docs
+        scratch = np.empty(256, dtype=np.uint32)
+        d, i, w = 0, (int(doc_begin[0]) if n_docs else 0), 0
+        while True:
+            d, s, e, w, status = _encode_docs(
+                cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, count_df, doc_base,
+                self._pool, self._rec, self._table, self._shift, self._state,
+                ids, starts, ends, doc_token_end, scratch)
+            if status == _STATUS_DONE:
+                break
+            if status == _STATUS_GROW:
+                self._reserve(1, 2 * int(e - s))
+                i = s
+                continue
+            if status == _STATUS_SCRATCH:
+                scratch = np.empty(4 * scratch.size, dtype=np.uint32)
+                i = s
+                continue
+            # "Σ": final or medial sigma depends on its neighbours; str.lower knows the rule.
+            low = text[s:e].lower()
+            j = self.add(low) if add_new else self._lookup(low, add_new=False)
+            ids[w], starts[w], ends[w] = j, s, e
+            if count_df and j != UNKNOWN and self._rec[j, _LAST_DOC] != doc_base + d:
+                self._rec[j, _LAST_DOC] = doc_base + d
+                self._rec[j, _DF] += 1
+            w += 1
+            i = e
+        if count_df:
+            self._n_docs += n_docs
+        return ids[:w], starts[:w], ends[:w], doc_token_end
+
+    def _run_spans(self, cps, starts, ends, add_new):
+        """Ids of tokens cps[starts[t]:ends[t]] taken as they are (no lowercasing)."""
+        out = np.empty(starts.size, dtype=np.uint32)
+        t = 0
+        while True:
+            t, status = _encode_spans(cps, starts, ends, t, add_new, self._pool, self._rec,
+                                      self._table, self._shift, self._state, out)
+            if status == _STATUS_DONE:
+                return out
+            self._reserve(1, int(ends[t] - starts[t]))
+
+    # ----------------------------------------------------------------- document frequency
+    def count_documents(self, ids: np.ndarray, doc_offsets: np.ndarray) -> None:
+        """Count each document of a corpus slice once for every distinct token in it.
+
+        ids uint32 (W,); doc_offsets int64 (D+1,) with doc_offsets[0] == 0 and
+        doc_offsets[-1] == W. UNKNOWN ids are skipped.
+        """
+        ids = np.ascontiguousarray(ids, dtype=np.uint32)
+        doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+        if doc_offsets.ndim != 1 or doc_offsets.size < 1 or doc_offsets[0] != 0 \
+                or doc_offsets[-1] != ids.size or np.any(np.diff(doc_offsets) < 0):
+            raise ValueError("doc_offsets must be non-decreasing int64 (D+1,) from 0 to len(ids)")
+        bad = _count_df(ids, doc_offsets, self._n_docs, len(self), self._rec)
+        if bad >= 0:
+            raise ValueError(f"ids[{bad}]={int(ids[bad])} is not an id of this vocabulary "
+                             f"(size {len(self)})")
+        self._n_docs += doc_offsets.size - 1
+
+    def add_document_counts(self, documents: Iterable[Iterable[int]]) -> None:
+        """Plain twin of :meth:`count_documents`: one set of distinct ids per document."""
+        n = 0
+        for doc in documents:
+            for i in set(int(x) for x in doc):
+                if not 0 <= i < len(self):
+                    raise ValueError(f"id {i} is not an id of this vocabulary (size {len(self)})")
+                self._rec[i, _DF] += 1
+            n += 1
+        self._n_docs += n
+
+    # ----------------------------------------------------------------- text form
+    def to_text(self, start: int = 0, stop: int | None = None, with_df: bool = True) -> bytes:
+        """UTF-8 lines ``token[\\tdf]\\n`` for ids start..stop-1 (no header)."""
+        stop = len(self) if stop is None else stop
+        if not 0 <= start <= stop <= len(self):
+            raise ValueError(f"start={start}, stop={stop}: need 0 <= start <= stop <= {len(self)}")
+        end = self._state[1] if stop == len(self) else self._rec[stop, _START]
+        chars = int(end - self._rec[start, _START]) if stop > start else 0
+        out = np.empty(2 * chars + 22 * (stop - start), dtype=np.uint32)
+        n = write_lines(self._pool, self._rec, start, stop, with_df, out)
+        return out[:n].tobytes().decode("utf-32-le", "surrogatepass").encode("utf-8", "surrogatepass")
+
+    @classmethod
+    def from_text(cls, data: bytes, size: int, with_df: bool = True, n_docs: int = 0,
+                  df: np.ndarray | None = None, source: str = "<bytes>") -> Vocabulary:
+        """Inverse of :meth:`to_text` for all ids; ``df`` (int64 (size,)) when not in the text."""
+        cps = _to_cps(data.decode("utf-8", "surrogatepass"))
+        vocab = cls(capacity=max(size, 1), pool_capacity=max(cps.size + size, 1))
+        n, err = parse_lines(cps, with_df, vocab._pool, vocab._rec)
+        if err:
+            raise ValueError(f"{source}: token line {n + 1}: {PARSE_ERRORS[err]}")
+        if n != size:
+            raise ValueError(f"{source}: {n} token lines, expected size={size}")
+        if df is not None:
+            df = np.asarray(df, dtype=np.int64)
+            if df.shape != (size,):
+                raise ValueError(f"{source}: df has shape {df.shape}, expected ({size},)")
+            vocab._rec[:size, _DF] = df
+        vocab._rec[:size, _LAST_DOC] = -1
+        vocab._state[:] = (size, vocab._rec[size - 1, _START] + vocab._rec[size - 1, _LENGTH] if size else 0)
+        bits = cls._table_bits(size)
+        vocab._table = np.zeros((1 << bits, 2), dtype=np.uint64)
+        vocab._shift = 32 - bits
+        dup = _build_table(vocab._pool, vocab._rec, size, vocab._table, vocab._shift)
+        if dup >= 0:
+            raise ValueError(f"{source}: token line {dup + 1} ({vocab.token(dup)!r}) duplicates an "
+                             "earlier token")
+        vocab._n_docs = int(n_docs)
+        return vocab
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the file format of the module docstring atomically (tmp + os.replace)."""
+        path = Path(path)
+        header = {"format": FORMAT, "version": VERSION, "size": len(self), "n_docs": self._n_docs}
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(json.dumps(header).encode() + b"\n")
+            f.write(self.to_text(with_df=True))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Vocabulary:
+        data = Path(path).read_bytes()
+        nl = data.find(b"\n")
+        try:
+            header = json.loads(data[:nl if nl >= 0 else len(data)])
+        except ValueError as e:
+            raise ValueError(f"{path}: first line is not a JSON header: {e}") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise ValueError(f"{path}: not a {FORMAT} file (header {str(header)[:200]})")
+        if header.get("version") != VERSION:
+            raise ValueError(f"{path}: version {header.get('version')}, this code reads {VERSION}")
+        return cls.from_text(data[nl + 1:], int(header["size"]), with_df=True,
+                             n_docs=int(header["n_docs"]), source=str(path))
+
+
+def _grown(a: np.ndarray, n: int, fill) -> np.ndarray:
+    out = np.empty((n,) + a.shape[1:], dtype=a.dtype)
+    out[:a.shape[0]] = a
+    out[a.shape[0]:] = fill
+    return out
