@@ -95,13 +95,23 @@ download() {
     touch "$ARTIFACTS/.complete"
 }
 
+plugin_class() { # plugin_class JAR: the one top-level *Plugin class the module jar holds
+    local cls
+    cls="$(unzip -Z1 "$1" | grep -E 'Plugin\.class$' | grep -v '\$' | head -n 1)"
+    [ -n "$cls" ] || die "no plugin class found in $1"
+    cls="${cls%.class}"
+    echo "${cls//\//.}"
+}
+
 write_descriptor() { # write_descriptor DIR NAME CLASSNAME [EXTENDED]
+    local java_version=17
+    if [ "$(major_version)" -ge 3 ]; then java_version=21; fi
     cat > "$1/plugin-descriptor.properties" <<EOF
 description=$2 module (assembled by bloomspan from Maven Central jars)
 version=$VERSION
 name=$2
 classname=$3
-java.version=17
+java.version=$java_version
 opensearch.version=$VERSION
 extended.plugins=${4:-}
 has.native.controller=false
@@ -123,10 +133,11 @@ install_node() {
             [ -e "$home/lib/$(basename "$jar")" ] || cp "$jar" "$home/modules/$m/"
         done
     done
-    write_descriptor "$home/modules/mapper-extras" mapper-extras org.opensearch.index.mapper.MapperExtrasPlugin
-    write_descriptor "$home/modules/lang-painless" lang-painless org.opensearch.painless.PainlessPlugin
-    write_descriptor "$home/modules/analysis-common" analysis-common org.opensearch.analysis.common.CommonAnalysisPlugin lang-painless
-    write_descriptor "$home/modules/ingest-common" ingest-common org.opensearch.ingest.common.IngestCommonPlugin lang-painless
+    # The plugin class was renamed in 3.x (PainlessPlugin -> PainlessModulePlugin): read it from the jar.
+    write_descriptor "$home/modules/mapper-extras" mapper-extras "$(plugin_class "$home/modules/mapper-extras/mapper-extras-client-$VERSION.jar")"
+    write_descriptor "$home/modules/lang-painless" lang-painless "$(plugin_class "$home/modules/lang-painless/lang-painless-$VERSION.jar")"
+    write_descriptor "$home/modules/analysis-common" analysis-common "$(plugin_class "$home/modules/analysis-common/analysis-common-$VERSION.jar")" lang-painless
+    write_descriptor "$home/modules/ingest-common" ingest-common "$(plugin_class "$home/modules/ingest-common/ingest-common-$VERSION.jar")" lang-painless
     # Painless compiles scripts into classes at run time (as in the official module's policy).
     cat > "$home/modules/lang-painless/plugin-security.policy" <<'EOF'
 grant {
