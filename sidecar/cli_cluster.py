@@ -1,0 +1,339 @@
+"""Cluster commands of the ``bloomspan`` CLI: ``mine`` (cluster form), ``setup``, ``rollback``,
+``runs``, ``report`` and ``explain``.
+
+Each command is a few lines around one library function. The main group
+(:mod:`bloomspan.sidecar.cli`) registers them with ``cli.add_command(...)``; ``mine`` is
+merged there with the JSON Lines form, so its cluster part is the decorator
+:func:`cluster_mine_options` plus the function :func:`mine_cluster_command`. This module
+also runs on its own: ``python -m bloomspan.sidecar.cli_cluster mine --index ...`` (used by
+the kill -9 tests).
+
+Flags are read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` too when the group sets
+``auto_envvar_prefix``. Heavy imports happen inside the commands; progress goes to stderr
+(tqdm bars on a terminal, one line per event otherwise), results to stdout.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+import click
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------- shared pieces
+def connection_options(f):
+    """--url, --username, --password, --api-key, --ca-certs, --verify-certs, --timeout."""
+    options = [
+        click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster URL."),
+        click.option("--username", default=None, help="Basic-auth user."),
+        click.option("--password", default=None, help="Basic-auth password (prefer the env variable)."),
+        click.option("--api-key", default=None, help="API key, sent as 'Authorization: ApiKey ...'."),
+        click.option("--ca-certs", type=click.Path(dir_okay=False), default=None, help="PEM CA bundle (https)."),
+        click.option("--verify-certs/--no-verify-certs", default=True, show_default=True,
+                     help="Check the server certificate (https)."),
+        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _cluster(url, username, password, api_key, ca_certs, verify_certs, timeout):
+    from .connection import ClusterConfig
+    from .errors import BloomspanSidecarError, ClusterConfigError
+
+    try:
+        return ClusterConfig(url=url, username=username, password=password, api_key=api_key, ca_certs=ca_certs,
+                             verify_certs=verify_certs, timeout=timeout).checked_client()
+    except ClusterConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint=f"--{exc.field.replace('_', '-')}") from None
+    except BloomspanSidecarError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def make_progress(mode: str = "auto"):
+    """A ``progress(stage, done, total)`` callback writing to stderr, and a ``close()``."""
+    if mode == "none":
+        return None, lambda: None
+    if mode == "auto":
+        mode = "bar" if sys.stderr.isatty() else "lines"
+    if mode == "lines":
+        def lines(stage, done, total):
+            click.echo(f"bloomspan: {stage} {done}" + (f"/{total}" if total is not None else ""), err=True)
+        return lines, lambda: None
+    from tqdm import tqdm
+
+    bars: dict = {}
+
+    def bar(stage, done, total):
+        b = bars.get(stage)
+        if b is None:
+            b = bars[stage] = tqdm(total=total, desc=stage, unit="", file=sys.stderr, leave=True)
+        if total is not None and b.total != total:
+            b.total = total
+        b.update(done - b.n)
+
+    def close():
+        for b in bars.values():
+            b.close()
+    return bar, close
+
+
+def _fail(exc):
+    """Map library errors onto click errors that name the option."""
+    from .errors import ClusterConfigError
+
+    if isinstance(exc, ClusterConfigError):
+        return click.BadParameter(str(exc), param_hint=f"--{(exc.field or '').replace('_', '-')}")
+    return click.ClickException(str(exc))
+
+
+# ---------------------------------------------------------------------- mine
+def shared_mine_options(f):
+    """Options ``mine`` has in both forms (JSON Lines and cluster): the lead's merged command
+    keeps ONE copy of these; the standalone ``mine`` below uses them as they are."""
+    options = [
+        click.option("--field", default="text", show_default=True, help="Text field (dots for nested fields)."),
+        click.option("--sigma", type=int, default=20, show_default=True, help="Minimum number of distinct documents."),
+        click.option("--min-length", type=int, default=10, show_default=True, help="Minimum phrase length in tokens."),
+        click.option("--engine", type=click.Choice(["bloomspan", "fhk"]), default="bloomspan", show_default=True),
+        click.option("--filter-bytes", type=int, default=None, help="Counting-filter size (default 8 bytes/token)."),
+        click.option("--work-dir", default=None,
+                     help="Corpus store, checkpoints and the snapshot reused by the next run "
+                          "(cluster form default: ./bloomspan-work)."),
+        click.option("--top", type=int, default=10, show_default=True, help="Length of the report's top lists."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def cluster_mine_options(f):
+    """Options only the cluster form of ``mine`` has, connection options included."""
+    options = [
+        click.option("--index", "index", default=None, help="Source index, alias or pattern to mine."),
+        click.option("--template-index", default="bloomspan-templates", show_default=True,
+                     help="Alias of the published template index (physical indices are NAME-<run>)."),
+        click.option("--batch-size", type=int, default=1000, show_default=True, help="Documents per search page."),
+        click.option("--slices", type=int, default=4, show_default=True, help="Shards read in parallel."),
+        click.option("--keep-runs", type=int, default=3, show_default=True, help="Published runs kept for rollback."),
+        click.option("--annotate/--no-annotate", default=False, show_default=True,
+                     help="Write bloomspan.boilerplate_ratio and spans onto the source documents."),
+        click.option("--timestamp-field", default=None,
+                     help="Field that changes when a document changes (else _seq_no/_primary_term)."),
+        click.option("--full", is_flag=True, default=False, help="Ignore the previous snapshot: read everything."),
+        click.option("--site-field", default=None, help="Field with the site or URL, for per-site clutter."),
+        click.option("--lease-index", default="bloomspan-lease", show_default=True,
+                     help="Index of the lease that keeps one run at a time."),
+        click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
+        click.option("--scan-mode", type=click.Choice(["auto", "pit", "scroll"]), default="auto", show_default=True),
+        click.option("--pit-keep-alive", default="10m", show_default=True,
+                     help="Keep-alive of points in time (a killed run's PIT lingers this long)."),
+        click.option("--checkpoint-seconds", type=float, default=5.0, show_default=True,
+                     help="Seconds between checkpoints while reading."),
+        click.option("--bulk-docs", type=int, default=500, show_default=True, help="Documents per bulk request."),
+        click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "lines", "none"]),
+                     default="auto", show_default=True, help="Progress on stderr."),
+        click.option("--json", "as_json", is_flag=True, default=False, help="Print the run summary as JSON."),
+        click.option("--report/--no-report", "show_report", default=True, show_default=True,
+                     help="Print the operator report after publishing."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return connection_options(f)
+
+
+def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
+                         min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
+                         annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
+                         pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
+                         **_ignored) -> None:
+    """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
+    from .errors import BloomspanSidecarError, ClusterConfigError
+    from .mining_run import MineConfig, run_mining
+
+    if not index:
+        raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
+    try:
+        config = MineConfig(index=index, url=url, field=field, sigma=sigma, min_length=min_length,
+                            template_index=template_index, work_dir=work_dir or "./bloomspan-work", engine=engine, filter_bytes=filter_bytes,
+                            username=username, password=password, api_key=api_key, ca_certs=ca_certs,
+                            verify_certs=verify_certs, timeout=timeout, batch_size=batch_size, slices=slices,
+                            keep_runs=keep_runs, annotate=annotate, timestamp_field=timestamp_field, full=full,
+                            site_field=site_field, lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
+                            pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
+                            top=max(top, 20))  # the run document keeps at least 20
+    except ClusterConfigError as exc:
+        raise _fail(exc) from None
+    progress, close = make_progress(progress_mode)
+    t0 = time.perf_counter()
+    try:
+        client = config.cluster_config().checked_client()
+        summary = run_mining(config, progress=progress, client=client)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    finally:
+        close()
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=1, sort_keys=True))
+        return
+    inc = summary.incremental
+    click.echo(f"run {summary.run_id} ({summary.kind}{', resumed' if summary.resumed else ''}) published "
+               f"{summary.physical_index} behind {summary.template_index} in {time.perf_counter() - t0:.1f}s")
+    click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_stored:,} mined, {summary.docs_skipped:,} skipped "
+               f"{summary.skipped_by_reason}; tokens {summary.tokens:,}; phrases {summary.phrases:,}; "
+               f"covered {summary.covered_share:.2%}")
+    if inc:
+        click.echo(f"incremental: {inc.get('reused', 0):,} reused, {inc.get('new', 0):,} new, "
+                   f"{inc.get('changed', 0):,} changed, {inc.get('deleted', 0):,} deleted")
+    if summary.annotate:
+        click.echo(f"annotated: {summary.annotate}")
+    if show_report:
+        from .operator_report import render_report, report
+
+        click.echo(render_report(report(client, template_index, top=top), top=top))
+
+
+@click.command("mine")
+@shared_mine_options
+@cluster_mine_options
+def mine(**kwargs):
+    """Mine a live index through the cluster and publish the template index."""
+    mine_cluster_command(**kwargs)
+
+
+# ---------------------------------------------------------------------- the other commands
+def setup_command(*, template_index, lease_index, index, **conn) -> None:
+    from .errors import BloomspanSidecarError
+    from .template_index import setup as do_setup
+
+    client = _cluster(**conn)
+    try:
+        for line in do_setup(client, template_index, lease_index, index):
+            click.echo(f"installed {line}")
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+
+
+@click.command("setup")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--lease-index", default="bloomspan-lease", show_default=True)
+@click.option("--index", default=None, help="Also add the bloomspan.* fields to this source index.")
+def setup(**kwargs):
+    """Install the index templates from mappings/ (and the document fields on --index)."""
+    setup_command(**kwargs)
+
+
+def rollback_command(*, template_index, to_run, **conn) -> None:
+    from .errors import BloomspanSidecarError
+    from .template_index import rollback as do_rollback
+
+    client = _cluster(**conn)
+    try:
+        res = do_rollback(client, template_index, to_run)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    click.echo(f"{template_index} -> {res['to']} (was {', '.join(res['from']) or 'unset'})")
+
+
+@click.command("rollback")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--to", "to_run", default=None, help="Run id (default: the run before the current one).")
+def rollback(**kwargs):
+    """Move the template alias back to an earlier run."""
+    rollback_command(**kwargs)
+
+
+def runs_command(*, template_index, as_json, **conn) -> None:
+    from .template_index import list_runs
+
+    rows = list_runs(_cluster(**conn), template_index)
+    if as_json:
+        click.echo(json.dumps(rows, indent=1, sort_keys=True))
+        return
+    for r in rows:
+        mark = "*" if r["current"] else " "
+        click.echo(f"{mark} {r['run_id']} {r.get('status'):<10} docs={r.get('docs_seen', '-')} "
+                   f"phrases={r.get('phrases', '-')} covered={r.get('covered_share', 0) or 0:.2%} "
+                   f"finished={r.get('finished_at', '-')}")
+
+
+@click.command("runs")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+def runs(**kwargs):
+    """List the published runs (* = current)."""
+    runs_command(**kwargs)
+
+
+def report_command(*, template_index, top, as_json, **conn) -> None:
+    from .errors import BloomspanSidecarError
+    from .operator_report import render_report, report as do_report
+
+    try:
+        rep = do_report(_cluster(**conn), template_index, top=top)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    click.echo(json.dumps(rep, indent=1, sort_keys=True) if as_json else render_report(rep, top=top))
+
+
+@click.command("report")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--top", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+def report(**kwargs):
+    """Covered share, clutter distribution, index hogs, most cluttered documents and sites."""
+    report_command(**kwargs)
+
+
+def explain_command(*, template_index, doc_id, top, as_json, **conn) -> None:
+    from .errors import BloomspanSidecarError
+    from .operator_report import explain as do_explain, render_explain
+
+    try:
+        exp = do_explain(_cluster(**conn), template_index, doc_id)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        exp = {k: v for k, v in exp.items() if k != "text"}
+        click.echo(json.dumps(exp, indent=1, sort_keys=True))
+    else:
+        click.echo(render_explain(exp, top=top))
+
+
+@click.command("explain")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--id", "doc_id", required=True, help="Document _id (or INDEX:_id for multi-index sources).")
+@click.option("--top", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+def explain(**kwargs):
+    """Which phrases cover a document, and where."""
+    explain_command(**kwargs)
+
+
+COMMANDS = (mine, setup, rollback, runs, report, explain)
+
+
+@click.group(context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
+@click.option("--log-level", default="WARNING", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+def cluster_cli(log_level: str) -> None:
+    """bloomspan cluster commands (standalone entry point; `bloomspan` registers the same)."""
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+for _command in COMMANDS:
+    cluster_cli.add_command(_command)
+
+if __name__ == "__main__":
+    cluster_cli()

@@ -1,0 +1,477 @@
+"""One mining run against a live cluster: read, assemble, mine, publish, annotate.
+
+``run_mining(MineConfig(...), progress=callback) -> RunSummary``. Phases, each recorded in
+the run's checkpoint (``<work_dir>/run/checkpoint.json``) so that a run killed at any
+moment continues where it stopped when started again with the same work directory:
+
+  scan      full read of the field into the corpus store (or, incremental:)
+  list      keys and versions of every document        \\ only when the previous run's
+  fetch     texts of new and changed documents          / snapshot can be reused
+  assemble  canonical snapshot (:mod:`.snapshot`)
+  publish   mine, compute bitmaps and report, write ``NAME-<run_id>``, swap the alias
+  annotate  (opt-in) ratios and spans onto the source documents
+  finalize  the snapshot becomes the base of the next incremental run
+
+The whole run holds the cluster lease (:mod:`.lease`) and a file lock on the work
+directory; the lease is checked right before the alias moves.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, fields
+from dataclasses import field as dc_field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .checkpoint import Checkpoint, DocLog, write_json_atomic
+from .connection import ClusterConfig
+from .errors import BloomspanSidecarError, ClusterConfigError
+from .scroll import MODES, SourceScan, ScanUnit, pit_supported, resolve_units
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, "int | None"], None]
+MAX_BATCH = 10_000  # index.max_result_window default
+
+
+@dataclass(frozen=True)
+class MineConfig:
+    """Every flag of ``bloomspan mine`` (cluster form), 1:1. Secrets never show in repr."""
+
+    index: str
+    url: str = "http://127.0.0.1:9200"
+    field: str = "text"
+    sigma: int = 20
+    min_length: int = 10
+    template_index: str = "bloomspan-templates"
+    work_dir: str = "./bloomspan-work"
+    engine: str = "bloomspan"
+    filter_bytes: int | None = None
+    username: str | None = None
+    password: str | None = dc_field(default=None, repr=False)
+    api_key: str | None = dc_field(default=None, repr=False)
+    ca_certs: str | None = None
+    verify_certs: bool = True
+    timeout: float = 60.0
+    batch_size: int = 1000
+    slices: int = 4
+    keep_runs: int = 3
+    annotate: bool = False
+    timestamp_field: str | None = None
+    full: bool = False
+    site_field: str | None = None
+    lease_index: str = "bloomspan-lease"
+    lease_ttl: float = 120.0
+    scan_mode: str = "auto"
+    pit_keep_alive: str = "10m"
+    checkpoint_seconds: float = 5.0
+    bulk_docs: int = 500
+    top: int = 20
+    bins: int = 10
+
+    def __post_init__(self) -> None:
+        def bad(name, fix):
+            raise ClusterConfigError(name, getattr(self, name), fix)
+
+        if not isinstance(self.index, str) or not self.index.strip():
+            bad("index", "give the source index (name, alias or pattern) with --index")
+        if not isinstance(self.field, str) or not self.field:
+            bad("field", "give the text field with --field")
+        for name, lo in (("sigma", 2), ("min_length", 2), ("keep_runs", 1), ("slices", 1), ("bulk_docs", 1),
+                         ("top", 0), ("bins", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                bad(name, f"must be an integer >= {lo}")
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= MAX_BATCH:
+            bad("batch_size", f"must be an integer in 1..{MAX_BATCH} (the index.max_result_window default)")
+        tname = self.template_index
+        if not tname or tname != tname.lower() or any(c in tname for c in ' ,"*\\<|>/?#:') or tname[0] in "-_+.":
+            bad("template_index", "must be a valid lowercase index name (no spaces, commas, wildcards or ':')")
+        if not self.lease_index or self.lease_index != self.lease_index.lower():
+            bad("lease_index", "must be a valid lowercase index name")
+        if self.scan_mode not in MODES:
+            bad("scan_mode", f"must be one of {', '.join(MODES)}")
+        for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name != "checkpoint_seconds" and v == 0):
+                bad(name, "must be a positive number of seconds")
+        from bloomspan.engine.config import ConfigError, MiningConfig
+
+        try:
+            MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
+                         engine=self.engine)
+        except ConfigError as exc:
+            raise ClusterConfigError(exc.field, exc.value, str(exc).split(": ", 1)[-1]) from None
+        self.cluster_config()  # validates url, auth and TLS settings
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={'***' if f.name in ('password', 'api_key') and getattr(self, f.name) else repr(getattr(self, f.name))}"
+                          for f in fields(self))
+        return f"MineConfig({shown})"
+
+    def cluster_config(self) -> ClusterConfig:
+        return ClusterConfig(url=self.url, username=self.username, password=self.password, api_key=self.api_key,
+                             ca_certs=self.ca_certs, verify_certs=self.verify_certs, timeout=self.timeout)
+
+    def mining_config(self):
+        from bloomspan.engine.config import MiningConfig
+
+        return MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
+                            engine=self.engine)
+
+    def source_fingerprint(self) -> dict:
+        """What the corpus depends on: a checkpoint or snapshot made under another one is not reused."""
+        return {"url": self.cluster_config().safe_url, "index": self.index, "field": self.field,
+                "timestamp_field": self.timestamp_field}
+
+    def params(self) -> dict:
+        """Run parameters as stored in the run document (no credentials)."""
+        return {"sigma": self.sigma, "min_length": self.min_length, "engine": self.engine,
+                "filter_bytes": self.filter_bytes, "template_index": self.template_index,
+                "timestamp_field": self.timestamp_field, "annotate": self.annotate, "batch_size": self.batch_size,
+                "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
+                "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind}
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    physical_index: str
+    template_index: str
+    kind: str                   # "full" or "incremental"
+    resumed: bool
+    docs_seen: int
+    docs_stored: int
+    docs_skipped: int
+    skipped_by_reason: dict
+    tokens: int
+    covered_tokens: int
+    covered_share: float
+    phrases: int
+    incremental: dict = dc_field(default_factory=dict)
+    annotate: dict | None = None
+    deleted_runs: list = dc_field(default_factory=list)
+    seconds: dict = dc_field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """JSON-serialisable; ``documents`` (= docs mined) is the key ``serve``'s metrics read."""
+        d = asdict(self)
+        d["documents"] = self.docs_stored
+        return d
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _WorkDirLock:
+    """An exclusive flock on ``<work_dir>/.lock``: one run per work directory."""
+
+    def __init__(self, work: Path):
+        self.path = work / ".lock"
+        self.fd: int | None = None
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise BloomspanSidecarError(f"another bloomspan run uses the work directory {self.path.parent}; "
+                                        "wait for it or give another --work-dir", field="work_dir") from None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _base_snapshot(work: Path, config: MineConfig):
+    """The previous run's snapshot if an incremental run can build on it, else None."""
+    from .checkpoint import CheckpointError
+    from .snapshot import Snapshot
+
+    path = work / "base.json"
+    if config.full or not path.exists():
+        return None
+    import json
+
+    base = json.loads(path.read_text())
+    if base.get("source") != config.source_fingerprint():
+        log.info("previous snapshot was made from another source/field/timestamp setting: full run")
+        return None
+    try:
+        snap = Snapshot(work / base["snapshot"])
+    except CheckpointError as exc:
+        log.warning("previous snapshot unusable (%s): full run", exc)
+        return None
+    if config.annotate and not snap.with_offsets:
+        log.info("previous snapshot has no character offsets and --annotate needs them: full run")
+        return None
+    return snap
+
+
+def run_mining(config: MineConfig, progress: Progress | None = None, client=None) -> RunSummary:
+    """Run (or resume) a mining run; see the module docstring."""
+    work = Path(config.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    if client is None:
+        client = config.cluster_config().checked_client()
+    with _WorkDirLock(work):
+        return _Run(config, client, work, progress).run()
+
+
+class _Run:
+    def __init__(self, config: MineConfig, client, work: Path, progress: Progress | None):
+        self.config, self.client, self.work = config, client, work
+        self.progress = progress
+        self.run_dir = work / "run"
+        self.ckpt = Checkpoint(self.run_dir / "checkpoint.json")
+
+    def save(self) -> None:
+        self.ckpt.save(self.state)
+
+    def _new_state(self) -> dict:
+        from .lease import new_holder
+        from .template_index import new_run_id
+
+        c = self.config
+        indices, units = resolve_units(self.client, c.index)
+        if c.timestamp_field:
+            found = self.client.indices.get_field_mapping(fields=c.timestamp_field, index=",".join(indices))
+            unmapped = [i for i in indices if not found.get(i, {}).get("mappings")]
+            if unmapped:
+                raise ClusterConfigError("timestamp_field", c.timestamp_field,
+                                         f"is not mapped in {', '.join(unmapped)}; give a date or numeric field "
+                                         "that changes with every update, or leave it out to compare _seq_no")
+        base = _base_snapshot(self.work, c)
+        mode = c.scan_mode
+        if mode == "auto":
+            mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
+        return {"format": "bloomspan-run", "source": c.source_fingerprint(), "template_index": c.template_index,
+                "annotate": c.annotate, "run_id": new_run_id(), "holder": new_holder(), "started_at": _now_iso(),
+                "kind": "incremental" if base is not None else "full",
+                "base": str(base.folder.relative_to(self.work)) if base is not None else None,
+                "phase": "list" if base is not None else "scan", "indices": indices,
+                "units": [[u.index, u.shard, u.n_shards] for u in units], "scan_mode": mode,
+                "seconds": {}, "counts": {}}
+
+    def run(self) -> RunSummary:
+        from .lease import Lease
+
+        c = self.config
+        state = self.ckpt.load()
+        expect = {"source": c.source_fingerprint(), "template_index": c.template_index, "annotate": c.annotate}
+        if state is not None and any(state.get(k) != v for k, v in expect.items()):
+            log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
+            shutil.rmtree(self.run_dir)
+            state = None
+        self.resumed = state is not None
+        if state is None:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            self.run_dir.mkdir(parents=True)
+            state = self._new_state()
+        self.state = state
+        self.save()
+        if self.resumed:
+            log.info("resuming run %s at phase %s", state["run_id"], state["phase"])
+        t_total = time.perf_counter()
+        with Lease(self.client, c.lease_index, c.template_index, holder=state["holder"], ttl=c.lease_ttl,
+                   run_id=state["run_id"]) as lease:
+            self.lease = lease
+            while state["phase"] != "done":
+                phase = state["phase"]
+                t0 = time.perf_counter()
+                getattr(self, f"_phase_{phase}")()
+                state["seconds"][phase] = state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
+                if phase != "finalize":
+                    self.save()
+        state["seconds"]["total"] = time.perf_counter() - t_total
+        return RunSummary(**{**state["summary"], "seconds": state["seconds"], "resumed": self.resumed})
+
+    # ------------------------------------------------------------------ reading
+    def _units(self) -> list[ScanUnit]:
+        return [ScanUnit(i, s, n) for i, s, n in self.state["units"]]
+
+    def _scan(self, section: str, field: str | None, store, stem: str) -> None:
+        c = self.config
+        sec = self.state.setdefault(section, {})
+        doclog = DocLog(self.run_dir, stem, sec.get("doclog"))
+        try:
+            total = self.client.count(index=",".join(self.state["indices"]))["count"]
+            scan = SourceScan(self.client, self._units(), field=field, multi_index=len(self.state["indices"]) > 1,
+                              ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
+                              keep_alive=c.pit_keep_alive, mode=self.state["scan_mode"],
+                              positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
+                              pit_ids=sec.get("pit_ids", {}))
+            from .collect import collect_scan
+
+            stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
+                                 progress=self.progress, total=total, stage=section)
+            sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None
+        finally:
+            doclog.close()
+
+    def _store(self, name: str):
+        from bloomspan.engine.corpus_store import CorpusStore
+
+        path = self.run_dir / name
+        if (path / "manifest.json").exists():
+            return CorpusStore.open(path)
+        return CorpusStore.create(path, with_offsets=self.config.annotate)
+
+    def _phase_scan(self) -> None:
+        store = self._store("store")
+        try:
+            self._scan("scan", self.config.field, store, "scan")
+        finally:
+            store.close()
+        self.state["phase"] = "assemble"
+
+    def _phase_list(self) -> None:
+        self._scan("list", None, None, "list")
+        self.state["phase"] = "fetch"
+
+    def _plan(self):
+        from .incremental import plan
+        from .snapshot import Snapshot
+
+        base = Snapshot(self.work / self.state["base"])
+        with DocLog(self.run_dir, "list", self.state["list"]["doclog"]) as listing:
+            return base, plan(listing, base, use_timestamp=self.config.timestamp_field is not None)
+
+    def _phase_fetch(self) -> None:
+        from .collect import collect_fetch
+
+        base, the_plan = self._plan()
+        self.state["counts"]["incremental"] = the_plan.counts(base.n_all)
+        keys = the_plan.fetch_keys
+        store = self._store("delta")
+        sec = self.state.setdefault("fetch", {})
+        doclog = DocLog(self.run_dir, "fetch", sec.get("doclog"))
+        try:
+            collect_fetch(self.client, keys, self.state["indices"], self.config.field, self.config.timestamp_field,
+                          store, doclog, sec, self.save, batch_size=self.config.batch_size,
+                          checkpoint_seconds=self.config.checkpoint_seconds, progress=self.progress)
+        finally:
+            doclog.close()
+            store.close()
+        self.state["phase"] = "assemble"
+
+    def _phase_assemble(self) -> None:
+        from .incremental import assemble_full, assemble_incremental
+
+        c = self.config
+        info = {"run_id": self.state["run_id"], "source": c.source_fingerprint(), "indices": self.state["indices"]}
+        out = self.run_dir / "snapshot"
+        if self.progress:
+            self.progress("assemble", 0, None)
+        full = self.state["kind"] == "full"
+        store = self._store("store" if full else "delta")
+        try:
+            if full:
+                with DocLog(self.run_dir, "scan", self.state["scan"]["doclog"]) as doclog:
+                    snap = assemble_full(out, doclog, store, info, c.annotate)
+            else:
+                base, the_plan = self._plan()
+                with DocLog(self.run_dir, "fetch", self.state["fetch"]["doclog"]) as fetch_log:
+                    snap = assemble_incremental(out, the_plan, base, fetch_log, store, info, c.annotate)
+        finally:
+            store.close()
+        if self.progress:
+            self.progress("assemble", snap.n_all, snap.n_all)
+        self.state["phase"] = "publish"
+
+    # ------------------------------------------------------------------ mining and publishing
+    def _phase_publish(self) -> None:
+        from .publication import (coverage_for, json_safe, mine_snapshot, phrase_documents_for, read_site_clutter,
+                                  run_report)
+        from .snapshot import Snapshot
+        from .template_index import publish
+
+        c, st = self.config, self.state
+        snap = Snapshot(self.run_dir / "snapshot")
+        if self.progress:
+            self.progress("mine", 0, snap.n_tokens)
+        t0 = time.perf_counter()
+        result = mine_snapshot(snap, c.mining_config())
+        st["seconds"]["mine"] = time.perf_counter() - t0
+        if self.progress:
+            self.progress("mine", snap.n_tokens, snap.n_tokens)
+        np.save(self.run_dir / "coverage.npy", np.packbits(result.coverage))
+        doc_keys = snap.stored_keys()
+        phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, self.progress)
+        report = run_report(snap, result, doc_keys, phrase_docs, c.top, c.bins)
+        if c.site_field:
+            report["most_cluttered_sites"] = read_site_clutter(
+                self.client, st["indices"], c.site_field, doc_keys, result.coverage, snap.doc_offsets, c.top,
+                c.batch_size)
+        skipped = snap.skipped_by_reason()
+        covered = int(np.count_nonzero(result.coverage))
+        run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
+                   "finished_at": _now_iso(), "docs_seen": snap.n_all, "docs_skipped": sum(skipped.values()),
+                   "tokens_seen": snap.n_tokens, "covered_tokens": covered,
+                   "covered_share": covered / snap.n_tokens if snap.n_tokens else 0.0, "phrases": len(phrase_docs),
+                   "params": c.params(), "report": json_safe(report),
+                   "stats": json_safe({"engine": result.stats, "kind": st["kind"], "seconds": st["seconds"],
+                                       "incremental": st["counts"].get("incremental"),
+                                       "scan_docs_per_second": st.get("scan", {}).get("docs_per_second")})}
+        res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
+                      coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
+                      bulk_docs=c.bulk_docs, before_swap=self.lease.check, progress=self.progress)
+        st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
+                         "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
+                         "docs_stored": snap.n_docs, "docs_skipped": sum(skipped.values()),
+                         "skipped_by_reason": skipped, "tokens": snap.n_tokens, "covered_tokens": covered,
+                         "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
+                         "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted}
+        st["phase"] = "annotate" if c.annotate else "finalize"
+
+    def _phase_annotate(self) -> None:
+        from .annotate import annotate
+        from .snapshot import Snapshot
+
+        st = self.state
+        snap = Snapshot(self.run_dir / "snapshot")
+        coverage = np.unpackbits(np.load(self.run_dir / "coverage.npy"), count=snap.n_tokens).astype(bool)
+        sec = st.setdefault("annotation", {"done": 0, "summary": None})
+
+        def on_batch(done: int) -> None:
+            sec["done"] = done
+            self.save()
+
+        summary = annotate(self.client, snap, coverage, st["run_id"], bulk_docs=self.config.bulk_docs,
+                           start=sec["done"], progress=self.progress, on_batch=on_batch)
+        prior = sec.get("summary") or {"updated": 0, "noop": 0, "failed_by_reason": {}}
+        merged = {"updated": prior["updated"] + summary.updated, "noop": prior["noop"] + summary.noop,
+                  "failed_by_reason": {k: prior["failed_by_reason"].get(k, 0) + summary.failed_by_reason.get(k, 0)
+                                       for k in set(prior["failed_by_reason"]) | set(summary.failed_by_reason)}}
+        sec["summary"] = merged
+        st["summary"]["annotate"] = merged
+        st["phase"] = "finalize"
+
+    def _phase_finalize(self) -> None:
+        """Make this run's snapshot the base of the next incremental run; drop the run folder."""
+        st = self.state
+        snaps = self.work / "snapshots"
+        snaps.mkdir(exist_ok=True)
+        target = snaps / st["run_id"]
+        if (self.run_dir / "snapshot").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(self.run_dir / "snapshot", target)
+        write_json_atomic(self.work / "base.json", {"run_id": st["run_id"], "snapshot": f"snapshots/{st['run_id']}",
+                                                    "source": st["source"]})
+        for old in snaps.iterdir():
+            if old.name != st["run_id"]:
+                shutil.rmtree(old, ignore_errors=True)
+        st["phase"] = "done"
+        shutil.rmtree(self.run_dir, ignore_errors=True)

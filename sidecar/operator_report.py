@@ -1,0 +1,192 @@
+"""Operator output from the template index: ``bloomspan report`` and ``bloomspan explain``.
+
+:func:`report` reads the run behind the alias — the covered share, the per-document
+clutter histogram, the top index hogs (phrases by psi = length x df), the most cluttered
+documents and sites (when the run had ``--site-field``) — and :func:`render_report`
+prints it. :func:`explain` answers "why is this page cluttered": it re-reads the document
+from the source index, tokenizes it, finds every published phrase in it (Aho–Corasick over
+the phrase tokens) and returns each phrase's character spans; :func:`render_explain`
+shows them with the original text.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .errors import DocumentNotFoundError, RunNotFoundError
+from .template_index import aliased_indices, current_run_doc
+
+log = logging.getLogger(__name__)
+
+PHRASE_FIELDS = ["phrase_id", "text", "tokens", "length", "df", "occurrences", "psi", "example_ids"]
+
+
+def top_phrases(client, physical_index: str, top: int) -> list[dict]:
+    """The ``top`` phrases by psi desc, length desc, text asc."""
+    if top <= 0:
+        return []
+    resp = client.search(index=physical_index, body={
+        "size": top, "query": {"term": {"kind": "phrase"}}, "_source": PHRASE_FIELDS,
+        "sort": [{"psi": "desc"}, {"length": "desc"}, {"text.raw": "asc"}]})
+    return [h["_source"] for h in resp["hits"]["hits"]]
+
+
+def report(client, template_index: str, top: int = 20) -> dict:
+    """Summary of the current run of ``template_index`` (see module docstring)."""
+    run = current_run_doc(client, template_index)
+    rep = run.get("report") or {}
+    tokens = int(run.get("tokens_seen", 0))
+    hogs = []
+    for rank, p in enumerate(top_phrases(client, run["physical_index"], top), start=1):
+        hogs.append({"rank": rank, **{k: p.get(k) for k in ("text", "length", "df", "occurrences", "psi",
+                                                            "phrase_id", "example_ids")},
+                     "psi_share": p["psi"] / tokens if tokens else 0.0})
+    return {
+        "template_index": template_index, "physical_index": run["physical_index"], "run_id": run["run_id"],
+        "source_index": run.get("source_index"), "field": run.get("field"), "started_at": run.get("started_at"),
+        "finished_at": run.get("finished_at"), "params": run.get("params", {}),
+        "docs_seen": run.get("docs_seen", 0), "docs_mined": rep.get("n_docs", 0),
+        "docs_skipped": run.get("docs_skipped", 0), "skipped_by_reason": rep.get("skipped_by_reason", {}),
+        "tokens": tokens, "covered_tokens": run.get("covered_tokens", 0), "covered_share": run.get("covered_share", 0.0),
+        "phrases": run.get("phrases", 0), "empty_docs": rep.get("empty_docs", 0),
+        "docs_fully_covered": rep.get("docs_fully_covered", 0),
+        "docs_without_coverage": rep.get("docs_without_coverage", 0),
+        "mean_doc_covered_fraction": rep.get("mean_doc_covered_fraction", 0.0),
+        "clutter_histogram": rep.get("doc_covered_fraction_histogram", []),
+        "top_hogs": hogs,
+        "most_cluttered_docs": (rep.get("most_cluttered_docs") or [])[:top],
+        "most_cluttered_sites": (rep.get("most_cluttered_sites") or [])[:top],
+    }
+
+
+def _bar(fraction: float, width: int = 30) -> str:
+    n = int(round(max(0.0, min(1.0, fraction)) * width))
+    return "#" * n + "." * (width - n)
+
+
+def _clip(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def render_report(rep: dict, top: int = 10) -> str:
+    """Plain-text form of :func:`report` for the terminal."""
+    p = rep.get("params", {})
+    lines = [f"template index {rep['template_index']} -> {rep['physical_index']} (run {rep['run_id']}, "
+             f"finished {rep.get('finished_at')})",
+             f"source {rep.get('source_index')} field {rep.get('field')}: sigma={p.get('sigma')} "
+             f"min_length={p.get('min_length')} engine={p.get('engine')}",
+             f"documents: {rep['docs_seen']:,} seen, {rep['docs_mined']:,} mined, {rep['docs_skipped']:,} skipped "
+             f"{rep['skipped_by_reason']}",
+             f"boilerplate: {rep['covered_tokens']:,} of {rep['tokens']:,} tokens = {rep['covered_share']:.2%} "
+             f"({rep['phrases']:,} phrases)",
+             f"documents entirely boilerplate: {rep['docs_fully_covered']:,}; without any: "
+             f"{rep['docs_without_coverage']:,}; mean share per document {rep['mean_doc_covered_fraction']:.2%}"]
+    hist = rep.get("clutter_histogram") or []
+    if hist:
+        total = max(1, sum(b["docs"] for b in hist))
+        lines.append("documents by boilerplate share:")
+        for b in hist:
+            lines.append(f"  {b['lo']:4.0%}-{b['hi']:4.0%} {_bar(b['docs'] / total)} {b['docs']:,}")
+    if rep.get("top_hogs"):
+        lines.append("top index hogs (length x df):")
+        for h in rep["top_hogs"][:top]:
+            lines.append(f"  {h['rank']:>3}. psi={h['psi']:>9,} ({h['psi_share']:6.2%}) df={h['df']:>7,} "
+                         f"len={h['length']:>3}  {_clip(h['text'], 80)}")
+    if rep.get("most_cluttered_docs"):
+        lines.append("most cluttered documents:")
+        for d in rep["most_cluttered_docs"][:top]:
+            lines.append(f"  {d['covered_fraction']:7.2%} {d['covered_tokens']:>6}/{d['tokens']:<6} {d.get('id')}")
+    if rep.get("most_cluttered_sites"):
+        lines.append("most cluttered sites:")
+        for s in rep["most_cluttered_sites"][:top]:
+            lines.append(f"  {s['covered_share']:7.2%} {s['docs']:>6} docs {s['tokens']:>9,} tokens  {s['site']}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- explain
+def _fetch_document(client, source_index: str, doc_id: str) -> dict:
+    """The hit of ``doc_id`` (``_id``, or ``<index>:<_id>``) in the source index."""
+    candidates = [(source_index, doc_id)]
+    if ":" in doc_id:
+        prefix, _, rest = doc_id.partition(":")
+        candidates.insert(0, (prefix, rest))
+    for index, _id in candidates:
+        resp = client.search(index=index, body={"query": {"ids": {"values": [_id]}}, "size": 2},
+                             ignore_unavailable=True, allow_no_indices=True)
+        hits = resp["hits"]["hits"]
+        if len(hits) > 1:
+            raise DocumentNotFoundError(f"{_id!r} exists in several indices of {source_index} "
+                                        f"({[h['_index'] for h in hits]}); give --id INDEX:ID", index=source_index,
+                                        item=doc_id)
+        if hits:
+            return hits[0]
+    raise DocumentNotFoundError(f"document {doc_id!r} not found in {source_index}", index=source_index,
+                                item=doc_id)
+
+
+def _run_phrases(client, physical_index: str) -> list[dict]:
+    from opensearchpy import helpers
+
+    return [h["_source"] for h in helpers.scan(client, index=physical_index,
+                                                query={"query": {"term": {"kind": "phrase"}},
+                                                       "_source": ["phrase_id", "text", "tokens", "df", "psi"]},
+                                                size=1000)]
+
+
+def explain(client, template_index: str, doc_id: str) -> dict:
+    """Which phrases of the current run cover document ``doc_id``, and where.
+
+    Returns ``{"id", "index", "run_id", "tokens", "covered_tokens", "covered_share",
+    "spans": [[start, end], ...] (merged, characters), "phrases": [{"phrase_id", "text",
+    "df", "psi", "occurrences", "spans"}, ...] (most occurrences first), "text"}``.
+    """
+    from bloomspan.engine.tokenizer import token_spans
+    from bloomspan.ingest.matcher import build_automaton, scan_symbols
+
+    from .scroll import extract_text
+
+    if not aliased_indices(client, template_index):
+        raise RunNotFoundError(f"template index {template_index!r} has no published run", index=template_index)
+    run = current_run_doc(client, template_index)
+    hit = _fetch_document(client, run["source_index"], doc_id)
+    status, text = extract_text(hit.get("_source"), run["field"])
+    text = text or ""
+    tokens, starts, ends = token_spans(text)
+    phrases = _run_phrases(client, run["physical_index"])
+    sym_of: dict[str, int] = {}
+    patterns = []
+    for p in phrases:
+        patterns.append(tuple(sym_of.setdefault(t, len(sym_of) + 1) for t in p["tokens"]))
+    covered = np.zeros(len(tokens), dtype=bool)
+    found: dict[int, list[list[int]]] = {}
+    if tokens and patterns:
+        sym = np.fromiter((sym_of.get(t, 0) for t in tokens), dtype=np.int32, count=len(tokens))
+        start, end, idx = scan_symbols(build_automaton(patterns), sym)
+        for s, e, i in zip(start.tolist(), end.tolist(), idx.tolist()):
+            covered[s:e] = True
+            found.setdefault(i, []).append([int(starts[s]), int(ends[e - 1])])
+    from .annotate import covered_char_spans
+
+    rows = [{"phrase_id": phrases[i].get("phrase_id"), "text": phrases[i]["text"], "df": phrases[i]["df"],
+             "psi": phrases[i]["psi"], "occurrences": len(spans), "spans": spans} for i, spans in found.items()]
+    rows.sort(key=lambda r: (-r["occurrences"] * len(r["text"]), -r["psi"], r["text"]))
+    n = len(tokens)
+    return {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
+            "field_status": status, "tokens": n, "covered_tokens": int(covered.sum()),
+            "covered_share": float(covered.sum()) / n if n else 0.0,
+            "spans": covered_char_spans(covered, starts, ends), "phrases": rows, "text": text}
+
+
+def render_explain(exp: dict, top: int = 20) -> str:
+    """Plain-text form of :func:`explain`: summary, then each phrase with its first span."""
+    text = exp["text"]
+    lines = [f"{exp['index']}/{exp['id']} (run {exp['run_id']}): {exp['covered_tokens']} of {exp['tokens']} tokens "
+             f"covered = {exp['covered_share']:.1%}, {len(exp['spans'])} span(s), {len(exp['phrases'])} phrase(s)"]
+    for r in exp["phrases"][:top]:
+        s, e = r["spans"][0]
+        lines.append(f"  x{r['occurrences']} df={r['df']:>6} chars {s}-{e}: {_clip(text[s:e], 100)!r}")
+    if len(exp["phrases"]) > top:
+        lines.append(f"  ... {len(exp['phrases']) - top} more")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""Shared helpers of the sidecar's cluster tests: small generated crawls, reading back what
+a run published, and an alias reader that checks it only ever sees complete sets."""
+from __future__ import annotations
+
+import functools
+import threading
+import time
+
+from opensearchpy import helpers
+
+# Tests that compare two runs use the exact suffix-array engine: the sidecar must publish
+# identical output for identical corpora, and the oracle keeps a comparison failure about
+# the sidecar (BloomSpan's exactness is the engine suite's job).
+ENGINE = "fhk"
+RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_seen", "covered_tokens", "covered_share", "phrases",
+              "coverage_bitmap", "coverage_chunks", "doc_id_chunks", "source_index", "field")
+
+
+CRAWL_DOCS = 400
+
+
+@functools.lru_cache(maxsize=1)
+def _crawl() -> tuple:
+    from bloomspan.sidecar.corpora.web import generate_web
+
+    return tuple({"id": d["id"], "text": d["text"], "site": d["site"]}
+                 for d in generate_web(CRAWL_DOCS, seed=3, n_sites=10))
+
+
+def web_docs(n: int) -> tuple:
+    """The first ``n`` (<= 400) pages of one generated crawl (id, text, site), made once per session."""
+    assert n <= CRAWL_DOCS
+    return _crawl()[:n]
+
+
+def make_source(client, index: str, docs, shards: int = 2, mappings: dict | None = None) -> None:
+    """Create ``index`` and bulk-index ``docs`` (dicts with ``id``), refreshed."""
+    body = {"settings": {"number_of_shards": shards, "number_of_replicas": 0}}
+    if mappings:
+        body["mappings"] = mappings
+    client.indices.create(index=index, body=body)
+    ok, errors = helpers.bulk(client, ({"_index": index, "_id": d["id"],
+                                        "_source": {k: v for k, v in d.items() if k != "id"}} for d in docs),
+                              refresh=True)
+    assert ok == len(docs) and not errors
+
+
+def published(client, alias: str) -> dict:
+    """Everything a run published behind ``alias``, minus what differs between equal runs
+    (run id, timings, template name): phrases by id, the doc map, the run's counts and report."""
+    phrases, docmap, run = {}, {}, None
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
+        src = dict(hit["_source"])
+        src.pop("run_id", None)
+        if src["kind"] == "phrase":
+            phrases[hit["_id"]] = src
+        elif src["kind"] == "docmap":
+            docmap[src["first_member"]] = src["ids"]
+        elif src["kind"] == "run":
+            run = src
+    ids = [i for first in sorted(docmap) for i in docmap[first]]
+    report = dict(run["report"])
+    return {"phrases": phrases, "doc_ids": ids, "run": {k: run.get(k) for k in RUN_FIELDS}, "report": report}
+
+
+class AliasReader(threading.Thread):
+    """Polls ``alias`` with ONE search per look (so one alias resolution) and records any
+    view that is not a complete run: several run ids, no run document, or a phrase count
+    different from the run document's."""
+
+    def __init__(self, client, alias: str, period: float = 0.02):
+        super().__init__(daemon=True)
+        self.client, self.alias, self.period = client, alias, period
+        self.stop = threading.Event()
+        self.looks = 0
+        self.complete_views = 0
+        self.runs_seen: set[str] = set()
+        self.violations: list = []
+
+    def run(self) -> None:
+        body = {"size": 0, "aggs": {
+            "runs": {"terms": {"field": "run_id", "size": 10}},
+            "phrases": {"filter": {"term": {"kind": "phrase"}}},
+            "run": {"filter": {"term": {"kind": "run"}},
+                    "aggs": {"doc": {"top_hits": {"size": 1, "_source": ["phrases", "run_id"]}}}}}}
+        while not self.stop.is_set():
+            resp = self.client.search(index=self.alias, body=body, ignore=[404])
+            if resp.get("status") != 404 and "aggregations" in resp:
+                self.looks += 1
+                aggs = resp["aggregations"]
+                runs = [b["key"] for b in aggs["runs"]["buckets"]]
+                hits = aggs["run"]["doc"]["hits"]["hits"]
+                if len(runs) != 1 or len(hits) != 1 or hits[0]["_source"]["phrases"] != aggs["phrases"]["doc_count"]:
+                    self.violations.append({"runs": runs, "run_docs": len(hits),
+                                            "phrases": aggs["phrases"]["doc_count"]})
+                else:
+                    self.complete_views += 1
+                    self.runs_seen.add(runs[0])
+            time.sleep(self.period)
+
+    def __enter__(self) -> AliasReader:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.join(timeout=10)

@@ -1,0 +1,103 @@
+"""The mining lease: one holder at a time, expiry, takeover, renewal, release."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bloomspan.sidecar.errors import LeaseHeldError, LeaseLostError
+from bloomspan.sidecar.lease import Lease, read_lease
+
+
+def test_one_holder_at_a_time_and_release(os_client, index_prefix):
+    index = f"{index_prefix}lease"
+    a = Lease(os_client, index, "tpl", holder="replica-a", ttl=60, run_id="r1")
+    b = Lease(os_client, index, "tpl", holder="replica-b", ttl=60)
+    a.acquire()
+    with pytest.raises(LeaseHeldError) as info:
+        b.acquire()
+    assert info.value.item["holder"] == "replica-a" and info.value.item["run_id"] == "r1"
+    a.renew()
+    assert read_lease(os_client, index, "tpl")["holder"] == "replica-a"
+    a.release()
+    assert read_lease(os_client, index, "tpl") is None
+    with b:
+        assert b.held and read_lease(os_client, index, "tpl")["holder"] == "replica-b"
+    assert read_lease(os_client, index, "tpl") is None
+    other = Lease(os_client, index, "another-template", holder="replica-a", ttl=60)
+    other.acquire()  # leases of different template indices are independent
+    other.release()
+
+
+def test_expired_lease_is_taken_over_and_the_old_holder_loses_it(os_client, index_prefix):
+    index = f"{index_prefix}lease"
+    old = Lease(os_client, index, "tpl", holder="crashed", ttl=0.5)
+    old.acquire()
+    time.sleep(0.7)
+    new = Lease(os_client, index, "tpl", holder="fresh", ttl=60)
+    new.acquire()
+    with pytest.raises(LeaseLostError):
+        old.renew()
+    old.release()  # must not delete the new holder's lease
+    assert read_lease(os_client, index, "tpl")["holder"] == "fresh"
+    new.release()
+
+
+def test_same_holder_takes_its_lease_back_after_a_restart(os_client, index_prefix):
+    index = f"{index_prefix}lease"
+    Lease(os_client, index, "tpl", holder="host:1:abc", ttl=60).acquire()  # then kill -9
+    again = Lease(os_client, index, "tpl", holder="host:1:abc", ttl=60)
+    again.acquire()
+    again.release()
+
+
+def test_racing_replicas_for_an_expired_lease_one_wins(os_client, index_prefix):
+    index = f"{index_prefix}lease"
+    Lease(os_client, index, "tpl", holder="dead", ttl=0.2).acquire()
+    time.sleep(0.4)
+    results = {}
+    barrier = threading.Barrier(6)
+
+    def contend(k):
+        lease = Lease(os_client, index, "tpl", holder=f"r{k}", ttl=60)
+        barrier.wait()
+        try:
+            lease.acquire()
+            results[k] = "won"
+        except LeaseHeldError:
+            results[k] = "lost"
+
+    threads = [threading.Thread(target=contend, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results.values()).count("won") == 1
+
+
+def test_keep_alive_renews_in_the_background(os_client, index_prefix):
+    index = f"{index_prefix}lease"
+    lease = Lease(os_client, index, "tpl", holder="long-run", ttl=0.9)
+    with lease:
+        first = read_lease(os_client, index, "tpl")["expires_at"]
+        time.sleep(1.5)  # longer than the ttl: only renewals keep it
+        doc = read_lease(os_client, index, "tpl")
+        assert doc["expires_at"] > first and not doc["expired"]
+        with pytest.raises(LeaseHeldError):
+            Lease(os_client, index, "tpl", holder="intruder", ttl=5).acquire()
+
+
+def test_a_mining_run_refuses_to_start_while_another_holds_the_lease(os_client, index_prefix, opensearch_url,
+                                                                      tmp_path):
+    from bloomspan.sidecar.mining_run import MineConfig, run_mining
+
+    index, tpl = f"{index_prefix}lease", f"{index_prefix}tpl"
+    os_client.index(index=f"{index_prefix}src", id="a", body={"text": "x y z"}, refresh=True)
+    other = Lease(os_client, index, tpl, holder="other-replica", ttl=60)
+    other.acquire()
+    with pytest.raises(LeaseHeldError, match="other-replica"):
+        run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=tpl,
+                              work_dir=str(tmp_path), lease_index=index), client=os_client)
+    assert not os_client.indices.exists_alias(name=tpl)
+    other.release()

@@ -1,0 +1,218 @@
+"""The template index: contents checked against the documents' own text, the atomic alias
+swap under a polling reader, retention, rollback, unfinished and failed publishes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+
+from bloomspan.engine.tokenizer import tokenize
+from bloomspan.sidecar.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
+from bloomspan.sidecar.errors import PublishError, RunNotFoundError
+from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
+                                              physical_name, publish, rollback, setup)
+from sidecar_helpers import AliasReader, make_source, published, web_docs
+
+
+def _starts(doc: list[str], phrase: list[str]) -> list[int]:
+    """Token positions where ``phrase`` starts in ``doc`` (overlaps included), via string search
+    (tokens hold no spaces, so " a b " occurs in " x a b y " exactly at token boundaries)."""
+    hay = " " + " ".join(doc) + " "
+    needle = " " + " ".join(phrase) + " "
+    out, at = [], hay.find(needle)
+    while at >= 0:
+        out.append(hay.count(" ", 0, at))  # spaces before = tokens before
+        at = hay.find(needle, at + 1)
+    return out
+
+
+def test_end_to_end_bitmaps_decode_to_exactly_the_containing_documents(os_client, index_prefix, opensearch_url,
+                                                                       tmp_path):
+    docs = list(web_docs(300))
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    make_source(os_client, src, docs, shards=2)
+    summary = run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
+                                    work_dir=str(tmp_path), lease_index=f"{index_prefix}lease", site_field="site"),
+                         client=os_client)
+    pub = published(os_client, tpl)
+    ids = sorted(d["id"] for d in docs)
+    assert pub["doc_ids"] == ids and summary.docs_stored == 300 and summary.phrases == len(pub["phrases"]) > 20
+    toks = {d["id"]: tokenize(d["text"]) for d in docs}
+    corpus = [toks[i] for i in ids]  # canonical order
+    covered = [[False] * len(t) for t in corpus]
+    for pid, p in pub["phrases"].items():
+        members = list(decode_bitmap(p["doc_bitmap"]))
+        starts = [_starts(doc, p["tokens"]) for doc in corpus]
+        assert members == [d for d, s in enumerate(starts) if s], p["text"]
+        assert (len(members), sum(map(len, starts))) == (p["df"], p["occurrences"])
+        assert p["example_ids"] == [ids[d] for d in members[:5]]
+        assert p["psi"] == p["length"] * p["df"] and p["text"] == " ".join(p["tokens"])
+        for d, found in enumerate(starts):
+            for i in found:
+                covered[d][i:i + p["length"]] = [True] * p["length"]
+    run = pub["run"]
+    flat = [c for doc in covered for c in doc]
+    coverage = coverage_from_bitmaps([decode_bitmap(run["coverage_bitmap"])], len(flat))
+    assert coverage.tolist() == flat
+    assert run["covered_tokens"] == sum(flat) and run["tokens_seen"] == len(flat) == summary.tokens
+    assert run["docs_seen"] == 300 and run["docs_skipped"] == 0 and run["doc_id_chunks"] == 1
+    rep = pub["report"]
+    assert sum(b["docs"] for b in rep["doc_covered_fraction_histogram"]) == 300
+    assert [p["text"] for p in rep["top_phrases"]] == [p["text"] for p in sorted(
+        pub["phrases"].values(), key=lambda p: (-p["psi"], -p["length"], p["text"]))][:20]
+    assert rep["most_cluttered_sites"] and all(0 <= s["covered_share"] <= 1 for s in rep["most_cluttered_sites"])
+    # the run document carries no credential and names the source
+    assert run["source_index"] == src and run["field"] == "text"
+
+
+def _fake_run(n_phrases: int, n_docs: int = 30):
+    phrases = [{"phrase_id": f"p{k:04d}", "text": f"w{k} x", "tokens": [f"w{k}", "x"], "length": 2, "df": 2,
+                "occurrences": 2, "psi": 4, "example_ids": ["a", "b"], "doc_bitmap": "OjAAAAEAAAAAAAEAEAAAAAAAAQA="}
+               for k in range(n_phrases)]
+    return dict(phrase_docs=phrases, doc_keys=[f"doc{i:05d}" for i in range(n_docs)],
+                coverage=[bitmap_from_array(np.arange(0, 10))],
+                run_doc={"phrases": n_phrases, "docs_seen": n_docs, "source_index": "src", "field": "text"})
+
+
+def test_alias_readers_only_see_complete_runs_and_retention(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    published_runs = []
+    with AliasReader(os_client, tpl, period=0.005) as reader:
+        for k in range(5):
+            run_id = new_run_id()
+            res = publish(os_client, tpl, run_id, **_fake_run(40 + 25 * k), keep_runs=2, bulk_docs=7)
+            published_runs.append(res.physical_index)
+            assert aliased_indices(os_client, tpl) == [res.physical_index]
+    assert reader.violations == [] and reader.complete_views > 0
+    states = physical_indices(os_client, tpl)
+    assert sorted(states) == sorted(published_runs[-2:]) and all(s["complete"] for s in states.values())
+    runs = list_runs(os_client, tpl)
+    assert [r["physical_index"] for r in runs] == published_runs[-1:-3:-1]
+    assert runs[0]["current"] and not runs[1]["current"] and runs[0]["phrases"] == 140
+    assert "coverage_bitmap" not in runs[0]
+
+
+def test_rollback_moves_the_alias_back_and_forth(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    with pytest.raises(RunNotFoundError):
+        rollback(os_client, tpl)
+    first = publish(os_client, tpl, new_run_id(), **_fake_run(3), keep_runs=3).physical_index
+    with pytest.raises(RunNotFoundError, match="older"):
+        rollback(os_client, tpl)
+    second = publish(os_client, tpl, new_run_id(), **_fake_run(4), keep_runs=3).physical_index
+    res = rollback(os_client, tpl)
+    assert res["to"] == first and res["from"] == [second] and aliased_indices(os_client, tpl) == [first]
+    res = rollback(os_client, tpl, to_run=second.rsplit(f"{tpl}-", 1)[1])
+    assert aliased_indices(os_client, tpl) == [second]
+    with pytest.raises(RunNotFoundError, match="does not exist"):
+        rollback(os_client, tpl, to_run="20000101t000000000-abcd")
+
+
+def test_unfinished_index_is_never_aliased_and_is_cleaned_up(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    done = publish(os_client, tpl, new_run_id(), **_fake_run(3)).physical_index
+    crashed = physical_name(tpl, new_run_id())
+    os_client.indices.create(index=crashed)  # what a kill -9 during the bulk leaves behind
+    os_client.index(index=crashed, id="x", body={"kind": "phrase"}, refresh=True)
+    with pytest.raises(RunNotFoundError, match="never finished"):
+        rollback(os_client, tpl, to_run=crashed)
+    assert [r["status"] for r in list_runs(os_client, tpl) if r["physical_index"] == crashed] == ["incomplete"]
+    newer = publish(os_client, tpl, new_run_id(), **_fake_run(5)).physical_index
+    assert aliased_indices(os_client, tpl) == [newer]
+    assert crashed not in physical_indices(os_client, tpl) and done in physical_indices(os_client, tpl)
+
+
+def test_resuming_the_same_run_recreates_its_unfinished_index(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    run_id = new_run_id()
+    os_client.indices.create(index=physical_name(tpl, run_id))  # an earlier attempt of this run
+    res = publish(os_client, tpl, run_id, **_fake_run(6))
+    assert os_client.count(index=tpl, body={"query": {"term": {"kind": "phrase"}}})["count"] == 6
+    again = publish(os_client, tpl, run_id, **_fake_run(6))  # killed after the swap: nothing to redo
+    assert again.reused and again.physical_index == res.physical_index
+
+
+def test_failed_bulk_leaves_the_alias_on_the_previous_run(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    good = publish(os_client, tpl, new_run_id(), **_fake_run(5)).physical_index
+
+    class FailingBulk:
+        def __init__(self, client, fail_at):
+            self._c, self.calls, self.fail_at = client, 0, fail_at
+
+        def __getattr__(self, name):
+            return getattr(self._c, name)
+
+        def bulk(self, *a, **kw):
+            self.calls += 1
+            if self.calls == self.fail_at:
+                raise OSConnectionError("N/A", "injected", None)
+            return self._c.bulk(*a, **kw)
+
+    bad_run = new_run_id()
+    with pytest.raises(PublishError) as info:
+        publish(FailingBulk(os_client, 3), tpl, bad_run, **_fake_run(50), bulk_docs=10)
+    assert info.value.index == physical_name(tpl, bad_run)
+    assert aliased_indices(os_client, tpl) == [good]
+    assert not physical_indices(os_client, tpl)[physical_name(tpl, bad_run)]["complete"]
+    # a rejected document is a PublishError naming the item
+    broken = _fake_run(2)
+    broken["phrase_docs"][1]["length"] = "not a number"
+    with pytest.raises(PublishError) as info:
+        publish(os_client, tpl, new_run_id(), **broken)
+    assert info.value.item and aliased_indices(os_client, tpl) == [good]
+    publish(os_client, tpl, bad_run, **_fake_run(50), bulk_docs=10)  # the retry completes
+    assert aliased_indices(os_client, tpl) == [physical_name(tpl, bad_run)]
+
+
+def test_name_taken_by_a_concrete_index_and_setup(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    os_client.indices.create(index=tpl)
+    with pytest.raises(PublishError) as info:
+        publish(os_client, tpl, new_run_id(), **_fake_run(1))
+    assert info.value.field == "template_index"
+    other, lease, src = f"{index_prefix}tpl2", f"{index_prefix}lease", f"{index_prefix}src"
+    os_client.indices.create(index=src)
+    lines = setup(os_client, other, lease, src)
+    assert len(lines) == 3
+    tmpl = os_client.indices.get_index_template(name=other)["index_templates"][0]["index_template"]
+    assert tmpl["index_patterns"] == [f"{other}-*"]
+    os_client.indices.create(index=f"{other}-20250101t000000000-abcd")  # gets the template's mapping
+    mapping = os_client.indices.get_mapping(index=f"{other}-20250101t000000000-abcd")
+    assert mapping[f"{other}-20250101t000000000-abcd"]["mappings"]["dynamic"] == "strict"
+    props = os_client.indices.get_mapping(index=src)[src]["mappings"]["properties"]
+    assert props["bloomspan"]["properties"]["boilerplate_ratio"]["type"] == "rank_feature"
+
+
+def test_empty_source_publishes_an_empty_run(os_client, index_prefix, opensearch_url, tmp_path):
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    make_source(os_client, src, [{"id": "only-blank", "text": ""}], shards=1)
+    summary = run_mining(MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
+                                    lease_index=f"{index_prefix}lease"), client=os_client)
+    assert (summary.docs_seen, summary.docs_stored, summary.phrases, summary.tokens) == (1, 0, 0, 0)
+    pub = published(os_client, tpl)
+    assert pub["phrases"] == {} and pub["doc_ids"] == [] and pub["run"]["docs_skipped"] == 1
+
+
+def test_credentials_reach_neither_logs_nor_the_template_index(os_client, index_prefix, opensearch_url, tmp_path,
+                                                               caplog):
+    """The local node runs without the security plugin, so it ignores the Authorization
+    header: the run goes through while we check where the secret could leak."""
+    import json
+    import logging
+
+    secret = "pw-Very-SECRET-42"
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    make_source(os_client, src, list(web_docs(40)), shards=1)
+    url = opensearch_url.replace("://", f"://miner:{secret}@")
+    with caplog.at_level(logging.DEBUG):
+        run_mining(MineConfig(index=src, url=url, sigma=3, min_length=4, template_index=tpl, work_dir=str(tmp_path),
+                              lease_index=f"{index_prefix}lease"))
+    assert secret not in caplog.text and "miner" not in caplog.text.replace("bloomspan", "")
+    stored = json.dumps(published(os_client, tpl)) + json.dumps(
+        os_client.get(index=tpl, id="run")["_source"]["params"])
+    assert secret not in stored and "miner" not in stored
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path

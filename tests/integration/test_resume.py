@@ -1,0 +1,140 @@
+"""kill -9 a real `mine` process while it reads and while it publishes, several times; a
+restart completes and publishes exactly what an uninterrupted run publishes, and a reader
+of the alias only ever sees complete phrase sets."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.template_index import physical_indices
+from sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
+
+N_DOCS = 300
+
+
+def _command(url, src, tpl, lease, work_dir) -> list[str]:
+    return [sys.executable, "-m", "bloomspan.sidecar.cli_cluster", "mine", "--url", url, "--index", src,
+            "--template-index", tpl, "--lease-index", lease, "--work-dir", str(work_dir), "--sigma", "5",
+            "--min-length", "5", "--engine", ENGINE, "--batch-size", "20", "--slices", "2", "--checkpoint-seconds", "0",
+            "--bulk-docs", "10", "--pit-keep-alive", "1m", "--progress", "lines", "--no-report", "--json"]
+
+
+def _run_until(cmd, stage: str, at_least: float, timeout: float = 120.0) -> tuple[bool, list[str]]:
+    """Start ``cmd``; SIGKILL it as soon as it reports ``stage`` with done >= at_least
+    (a share of the stage's total when at_least < 1). Returns (killed, stderr lines read)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            parts = line.split()
+            if len(parts) >= 3 and parts[0] == "bloomspan:" and parts[1] == stage:
+                done, _, total = parts[2].partition("/")
+                if int(done) >= (at_least * int(total) if at_least < 1 and total else at_least):
+                    os.kill(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    return True, lines
+            if time.monotonic() > deadline:
+                break
+        proc.wait(timeout=timeout)
+        return False, lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_kill_during_scan_and_publish_then_restart(os_client, index_prefix, opensearch_url, tmp_path):
+    src, tpl, lease = f"{index_prefix}src", f"{index_prefix}tpl", f"{index_prefix}lease"
+    make_source(os_client, src, web_docs(N_DOCS), shards=2)
+    # Reference: one uninterrupted run into another template index.
+    ref_tpl = f"{index_prefix}ref"
+    run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, template_index=ref_tpl,
+                          work_dir=str(tmp_path / "ref"), lease_index=lease), client=os_client)
+    expected = published(os_client, ref_tpl)
+    assert expected["phrases"], "the corpus must have boilerplate for this test to mean anything"
+
+    work = tmp_path / "work"
+    cmd = _command(opensearch_url, src, tpl, lease, work)
+    kills_scan = kills_publish = 0
+    with AliasReader(os_client, tpl) as reader:
+        for at in (30, 150):  # the first (full) run, killed while reading at two depths
+            killed, lines = _run_until(cmd, "scan", at)
+            assert killed, "".join(lines[-20:])
+            kills_scan += 1
+            assert (work / "run" / "checkpoint.json").exists()
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # resumes and completes
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert '"resumed": true' in done.stdout and '"kind": "full"' in done.stdout
+        # The next run is incremental (the alias now exists): kill it while listing, then
+        # several times while it writes the template index.
+        killed, lines = _run_until(cmd, "list", 80)
+        assert killed, "".join(lines[-20:])
+        kills_scan += 1
+        for at in (0.1, 0.4, 0.7):  # shares of the documents to write
+            killed, lines = _run_until(cmd, "publish", at)
+            if killed:
+                kills_publish += 1
+                states = physical_indices(os_client, tpl)
+                assert not any(s["aliased"] and not s["complete"] for s in states.values())
+        final = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert final.returncode == 0, final.stderr[-3000:]
+        time.sleep(0.2)
+    assert kills_scan == 3 and kills_publish == 3
+    assert reader.violations == [], reader.violations[:5]
+    assert reader.complete_views > 0 and len(reader.runs_seen) >= 2
+    assert '"resumed": true' in final.stdout
+    assert published(os_client, tpl) == expected
+    # Leftovers of killed attempts are gone, the kept runs are complete.
+    states = physical_indices(os_client, tpl)
+    assert all(s["complete"] for s in states.values()) and len(states) <= 3
+    assert not (work / "run").exists()
+
+
+@pytest.mark.parametrize("mode", ["pit", "scroll"])
+def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensearch_url, tmp_path, mode):
+    """An exception mid-scan (the 5th search fails) leaves a checkpoint; the next run resumes
+    from it (PIT: from the saved _seq_no positions; scroll: unfinished units re-read, the
+    duplicates dropped) and publishes what an uninterrupted run does."""
+    src = f"{index_prefix}src"
+    make_source(os_client, src, web_docs(300), shards=3)
+    base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
+                batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode)
+    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+               client=os_client)
+
+    class FailingClient:
+        """The real client, except that its Nth search raises."""
+
+        def __init__(self, client, fail_at):
+            self._c, self.calls, self.fail_at = client, 0, fail_at
+
+        def __getattr__(self, name):
+            return getattr(self._c, name)
+
+        def search(self, *a, **kw):
+            self.calls += 1
+            if self.calls == self.fail_at:
+                raise ConnectionError("injected failure")
+            return self._c.search(*a, **kw)
+
+        def scroll(self, *a, **kw):
+            self.calls += 1
+            if self.calls == self.fail_at:
+                raise ConnectionError("injected failure")
+            return self._c.scroll(*a, **kw)
+
+    cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
+    with pytest.raises(Exception, match="injected failure"):
+        run_mining(cfg, client=FailingClient(os_client, 5))
+    assert (tmp_path / "w" / "run" / "checkpoint.json").exists()
+    summary = run_mining(cfg, client=os_client)
+    assert summary.resumed and summary.docs_seen == 300
+    assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")

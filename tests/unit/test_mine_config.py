@@ -1,0 +1,55 @@
+"""MineConfig: every field validated with its name, secrets hidden; run ids and names."""
+from __future__ import annotations
+
+import pytest
+
+from bloomspan.sidecar.errors import ClusterConfigError
+from bloomspan.sidecar.mining_run import MineConfig, RunSummary
+from bloomspan.sidecar.template_index import new_run_id, physical_name, run_id_of
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"index": ""}, "index"),
+    ({"sigma": 1}, "sigma"),
+    ({"min_length": 1}, "min_length"),
+    ({"engine": "magic"}, "engine"),
+    ({"filter_bytes": 0}, "filter_bytes"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": 10_001}, "batch_size"),
+    ({"slices": 0}, "slices"),
+    ({"keep_runs": 0}, "keep_runs"),
+    ({"template_index": "Upper"}, "template_index"),
+    ({"template_index": "a*b"}, "template_index"),
+    ({"template_index": "-x"}, "template_index"),
+    ({"scan_mode": "fast"}, "scan_mode"),
+    ({"lease_ttl": 0}, "lease_ttl"),
+    ({"url": "nope"}, "url"),
+    ({"password": "pw"}, "password"),
+])
+def test_invalid_fields_are_named(kwargs, field):
+    with pytest.raises(ClusterConfigError) as info:
+        MineConfig(**{"index": "src", **kwargs})
+    assert info.value.field == field
+
+
+def test_repr_and_params_hide_secrets():
+    c = MineConfig(index="src", url="https://node:9200", username="u", password="hunter2-secret")
+    assert "hunter2-secret" not in repr(c)
+    assert "hunter2-secret" not in str(c.params()) and c.params()["auth"] == "basic"
+    k = MineConfig(index="src", url="https://node:9200", api_key="KEY-SECRET-123")
+    assert "KEY-SECRET-123" not in repr(k) and "KEY-SECRET-123" not in str(k.source_fingerprint())
+
+
+def test_run_ids_sort_by_time_and_name_physical_indices():
+    a, b = new_run_id(1_700_000_000.0), new_run_id(1_700_000_000.5)
+    assert a < b and a.startswith("20231114t221320000-")
+    assert run_id_of("tpl", physical_name("tpl", a)) == a
+    assert run_id_of("tpl", "tpl-lease") is None and run_id_of("tpl", f"tpl-x-{a}") is None
+
+
+def test_run_summary_as_dict_has_the_metrics_keys():
+    s = RunSummary(run_id="r", physical_index="t-r", template_index="t", kind="full", resumed=False, docs_seen=5,
+                   docs_stored=4, docs_skipped=1, skipped_by_reason={"missing": 1}, tokens=10, covered_tokens=3,
+                   covered_share=0.3, phrases=2)
+    d = s.as_dict()
+    assert (d["documents"], d["tokens"], d["phrases"], d["covered_share"]) == (4, 10, 2, 0.3)
