@@ -3,7 +3,8 @@
 Each command is a few lines calling one library function; heavy imports (numba,
 opensearch-py) happen inside commands so that `bloomspan --help` and `--version` are
 instant. Every flag is also read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` (click's
-auto_envvar_prefix), which is how compose, Kubernetes and systemd configure it.
+auto_envvar_prefix, plus explicit names where the parameter name differs from the flag),
+which is how compose, Kubernetes and systemd configure it.
 """
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import logging
 import sys
 
 import click
+
+from bloomspan.sidecar.cli_cluster import (COMMANDS as _CLUSTER_COMMANDS, cluster_mine_options,
+                                           mine_cluster_command, shared_mine_options)
 
 
 def _version() -> str:
@@ -47,28 +51,30 @@ def _mining_config(sigma: int, min_length: int, engine: str, filter_bytes: int |
 
 
 @cli.command()
-@click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False), help="Mine a JSON Lines file (one document per line).")
-@click.option("--field", default="text", show_default=True, help="Document field holding the text.")
-@click.option("--id-field", default=None, help="Field holding the document id (default: line number).")
-@click.option("--sigma", type=int, default=20, show_default=True, help="Minimum number of distinct documents.")
-@click.option("--min-length", type=int, default=10, show_default=True, help="Minimum phrase length in tokens.")
-@click.option("--engine", type=click.Choice(["bloomspan", "fhk"]), default="bloomspan", show_default=True)
-@click.option("--filter-bytes", type=int, default=None, help="Counting-filter size (default 8 bytes/token, max 512 MiB).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Output directory for phrases.jsonl and report.json.")
-@click.option("--work-dir", type=click.Path(file_okay=False), default=None, help="Where the mmap'd corpus store lives (default: a temp dir).")
-@click.option("--top", type=int, default=10, show_default=True, help="Index hogs to print.")
-def mine(jsonl, field, id_field, sigma, min_length, engine, filter_bytes, out_dir, work_dir, top):
-    """Mine maximal frequent phrases from a JSON Lines file (--jsonl)."""
+@click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False),
+              help="Mine a JSON Lines file (one document per line) instead of a live index.")
+@click.option("--id-field", default=None, help="With --jsonl: field holding the document id (default: line number).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="With --jsonl: output directory for phrases.jsonl and report.json.")
+@shared_mine_options
+@cluster_mine_options
+def mine(jsonl, id_field, out_dir, **kwargs):
+    """Mine maximal frequent phrases: from a live index (--index, publishes the template index)
+    or from a JSON Lines file (--jsonl, writes phrases.jsonl and report.json)."""
     if not jsonl:
-        raise click.UsageError("give --jsonl PATH")
+        if out_dir or id_field:
+            raise click.UsageError("--out and --id-field go with --jsonl; a cluster run publishes to --template-index")
+        mine_cluster_command(**kwargs)
+        return
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")
-    config = _mining_config(sigma, min_length, engine, filter_bytes)
+    config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
     from bloomspan.sidecar.jsonl_mining import JsonlInputError, mine_jsonl
     from bloomspan.sidecar.report_text import render_report
 
+    top = kwargs["top"]
     try:
-        summary = mine_jsonl(jsonl, field, config, out_dir, id_field=id_field, work_dir=work_dir,
+        summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field, work_dir=kwargs["work_dir"],
                              progress=_progress, top=top)
     except (JsonlInputError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -109,16 +115,16 @@ def _parse_duration(value: str | None, option: str) -> float | None:
 
 
 @cli.command()
-@click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), help="phrases.jsonl from `bloomspan mine`.")
+@click.option("--phrases", "phrases_path", envvar="BLOOMSPAN_CLEAN_PHRASES", type=click.Path(dir_okay=False, exists=True), help="phrases.jsonl from `bloomspan mine`.")
 @click.option("--template-index", default=None, help="Template index alias to read phrases from (with --url).")
 @click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster for --template-index.")
 @click.option("--username", default=None)
 @click.option("--password", default=None, help="Better set BLOOMSPAN_CLEAN_PASSWORD than a flag.")
 @click.option("--api-key", default=None)
-@click.option("--in", "in_path", type=click.Path(dir_okay=False, exists=True), required=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
-@click.option("--errors", "errors_path", type=click.Path(dir_okay=False), default=None, help="Per-document errors (default OUT.errors.jsonl).")
-@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, help="Text field(s) to clean; repeatable.")
+@click.option("--in", "in_path", envvar="BLOOMSPAN_CLEAN_IN", type=click.Path(dir_okay=False, exists=True), required=True)
+@click.option("--out", "out_path", envvar="BLOOMSPAN_CLEAN_OUT", type=click.Path(dir_okay=False), required=True)
+@click.option("--errors", "errors_path", envvar="BLOOMSPAN_CLEAN_ERRORS", type=click.Path(dir_okay=False), default=None, help="Per-document errors (default OUT.errors.jsonl).")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, envvar="BLOOMSPAN_CLEAN_FIELD", help="Text field(s) to clean; repeatable.")
 @click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
 @click.option("--max-ratio", type=float, default=None, help="Documents with a higher boilerplate ratio go to --over-ratio-out.")
 @click.option("--over-ratio-out", type=click.Path(dir_okay=False), default=None)
@@ -172,14 +178,14 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
 @click.option("--verify-certs/--no-verify-certs", default=True, show_default=True)
 @click.option("--forward-credentials/--no-forward-credentials", default=True, show_default=True,
               help="Proxy with the client's own Authorization header (default) or the sidecar's.")
-@click.option("--clean-index", "clean_indices", multiple=True, help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
-@click.option("--field", "fields", multiple=True, default=("text",), show_default=True)
+@click.option("--clean-index", "clean_indices", multiple=True, envvar="BLOOMSPAN_SERVE_CLEAN_INDEX", help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, envvar="BLOOMSPAN_SERVE_FIELD")
 @click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
 @click.option("--max-ratio", type=float, default=None)
 @click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
 @click.option("--scope-field", default=None)
 @click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
-@click.option("--phrases", "phrases_path", default=None, type=click.Path(dir_okay=False, exists=True))
+@click.option("--phrases", "phrases_path", default=None, envvar="BLOOMSPAN_SERVE_PHRASES", type=click.Path(dir_okay=False, exists=True))
 @click.option("--reload-every", default="10s", show_default=True, help="How often to check the template alias.")
 @click.option("--require-template/--no-require-template", default=False, show_default=True,
               help="Answer 503 to writes for cleaned indices until a phrase set is loaded.")
@@ -189,11 +195,12 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
 @click.option("--sigma", type=int, default=20, show_default=True)
 @click.option("--min-length", type=int, default=10, show_default=True)
 @click.option("--work-dir", default="./bloomspan-work", show_default=True)
+@click.option("--lease-index", default="bloomspan-lease", show_default=True, help="Lease that keeps one run at a time across replicas.")
 @click.option("--emerging-shingle", type=int, default=None, help="Watch k-token shingles for emerging boilerplate (off by default).")
 @click.option("--emerging-threshold", type=int, default=50, show_default=True, help="Emerging shingles that trigger a re-mine.")
 def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
           clean_indices, fields, mode, max_ratio, route_index, scope_field, template_index, phrases_path, reload_every,
-          require_template, every, mine_index, mine_field, sigma, min_length, work_dir, emerging_shingle,
+          require_template, every, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
           emerging_threshold):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
     from aiohttp import web
@@ -209,12 +216,17 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
             route_index=route_index, scope_field=scope_field, template_index=template_index, phrases_path=phrases_path,
             reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
             every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
-            min_length=min_length, work_dir=work_dir, emerging_shingle=emerging_shingle,
+            min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
             emerging_threshold=emerging_threshold)
     except ServeConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
     click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url}", err=True)
     web.run_app(create_app(config), host=host, port=port, print=None)
+
+
+for _command in _CLUSTER_COMMANDS:
+    if _command.name != "mine":  # merged into `mine` above
+        cli.add_command(_command)
 
 
 def main() -> None:

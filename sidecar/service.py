@@ -101,7 +101,18 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 async def list_runs(request: web.Request) -> web.Response:
-    return web.json_response({"runs": request.app[RUNS].history()})
+    """Runs this process started, and the runs published in the template index (any replica)."""
+    config = request.app[CONFIG]
+    published, error = [], None
+    if config.template_index:
+        from bloomspan.sidecar.template_index import list_runs as published_runs
+
+        try:
+            published = await asyncio.to_thread(published_runs, request.app[CLEANER].client(), config.template_index)
+        except Exception as exc:  # cluster down: still show local history
+            error = f"{type(exc).__name__}: {exc}"
+    return web.json_response({"runs": request.app[RUNS].history(), "published": published, "published_error": error},
+                             dumps=lambda o: __import__("json").dumps(o, default=str))
 
 
 async def trigger_run(request: web.Request) -> web.Response:

@@ -51,6 +51,7 @@ class ServeConfig:
     sigma: int = 20
     min_length: int = 10
     work_dir: str = "./bloomspan-work"
+    lease_index: str = "bloomspan-lease"
     # Emerging boilerplate (forgetful Bloom filter over k-token shingles); None: off.
     emerging_shingle: int | None = None
     emerging_threshold: int = 50
@@ -129,6 +130,12 @@ class CleanerHolder:
         self._client = None
         self._lock = threading.Lock()
 
+    def client(self):
+        """The sidecar's own cluster client (template reads, run history)."""
+        if self._client is None:
+            self._client = self.config.opensearch_client()
+        return self._client
+
     def _build(self, phrase_set) -> Any:
         from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 
@@ -156,9 +163,7 @@ class CleanerHolder:
                 return False
             from bloomspan.sidecar.template_reader import current_run, load_phrase_set
 
-            if self._client is None:
-                self._client = self.config.opensearch_client()
-            physical = current_run(self._client, self.config.template_index)
+            physical = current_run(self.client(), self.config.template_index)
             if physical is None or physical == self.run_id:
                 return False
             self.install(load_phrase_set(self._client, physical), run_id=physical)
@@ -234,8 +239,9 @@ class RunRegistry:
             self.metrics["runs"].labels(status="failed").inc()
             log.exception("mining run=%s failed", record.run)
         else:
-            record.status, record.summary = "succeeded", summary
-            self.metrics["runs"].labels(status="succeeded").inc()
+            status = "skipped" if isinstance(summary, dict) and summary.get("skipped") else "succeeded"
+            record.status, record.summary = status, summary
+            self.metrics["runs"].labels(status=status).inc()
             for key in ("documents", "tokens", "phrases", "covered_share"):
                 if isinstance(summary, dict) and key in summary:
                     self.metrics[key].set(summary[key])
