@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,bench]'
 	touch $(STAMP)
 
+# Starts (or reuses) the local node and leaves it running for exploring; stop it with
+# `make node-stop`.
 demo: $(STAMP)
-	$(BIN)/bloomspan demo
+	$(BIN)/bloomspan demo --url "$$(deploy/local/opensearch.sh start | tail -n 1)"
 
 # The full suite against a real node (started by tests/conftest.py unless OPENSEARCH_URL is
 # set), then the kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1).

@@ -224,6 +224,31 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
     web.run_app(create_app(config), host=host, port=port, print=None)
 
 
+@cli.command()
+@click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster to run the demo against.")
+@click.option("--docs", type=int, default=3000, show_default=True, help="Generated pages to index.")
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--sigma", type=int, default=20, show_default=True)
+@click.option("--min-length", type=int, default=10, show_default=True)
+@click.option("--work-dir", default="./bloomspan-work/demo", show_default=True)
+def demo(url, docs, seed, sigma, min_length, work_dir):
+    """Index a generated web crawl, mine it through the cluster, publish and report."""
+    from bloomspan.sidecar.demo import DemoConfig, run_demo
+
+    try:
+        config = DemoConfig(url=url, docs=docs, seed=seed, sigma=sigma, min_length=min_length, work_dir=work_dir)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--docs") from None
+    try:
+        run_demo(config, say=click.echo)
+    except Exception as exc:
+        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+
+        if isinstance(exc, OSConnectionError):
+            raise click.ClickException(f"cannot reach {url}: start a node with deploy/local/opensearch.sh start") from None
+        raise
+
+
 for _command in _CLUSTER_COMMANDS:
     if _command.name != "mine":  # merged into `mine` above
         cli.add_command(_command)
