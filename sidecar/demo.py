@@ -33,7 +33,7 @@ class DemoConfig:
 
 
 def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
-    from opensearchpy import OpenSearch, helpers
+    from opensearchpy import helpers
 
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.corpora import generate_web
@@ -42,7 +42,9 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     from bloomspan.sidecar.template_reader import current_run, load_phrase_set
 
     t_start = time.perf_counter()
-    client = OpenSearch(hosts=[config.url], timeout=120)
+    from bloomspan.sidecar.connection import ClusterConfig
+
+    client = ClusterConfig(url=config.url, timeout=120).client()
     info = client.info()
     say(f"cluster {config.url}: {info['version'].get('distribution', 'elasticsearch')} {info['version']['number']}")
 

@@ -103,17 +103,12 @@ class ServeConfig:
         return TCPConnector(limit=64, ssl=ctx)
 
     def opensearch_client(self):
-        from opensearchpy import OpenSearch
+        """The sidecar's own client (same TLS and auth handling as `bloomspan mine`)."""
+        from bloomspan.sidecar.connection import ClusterConfig
 
-        kwargs: dict[str, Any] = {"hosts": [self.upstream_url], "timeout": self.upstream_timeout,
-                                  "verify_certs": self.verify_certs}
-        if self.ca_certs:
-            kwargs["ca_certs"] = self.ca_certs
-        if self.username:
-            kwargs["http_auth"] = (self.username, self.password or "")
-        if self.api_key:
-            kwargs["headers"] = {"Authorization": f"ApiKey {self.api_key}"}
-        return OpenSearch(**kwargs)
+        return ClusterConfig(url=self.upstream_url, username=self.username, password=self.password,
+                             api_key=self.api_key, ca_certs=self.ca_certs, verify_certs=self.verify_certs,
+                             timeout=self.upstream_timeout).client()
 
 
 class CleanerHolder:
