@@ -22,11 +22,17 @@ Modes (per configured text field; matching and merging as in :mod:`.matcher`):
 
 In ``strip`` mode ``doc[meta_field] = {"boilerplate_ratio": r}`` too, unless
 ``meta_field`` is None. ``r`` = tokens inside merged spans / all tokens, summed over the
-configured fields present. A document in which no phrase matches comes back as the
-*same object*, untouched, in every mode (only ``chunk_size`` adds ``field +
-chunks_suffix``, the chunks of the stripped text, to every document). With ``max_ratio``
-a document whose ``r`` exceeds it gets ``action == "drop"`` and a ``reason``; the caller
-routes it (the cleaned document is still in the result).
+configured fields present. With ``fingerprint=True`` (any mode)
+``doc[meta_field]["fingerprint"]`` is the base64 chunk fingerprint
+(:mod:`bloomspan.engine.chunk_fingerprint`) of the *stripped* text of the configured fields
+present (joined by a blank line), for near-duplicate collapse of search results; it is
+written on every valid document that has at least one configured field, matched or not.
+
+A document in which no phrase matches comes back as the *same object*, untouched, in
+every mode (only ``chunk_size`` adds ``field + chunks_suffix``, the chunks of the stripped
+text, and ``fingerprint`` adds ``meta_field.fingerprint``, to every document). With
+``max_ratio`` a document whose ``r`` exceeds it gets ``action == "drop"`` and a
+``reason``; the caller routes it (the cleaned document is still in the result).
 
 Strip rule. Write the text as ``g0 t1 g1 t2 ... tn gn`` (tokens ``t``, non-token gaps
 ``g``). A merged span ``t_i .. t_j`` is removed together with the gaps on both sides,
@@ -56,6 +62,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
+
+from bloomspan.engine.chunk_fingerprint import fingerprint_b64
 
 from .chunking import chunk_text, validate_chunking
 from .errors import (
@@ -96,8 +104,11 @@ class CleanerConfig:
     id_field:      key of the document id used in results and errors (None: no id).
     scope_field:   key of the document's scope (site) for scoped phrases (None: only
                    unscoped phrases apply).
-    meta_field:    key for the metadata object (None only in strip mode: no metadata).
+    meta_field:    key for the metadata object (None only in strip mode without
+                   fingerprint: no metadata).
     clean_suffix, chunks_suffix: names of the derived fields.
+    fingerprint:   True: write ``meta_field.fingerprint``, the base64 chunk fingerprint of the
+                   stripped text (default :class:`FingerprintConfig`; mapping: ``binary``).
     """
 
     fields: tuple[str, ...]
@@ -112,6 +123,7 @@ class CleanerConfig:
     meta_field: str | None = "bloomspan"
     clean_suffix: str = "_clean"
     chunks_suffix: str = "_chunks"
+    fingerprint: bool = False
 
     def __post_init__(self) -> None:
         fields = self.fields
@@ -139,6 +151,10 @@ class CleanerConfig:
                 raise IngestConfigError(name, v, "must be a non-empty string or None")
         if self.meta_field is None and self.mode != "strip":
             raise IngestConfigError("meta_field", None, f"mode {self.mode!r} writes metadata: give a key, e.g. 'bloomspan'")
+        if not isinstance(self.fingerprint, bool):
+            raise IngestConfigError("fingerprint", self.fingerprint, "must be true or false")
+        if self.fingerprint and self.meta_field is None:
+            raise IngestConfigError("meta_field", None, "fingerprint=True writes meta_field.fingerprint: give a key, e.g. 'bloomspan'")
         for name in ("clean_suffix", "chunks_suffix"):
             v = getattr(self, name)
             if not isinstance(v, str) or not v:
@@ -445,12 +461,15 @@ class Cleaner:
             result.n_tokens += m.n_tokens
             result.covered_tokens += m.covered_tokens
         any_span = result.covered_tokens > 0
-        if not any_span and cfg.chunk_size is None:
+        fingerprint = cfg.fingerprint and bool(matches)
+        if not any_span and cfg.chunk_size is None and not fingerprint:
             return result  # the input object, untouched
 
         out = dict(doc)
+        cleaned: list[str] = []
         for name, m in matches.items():
             stripped = strip_spans(texts[name], m)
+            cleaned.append(stripped)
             if cfg.mode == "strip":
                 out[name] = stripped
             elif cfg.mode == "downweight" and any_span:
@@ -463,6 +482,10 @@ class Cleaner:
                 meta["spans"] = [{"field": name, "start": cs, "end": ce, "phrase_ids": pids}
                                  for name, rep in result.fields.items() for cs, ce, pids in rep.spans]  # fmt: skip
             meta["boilerplate_ratio"] = result.boilerplate_ratio
+            out[cfg.meta_field] = meta
+        if fingerprint:
+            meta = out[cfg.meta_field] if any_span else {}  # the fresh dict built above, or a new one
+            meta["fingerprint"] = fingerprint_b64("\n\n".join(cleaned))
             out[cfg.meta_field] = meta
         result.doc = out
         result.changed = True

@@ -131,8 +131,9 @@ def _parse_duration(value: str | None, option: str) -> float | None:
 @click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
 @click.option("--chunk-overlap", type=int, default=0, show_default=True)
 @click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+@click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
 def clean(phrases_path, template_index, url, username, password, api_key, in_path, out_path, errors_path, fields,
-          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field):
+          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field, fingerprint):
     """Strip, mark or down-weight known boilerplate in a JSON Lines file."""
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
@@ -154,7 +155,8 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {url}; run `bloomspan mine` first")
             phrase_set = load_phrase_set(client, physical)
         config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
-                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field)
+                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
+                               fingerprint=fingerprint)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
     summary = clean_jsonl(Cleaner(phrase_set, config), in_path, out_path, errors_path or out_path + ".errors.jsonl",
@@ -198,10 +200,12 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
 @click.option("--lease-index", default="bloomspan-lease", show_default=True, help="Lease that keeps one run at a time across replicas.")
 @click.option("--emerging-shingle", type=int, default=None, help="Watch k-token shingles for emerging boilerplate (off by default).")
 @click.option("--emerging-threshold", type=int, default=50, show_default=True, help="Emerging shingles that trigger a re-mine.")
+@click.option("--fingerprint/--no-fingerprint", default=False, show_default=True,
+              help="Add bloomspan.fingerprint (chunk Bloom filter of the cleaned text) for near-duplicate collapse.")
 def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
           clean_indices, fields, mode, max_ratio, route_index, scope_field, template_index, phrases_path, reload_every,
           require_template, every, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
-          emerging_threshold):
+          emerging_threshold, fingerprint):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
     from aiohttp import web
 
@@ -217,7 +221,7 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
             reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
             every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
             min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
-            emerging_threshold=emerging_threshold)
+            emerging_threshold=emerging_threshold, fingerprint=fingerprint)
     except ServeConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
     click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url}", err=True)
@@ -248,6 +252,11 @@ def demo(url, docs, seed, sigma, min_length, work_dir):
             raise click.ClickException(f"cannot reach {url}: start a node with deploy/local/opensearch.sh start") from None
         raise
 
+
+from bloomspan.sidecar.cli_companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
+
+for _command in _COMPANION_COMMANDS:
+    cli.add_command(_command)
 
 for _command in _CLUSTER_COMMANDS:
     if _command.name != "mine":  # merged into `mine` above

@@ -8,7 +8,8 @@ scheduler (a mining run every ``every_seconds``). CPU work — mining, building 
 runs in threads (``asyncio.to_thread``), never on the event loop.
 
 Routes: ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (Prometheus), ``GET /runs``,
-``POST /runs``, ``GET /emerging``; everything else is proxied to the cluster, with
+``POST /runs``, ``GET /emerging``, ``/_bloomspan/search/{index}`` (near-duplicate collapse
+of the top hits); everything else is proxied to the cluster, with
 ``_bulk`` and single-document index/create requests for ``clean_indices`` cleaned on the way.
 """
 from __future__ import annotations
@@ -191,9 +192,12 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         if stats.errors:
             log.warning("proxy kind=%s index=%s documents_forwarded_uncleaned=%d first_reason=%s", kind, index,
                         stats.errors, stats.error_reasons[0])
-        emerging = app.get(EMERGING)
-        if emerging is not None and stats.cleaned + stats.unchanged:
-            emerging.observe_bulk(body, config.fields)
+    emerging = app.get(EMERGING)
+    if emerging is not None and kind != "other" and body and (
+            not config.clean_indices or IndexPatterns(tuple(config.clean_indices)).matches(index or _bulk_first_index(body))):
+        # After cleaning, so known boilerplate is gone and only new repeats can fill the filter;
+        # observe_bulk only queues the body for the hook's worker thread.
+        emerging.observe_bulk(body, config.fields, index)
     headers = _forward_headers(request, config)
     async with app[UPSTREAM].request(request.method, config.upstream_url + path, data=body or None,
                                      headers=headers, allow_redirects=False) as upstream:
@@ -254,6 +258,7 @@ async def _template_watcher(app: web.Application):
 async def _scheduler(app: web.Application):
     config = app[CONFIG]
     runs = app[RUNS]
+    runs.bind_loop(asyncio.get_running_loop())
 
     async def loop():
         while True:
@@ -283,7 +288,12 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     if config.emerging_shingle:
         from bloomspan.sidecar.emerging_hook import EmergingHook
 
-        app[EMERGING] = EmergingHook(config, on_threshold=lambda: app[RUNS].start_from_thread(app, "emerging"))
+        app[EMERGING] = EmergingHook(config, on_threshold=lambda: app[RUNS].start_from_thread(app, "emerging"),
+                                     registry=registry)
+        app.on_cleanup.append(app[EMERGING].on_cleanup)
+    from bloomspan.sidecar.near_dup_search import add_search_routes, client_for_request
+
+    add_search_routes(app, client_for_request(config))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

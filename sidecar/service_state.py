@@ -55,6 +55,8 @@ class ServeConfig:
     # Emerging boilerplate (forgetful Bloom filter over k-token shingles); None: off.
     emerging_shingle: int | None = None
     emerging_threshold: int = 50
+    # Chunk fingerprint of the cleaned text in bloomspan.fingerprint (near-duplicate collapse).
+    fingerprint: bool = False
 
     def __post_init__(self) -> None:
         if not self.upstream_url.startswith(("http://", "https://")):
@@ -135,7 +137,8 @@ class CleanerHolder:
         from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 
         cfg = CleanerConfig(fields=tuple(self.config.fields), mode=self.config.mode, max_ratio=self.config.max_ratio,
-                            skip_missing=True, id_field=None, scope_field=self.config.scope_field)
+                            skip_missing=True, id_field=None, scope_field=self.config.scope_field,
+                            fingerprint=self.config.fingerprint)
         return Cleaner(phrase_set, cfg)
 
     def install(self, phrase_set, run_id: str) -> None:
@@ -210,13 +213,15 @@ class RunRegistry:
         self._task = asyncio.create_task(self._run(record))
         return record.as_dict()
 
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Remember the service's event loop so worker threads can start runs on it."""
+        self._loop = loop
+
     def start_from_thread(self, app, reason: str) -> None:
         """Trigger from a worker thread (e.g. the emerging-boilerplate detector)."""
         if self._loop is None:
-            try:
-                self._loop = asyncio.get_event_loop()
-            except RuntimeError:
-                return
+            log.warning("run trigger reason=%s ignored: service loop not started", reason)
+            return
 
         def _start():
             if not self.busy:
