@@ -29,6 +29,11 @@ class MiningConfig:
     min_length: int
     filter_bytes: int | None = None  # None: 8 bytes per token, at most 512 MiB
     engine: str = "bloomspan"
+    # BloomSpan optimisations. Each is exact (see engine/grow.py and engine/coverage.py);
+    # the switches exist so tests can prove the result does not depend on them.
+    mask_skip: bool = True  # drop seed/branch occurrences inside a frequent document suffix
+    left_prune: bool = True  # prune a branch whose live occurrences share one left neighbour
+    kgram_filter: bool = True  # the counting filter also counts min_length-token windows
 
     def __post_init__(self) -> None:
         if not isinstance(self.sigma, int) or isinstance(self.sigma, bool) or self.sigma < 2:
@@ -39,6 +44,10 @@ class MiningConfig:
             not isinstance(self.filter_bytes, int) or self.filter_bytes < 1
         ):
             raise ConfigError("filter_bytes", self.filter_bytes, "must be a positive integer, or None for 8 bytes per token (max 512 MiB)")
+        for name in ("mask_skip", "left_prune", "kgram_filter"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigError(name, value, "must be True or False")
         if self.engine not in ENGINES:
             raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
 

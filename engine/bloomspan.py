@@ -1,0 +1,155 @@
+"""BloomSpan: exact maximal contiguous frequent phrases (MCFP), filter first, grow second.
+
+Stages (each timed as ``seconds_<stage>`` in the stats):
+
+1. ``word_filter``: exact df of every token; a bitmap of the frequent words (df >= sigma)
+   and their dense ranks (:mod:`.word_filter`).
+2. ``counting_filter``: every in-document bigram of two frequent words, and (``kgram_filter``)
+   every in-document window of ``min_length`` frequent words, increments a saturating byte
+   counter (:mod:`.counting_filter`).
+3. ``candidates``: bigram occurrences whose counters read >= min(sigma, 255).
+4. ``seeds``: exact df per candidate bigram, false positives dropped, psi order
+   (:mod:`.seeds`).
+5. ``grow``: depth-first right growth with the exact prunings (:mod:`.grow`,
+   :mod:`.coverage`).
+6. ``maximal``: candidates inside another candidate are dropped (:mod:`.maximal`).
+7. ``coverage``: the mask of tokens inside an occurrence of a returned phrase.
+
+The result equals the MCFP definition exactly: same phrases, df, occurrence counts and
+coverage as the brute force and the suffix-array oracle (``tests/unit/test_exactness.py``).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .config import MiningConfig
+from .counting_filter import build_counting_filter, candidate_occurrences, fill_ratio, filter_threshold
+from .coverage import coverage_mask
+from .grow import grow_seeds
+from .maximal import select_maximal
+from .phrases import MiningResult, Phrase, sort_phrases
+from .seeds import gather_seeds
+from .word_filter import document_frequency, frequent_bitmap, frequent_word_ranks
+
+logger = logging.getLogger(__name__)
+
+
+def validate_corpus(tokens, doc_offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Check and normalise ``tokens`` (uint32 (W,)) and ``doc_offsets`` (int64 (D+1,))."""
+    tokens = np.asarray(tokens)
+    doc_offsets = np.asarray(doc_offsets)
+    if tokens.ndim != 1:
+        raise ValueError(f"tokens has shape {tokens.shape}: must be 1-D")
+    if tokens.dtype != np.uint32:
+        if tokens.size and not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(f"tokens dtype {tokens.dtype}: must be uint32 token ids")
+        if tokens.size and (tokens.min() < 0 or tokens.max() > np.iinfo(np.uint32).max):
+            raise ValueError("tokens: ids must lie in [0, 2**32)")
+        tokens = tokens.astype(np.uint32)
+    if doc_offsets.ndim != 1 or doc_offsets.size < 1:
+        raise ValueError(f"doc_offsets has shape {doc_offsets.shape}: must be 1-D with D+1 >= 1 entries")
+    if doc_offsets.size and not np.issubdtype(doc_offsets.dtype, np.integer):
+        raise ValueError(f"doc_offsets dtype {doc_offsets.dtype}: must be integer")
+    doc_offsets = doc_offsets.astype(np.int64)
+    if doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0] or np.any(np.diff(doc_offsets) < 0):
+        raise ValueError(f"doc_offsets: must start at 0, end at len(tokens)={tokens.shape[0]} and never decrease")
+    if doc_offsets.shape[0] - 1 >= np.iinfo(np.int32).max:
+        raise ValueError("doc_offsets: at most 2**31 - 2 documents")
+    return np.ascontiguousarray(tokens), np.ascontiguousarray(doc_offsets)
+
+
+@contextmanager
+def _timed(stats: dict, stage: str):
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    try:
+        yield
+    finally:
+        stats[f"seconds_{stage}"] = time.perf_counter() - t0
+        stats[f"cpu_seconds_{stage}"] = time.process_time() - c0
+
+
+def _dense_ids(tokens: np.ndarray) -> tuple[np.ndarray, int]:
+    """Ids small enough to index scratch arrays: compress sparse vocabularies (order kept)."""
+    n = tokens.shape[0]
+    vocab = int(tokens.max()) + 1 if n else 0
+    if vocab <= 2 * n + 1024:
+        return tokens, vocab
+    uniq, inverse = np.unique(tokens, return_inverse=True)
+    return inverse.astype(np.uint32).reshape(-1), int(uniq.shape[0])
+
+
+def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
+    """All maximal contiguous frequent phrases of the corpus (see the contract's MCFP).
+
+    tokens: uint32 (W,) token ids; doc_offsets: int64 (D+1,) document boundaries.
+    Returns phrases in psi order, the coverage mask bool (W,), and per-stage stats.
+    """
+    tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
+    sigma, min_length = config.sigma, config.min_length
+    n_tokens = int(tokens.shape[0])
+    lens = np.diff(doc_offsets)
+    stats: dict = {"engine": "bloomspan", "sigma": sigma, "min_length": min_length,
+                   "tokens": n_tokens, "documents": int(lens.shape[0]),
+                   "bigrams": int(np.maximum(lens - 1, 0).sum())}
+    t_start = time.perf_counter()
+
+    with _timed(stats, "word_filter"):
+        ids, vocab = _dense_ids(tokens)
+        df = document_frequency(ids, doc_offsets, vocab)
+        rank_of, n_frequent = frequent_word_ranks(df, sigma)
+        frequent = frequent_bitmap(df, sigma)
+        del df
+    stats.update(vocabulary=vocab, frequent_words=n_frequent)
+
+    n_cells = config.filter_size_for(n_tokens)
+    threshold = filter_threshold(sigma)
+    kgram = min_length if config.kgram_filter and min_length >= 3 else 0
+    with _timed(stats, "counting_filter"):
+        counters = build_counting_filter(ids, doc_offsets, n_cells, frequent, kgram)
+    stats.update(filter_bytes=n_cells, filter_threshold=threshold, filter_kgram=kgram,
+                 filter_fill_ratio=fill_ratio(counters))
+
+    with _timed(stats, "candidates"):
+        pos, doc = candidate_occurrences(ids, doc_offsets, counters, threshold, frequent, kgram)
+        del counters
+    stats["candidate_occurrences"] = int(pos.shape[0])
+
+    with _timed(stats, "seeds"):
+        seeds = gather_seeds(ids, rank_of, pos, doc, sigma, n_frequent)
+        del pos, doc
+    stats.update(candidate_bigrams=seeds.n_candidate_bigrams, false_positive_bigrams=seeds.n_false_positives,
+                 seeds=seeds.n_seeds, seed_occurrences=seeds.n_seed_occurrences)
+
+    with _timed(stats, "grow"):
+        cands = grow_seeds(ids, rank_of, doc_offsets, seeds.pos, seeds.doc, seeds.lo, seeds.hi, sigma,
+                           min_length, n_frequent, mask_skip=config.mask_skip, left_prune=config.left_prune,
+                           inplace=True)
+    stats.update(cands.stats)
+
+    with _timed(stats, "maximal"):
+        first = cands.pos[cands.lo]
+        phrase_tokens = [tuple(tokens[p:p + n].tolist()) for p, n in zip(first.tolist(), cands.length.tolist())]
+        kept, n_rejected, n_absorbed = select_maximal(phrase_tokens, key_length=min_length)
+        phrases = sort_phrases(
+            Phrase(phrase_tokens[i], int(cands.df[i]), int(cands.hi[i] - cands.lo[i])) for i in kept)
+    stats.update(candidates_inside_kept=n_rejected, phrases_absorbed=n_absorbed, phrases=len(phrases))
+
+    with _timed(stats, "coverage"):
+        if kept:
+            starts = np.concatenate([cands.occurrences(i) for i in kept])
+            lengths = np.repeat(cands.length[kept], (cands.hi - cands.lo)[kept]).astype(np.int64)
+        else:
+            starts = lengths = np.zeros(0, dtype=np.int64)
+        covered = coverage_mask(n_tokens, starts, lengths)
+    stats["covered_tokens"] = int(covered.sum())
+    stats["coverage_ratio"] = stats["covered_tokens"] / max(1, n_tokens)
+    stats["seconds_total"] = time.perf_counter() - t_start
+    logger.info("bloomspan: %d tokens, %d seeds, %d candidates, %d phrases, coverage %.4f in %.3f s",
+                n_tokens, stats["seeds"], stats["candidates"], len(phrases), stats["coverage_ratio"],
+                stats["seconds_total"])
+    return MiningResult(phrases=phrases, coverage=covered, stats=stats)

@@ -1,0 +1,196 @@
+"""Counting filter: kernels against their twins, no false negatives, saturation, hashing."""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bloomspan.engine import counting_filter as cf
+from bloomspan.engine import word_filter as wf
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+KERNEL = settings(max_examples=1000 if THOROUGH else 100, derandomize=True, deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow])
+
+docs_strategy = st.lists(st.lists(st.integers(0, 7), max_size=12), min_size=0, max_size=6)
+
+
+def bitmap(rare, vocab=16):
+    """Frequent-word bitmap of ids 0..vocab-1 except those in ``rare`` (None: all frequent)."""
+    if rare is None:
+        return None
+    return wf.frequent_bitmap(np.array([0 if t in rare else 1 for t in range(vocab)]), 1)
+
+
+def corpus(docs):
+    tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
+    offsets = np.cumsum([0] + [len(d) for d in docs]).astype(np.int64)
+    return tokens, offsets
+
+
+def ngram_df(docs, n):
+    """{n-gram: set of documents}, n-grams inside documents only."""
+    out = defaultdict(set)
+    for i, d in enumerate(docs):
+        for p in range(len(d) - n + 1):
+            out[tuple(d[p:p + n])].add(i)
+    return out
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+@KERNEL
+def test_fnv1a_matches_reference(a, b):
+    with np.errstate(over="ignore"):
+        assert int(cf.fnv1a_bigram(np.uint32(a), np.uint32(b))) == cf.fnv1a_bigram_reference(a, b)
+
+
+def test_fnv1a_known_value():
+    # FNV-1a 64 (offset basis and prime of the FNV spec), one 32-bit id per step
+    h = 0xCBF29CE484222325
+    for word in (1, 2):
+        h = ((h ^ word) * 0x100000001B3) % 2**64
+    assert cf.fnv1a_bigram_reference(1, 2) == h == 0x082F2407B4E8902A
+    assert cf.fnv1a_bigram_reference(1, 2) != cf.fnv1a_bigram_reference(2, 1)
+
+
+@KERNEL
+@given(docs_strategy, st.integers(1, 40), st.sampled_from([None, {3}, {1, 7}]), st.sampled_from([0, 3, 4]))
+def test_build_matches_reference(docs, n_cells, rare, kgram):
+    tokens, offsets = corpus(docs)
+    got = cf.build_counting_filter(tokens, offsets, n_cells, bitmap(rare), kgram)
+    want = cf.build_counting_filter_reference(tokens, offsets, n_cells, bitmap(rare), kgram)
+    assert got.dtype == np.uint8 and got.tolist() == want.tolist()
+
+
+@KERNEL
+@given(docs_strategy, st.integers(1, 40), st.integers(1, 4), st.sampled_from([None, {3}]), st.sampled_from([0, 3, 5]))
+def test_candidates_match_reference(docs, n_cells, threshold, rare, kgram):
+    tokens, offsets = corpus(docs)
+    counters = cf.build_counting_filter(tokens, offsets, n_cells, bitmap(rare), kgram)
+    pos, doc = cf.candidate_occurrences(tokens, offsets, counters, threshold, bitmap(rare), kgram)
+    want_pos, want_doc = cf.candidate_occurrences_reference(tokens, offsets, counters, threshold, bitmap(rare), kgram)
+    assert pos.dtype == np.int64 and doc.dtype == np.int32
+    assert pos.tolist() == want_pos.tolist() and doc.tolist() == want_doc.tolist()
+
+
+@KERNEL
+@given(docs_strategy, st.integers(1, 64), st.integers(2, 6), st.sampled_from([0, 3, 4]))
+def test_no_false_negatives(docs, n_cells, sigma, kgram):
+    """Every occurrence of a bigram with df >= sigma (whose kgram-window, if any, has
+    df >= sigma) is a candidate, however small the table."""
+    tokens, offsets = corpus(docs)
+    counters = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
+    pos, _ = cf.candidate_occurrences(tokens, offsets, counters, cf.filter_threshold(sigma), None, kgram)
+    got = set(pos.tolist())
+    bigram_df = ngram_df(docs, 2)
+    window_df = ngram_df(docs, kgram) if kgram >= 3 else None
+    base = 0
+    for d in docs:
+        for p in range(len(d) - 1):
+            frequent = len(bigram_df[tuple(d[p:p + 2])]) >= sigma
+            if window_df is not None:
+                frequent = frequent and p + kgram <= len(d) and len(window_df[tuple(d[p:p + kgram])]) >= sigma
+            if frequent:
+                assert base + p in got
+        base += len(d)
+
+
+def test_windows_must_fit_in_the_document():
+    # "a b c" x3: with kgram=3 only the window starting at "a" fits in each document, and
+    # "b c" (no window) is not even counted
+    tokens, offsets = corpus([[0, 1, 2]] * 3)
+    counters = cf.build_counting_filter(tokens, offsets, 64, None, 3)
+    pos, _ = cf.candidate_occurrences(tokens, offsets, counters, 3, None, 3)
+    assert pos.tolist() == [0, 3, 6]
+    assert counters.sum() == 6  # three bigrams "a b", three windows "a b c"
+    counters = cf.build_counting_filter(tokens, offsets, 64)
+    pos, _ = cf.candidate_occurrences(tokens, offsets, counters, 3)
+    assert pos.tolist() == [0, 1, 3, 4, 6, 7]
+
+
+def test_counters_saturate_at_255():
+    tokens, offsets = corpus([[1, 2]] * 300)
+    counters = cf.build_counting_filter(tokens, offsets, 1)
+    assert counters.tolist() == [255]
+
+
+def test_sigma_above_255_keeps_frequent_bigrams():
+    # The regression: comparing a saturated counter (255) with sigma=300 drops the bigram.
+    tokens, offsets = corpus([[1, 2]] * 300)
+    counters = cf.build_counting_filter(tokens, offsets, 16)
+    assert cf.filter_threshold(300) == 255
+    pos, _ = cf.candidate_occurrences(tokens, offsets, counters, cf.filter_threshold(300))
+    assert len(pos) == 300
+    pos, _ = cf.candidate_occurrences(tokens, offsets, counters, 300)
+    assert len(pos) == 0  # what the unsaturated comparison would have done
+
+
+def test_bigrams_never_cross_documents():
+    tokens, offsets = corpus([[1], [2], [1, 2]])
+    counters = cf.build_counting_filter(tokens, offsets, 1)
+    assert counters.tolist() == [1]
+
+
+def test_rare_words_are_not_counted():
+    tokens, offsets = corpus([[1, 20, 2], [1, 2]])
+    counters = cf.build_counting_filter(tokens, offsets, 1, bitmap({20}, vocab=21))
+    assert counters.tolist() == [1]
+    with pytest.raises(ValueError, match="bitmap"):  # no bit for id 20
+        cf.build_counting_filter(tokens, offsets, 1, bitmap(set(), vocab=8))
+
+
+@pytest.mark.parametrize("n_cells", [1, 2, 3, 7, 16, 64, 1000])
+def test_every_cell_is_reachable(n_cells):
+    pairs = np.array([(a, b) for a in range(200) for b in range(200)], dtype=np.uint32)
+    tokens = pairs.reshape(-1)
+    offsets = np.arange(0, tokens.size + 1, 2, dtype=np.int64)
+    counters = cf.build_counting_filter(tokens, offsets, n_cells)
+    assert (counters > 0).all()
+
+
+def test_false_positive_rate_matches_the_formula():
+    """n distinct bigrams, each once, in m cells: a bigram that was never inserted finds a
+    non-zero cell with probability 1 - (1 - 1/m)**n (a single hash function)."""
+    rng = np.random.default_rng(7)
+    m, n = 20_000, 10_000
+    ids = rng.choice(2**20, size=2 * (n + 5000), replace=False).astype(np.uint32)
+    inserted, probes = ids[:2 * n], ids[2 * n:]
+    offsets = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
+    counters = cf.build_counting_filter(inserted, offsets, m)
+    pos, _ = cf.candidate_occurrences(probes, np.arange(0, probes.size + 1, 2, dtype=np.int64), counters, 1)
+    measured = len(pos) / (probes.size // 2)
+    expected = 1 - (1 - 1 / m) ** n
+    assert abs(measured - expected) < 0.03, (measured, expected)
+
+
+def test_fill_ratio():
+    assert cf.fill_ratio(np.array([0, 3, 0, 1], dtype=np.uint8)) == 0.5
+    assert cf.fill_ratio(np.zeros(0, dtype=np.uint8)) == 0.0
+
+
+def test_kgram_hash_reference_is_a_rolling_polynomial():
+    # the kernel's rolling update must equal hashing each window from scratch
+    tokens, offsets = corpus([[3, 1, 4, 1, 5, 9, 2, 6]])
+    counters = cf.build_counting_filter(tokens, offsets, 997, None, 4)
+    want = [0] * 997
+    for p in range(5):  # the positions whose 4-window fits
+        want[cf.cell_of_reference(cf.fnv1a_bigram_reference(int(tokens[p]), int(tokens[p + 1])), 997)] += 1
+        want[cf.cell_of_reference(cf.kgram_hash_reference(tokens[p:p + 4].tolist()), 997)] += 1
+    assert counters.tolist() == want
+
+
+@given(st.integers(0, 2**64 - 1), st.sampled_from([1, 2, 3, 1000, 2**32 - 1, 2**32, 2**40 + 3]))
+@KERNEL
+def test_cell_of_matches_reference_and_stays_in_range(h, n_cells):
+    with np.errstate(over="ignore"):  # JIT-less runs do the wrapping multiply in numpy
+        c = int(cf.cell_of(np.uint64(h), n_cells))
+    assert c == cf.cell_of_reference(h, n_cells) and 0 <= c < n_cells
+
+
+def test_rejects_empty_table():
+    with pytest.raises(ValueError, match="n_cells=0"):
+        cf.build_counting_filter(np.zeros(2, np.uint32), np.array([0, 2]), 0)
