@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from bloomspan.ingest.paragraph_dedup import DedupStats, dedup_documents, paragraph_spans
+from bloomspan.sidecar.field_paths import MISSING, lookup_field
 
 log = logging.getLogger(__name__)
 
 _TEXT, _META = "t", "m"  # keys of the wrapper documents handed to the deduper
-_MISSING = object()
 DUPLICATE_FIELDS = {"duplicate_paragraphs": {"type": "integer"},
                     "duplicate_spans": {"type": "object", "enabled": False}}
 
@@ -88,20 +88,6 @@ class DedupRunSummary:
 # --------------------------------------------------------------------------- fields
 
 
-def get_path(doc: Any, path: str) -> Any:
-    """Value at ``path`` (a flat key, or dots through nested objects), or ``_MISSING``."""
-    if not isinstance(doc, dict):
-        return _MISSING
-    if path in doc:
-        return doc[path]
-    cur: Any = doc
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return _MISSING
-        cur = cur[part]
-    return cur
-
-
 def set_path(doc: dict, path: str, value: Any) -> dict:
     """A copy of ``doc`` (copied along ``path`` only) with ``value`` at ``path``."""
     out = dict(doc)
@@ -116,8 +102,8 @@ def set_path(doc: dict, path: str, value: Any) -> dict:
 def _text_or_reason(doc: Any, path: str) -> tuple[str | None, str | None]:
     if not isinstance(doc, dict):
         return None, "not_an_object"
-    value = get_path(doc, path)
-    if value is _MISSING or value is None:
+    value = lookup_field(doc, path)
+    if value is MISSING or value is None:
         return None, "no_field"
     if not isinstance(value, str):
         return None, "not_a_string"
@@ -263,7 +249,7 @@ def _copy_actions(hits: Iterable[dict], field: str, dest_index: str, b: float, e
     for item in dedup_documents(wrapped(), _TEXT, b, expected, spool_dir, stats=summary.stats):
         doc_id, routing, source = item[_META]
         text = item.get(_TEXT)
-        if text is not None and get_path(source, field) != text:
+        if text is not None and lookup_field(source, field) != text:
             source = set_path(source, field, text)
         action = {"_op_type": "index", "_index": dest_index, "_id": doc_id, "_source": source}
         if routing is not None:
@@ -288,7 +274,7 @@ def _annotate_actions(hits: Iterable[dict], field: str, b: float, expected: int 
                 summary.lines += 1
                 source = hit.get("_source") or {}
                 text, why = _text_or_reason(source, field)
-                prev = get_path(source, "bloomspan.duplicate_paragraphs")
+                prev = lookup_field(source, "bloomspan.duplicate_paragraphs")
                 spans = paragraph_spans(text) if text else []
                 entry = [seq, hit["_index"], hit["_id"], hit.get("_routing"), hit.get("_seq_no"),
                          hit.get("_primary_term"), prev if isinstance(prev, int) else 0, spans,

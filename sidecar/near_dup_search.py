@@ -39,6 +39,7 @@ import numpy as np
 from bloomspan.engine.chunk_fingerprint import decode_fingerprint
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.near_duplicates import MEASURES, collapse, similarity_matrix
+from bloomspan.sidecar.field_paths import MISSING, lookup_field
 
 log = logging.getLogger(__name__)
 
@@ -99,19 +100,6 @@ def prepare_body(query_body: dict | None, k: int, fingerprint_field: str = FINGE
     return body, strip
 
 
-def _lookup(source: Any, path: str) -> Any:
-    if not isinstance(source, dict):
-        return None
-    if path in source:
-        return source[path]
-    cur: Any = source
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
-
-
 def _remove(source: dict, path: str) -> None:
     if path in source:
         del source[path]
@@ -139,7 +127,8 @@ def collapse_hits(hits: list[dict], threshold: float = DEFAULT_THRESHOLD, measur
     t0 = time.perf_counter()
     raws: list[bytes | None] = []
     for hit in hits:
-        value = _lookup(hit.get("_source"), fingerprint_field)
+        value = lookup_field(hit.get("_source"), fingerprint_field)
+        value = None if value is MISSING else value
         try:
             raws.append(decode_fingerprint(value) if value is not None else None)
         except (ValueError, TypeError):

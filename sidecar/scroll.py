@@ -38,11 +38,11 @@ import numpy as np
 
 from .checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
 from .errors import ScanError, SourceIndexError
+from .field_paths import MISSING as ABSENT, lookup_field
 
 log = logging.getLogger(__name__)
 
 MODES = ("auto", "pit", "scroll")
-_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -81,27 +81,14 @@ class Page:
 
 
 # ---------------------------------------------------------------------- documents
-def lookup_field(source: dict, path: str) -> Any:
-    """Value at ``path`` (a flat key, or dots through nested objects); a sentinel if absent."""
-    if path in source:
-        return source[path]
-    cur: Any = source
-    for part in path.split("."):
-        if isinstance(cur, dict) and part in cur:
-            cur = cur[part]
-        else:
-            return _MISSING
-    return cur
-
-
 def extract_text(source: dict | None, path: str) -> tuple[int, str | None]:
     """``(status, text)`` of field ``path`` of a ``_source``.
 
     A list of strings (a multi-valued text field) is joined with newlines, which separate
     tokens, so no token spans two values; character offsets then refer to the joined text.
     """
-    value = _MISSING if source is None else lookup_field(source, path)
-    if value is _MISSING or value is None:
+    value = lookup_field(source, path)
+    if value is ABSENT or value is None:
         return MISSING, None
     if isinstance(value, list):
         if not value:
