@@ -143,16 +143,9 @@ def template_recovery(path: Path, store_dir: Path, coverage_file: Path) -> dict:
                 yield []
                 continue
             starts, ends = store.char_spans(d)
-            spans, i, n = [], 0, len(mask)
-            while i < n:
-                if mask[i]:
-                    j = i
-                    while j + 1 < n and mask[j + 1]:
-                        j += 1
-                    spans.append([int(starts[i]), int(ends[j])])
-                    i = j + 1
-                else:
-                    i += 1
+            edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+            first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+            spans = [[int(starts[a]), int(ends[b])] for a, b in zip(first, last)]
             yield spans
 
     report = evaluate_template_recovery(read_jsonl(path), list(covered_spans()))
