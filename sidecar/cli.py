@@ -253,6 +253,52 @@ def demo(url, docs, seed, sigma, min_length, work_dir):
         raise
 
 
+@cli.command()
+@click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), envvar="BLOOMSPAN_PIPELINE_PHRASES",
+              help="phrases.jsonl from `bloomspan mine --jsonl`.")
+@click.option("--template-index", default=None, help="Template index alias to read phrases from.")
+@click.option("--url", default="http://127.0.0.1:9200", show_default=True)
+@click.option("--username", default=None)
+@click.option("--password", default=None)
+@click.option("--api-key", default=None)
+@click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
+@click.option("--field", default="text", show_default=True)
+@click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
+@click.option("--top", type=int, default=500, show_default=True, help="Phrases (by length x df) the pipeline removes.")
+@click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
+def pipeline(phrases_path, template_index, url, username, password, api_key, pipeline_id, field, mode, top, print_only):
+    """Export the top phrases as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
+    if bool(phrases_path) == bool(template_index):
+        raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
+    from bloomspan.ingest.errors import IngestError
+    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.pipeline_export import build_pipeline
+    from bloomspan.sidecar.service_state import ServeConfig
+
+    client = None
+    if template_index or not print_only:
+        client = ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key).opensearch_client()
+    try:
+        if phrases_path:
+            phrase_set = PhraseSet.from_jsonl(phrases_path)
+        else:
+            from bloomspan.sidecar.template_reader import current_run, load_phrase_set
+
+            physical = current_run(client, template_index)
+            if physical is None:
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {url}")
+            phrase_set = load_phrase_set(client, physical)
+        body = build_pipeline(phrase_set, field=field, mode=mode, top=top)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from None
+    if print_only:
+        click.echo(json.dumps(body, indent=1, ensure_ascii=False))
+        return
+    client.ingest.put_pipeline(id=pipeline_id, body=body)
+    click.echo(f"put ingest pipeline {pipeline_id}: {body['description']}; index with ?pipeline={pipeline_id} "
+               f"or set index.default_pipeline")
+
+
 from bloomspan.sidecar.cli_companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
 
 for _command in _COMPANION_COMMANDS:

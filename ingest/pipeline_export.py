@@ -1,0 +1,108 @@
+"""A native OpenSearch ingest pipeline from a phrase set, for users who cannot route writes
+through the bulk proxy.
+
+Each phrase becomes a case-insensitive Java regex over the *original* text: its tokens in
+order, separated by runs of non-letter/non-digit characters, bounded so that it matches
+whole tokens only — the same match the tokenizer-based cleaner makes, expressed for the
+cluster's ``gsub`` processor. Phrases are packed into alternations of at most
+``phrases_per_processor`` and applied longest first. A final ``script`` processor (Painless)
+computes (gsub and trim processors tidy the whitespace left behind) ``bloomspan.boilerplate_ratio``.
+
+Needs OpenSearch >= 2.12 (the ``copy`` processor). Limits compared with the proxy (say so to users):
+
+* only the ``top`` phrases by Ψ go in: every processor is a regex pass over the text, so
+  cost grows with the phrase count, where the proxy's Aho–Corasick scan is one pass for any
+  number of phrases; the pipeline is also fixed at creation time (re-run this after each
+  mining run; the proxy reloads itself);
+* punctuation after a removed phrase goes with it, up to the next token or line break
+  (the cleaner's junction rules, which keep a sentence end or a bracket, are finer);
+* the ratio is by characters (1 − clean length / original length), not by tokens;
+* no ``mark`` mode (no spans or phrase ids), no site scope, no RAG chunks, no
+  fingerprints, no emerging-boilerplate detection;
+* the token boundary is Java's ``[\\p{L}\\p{N}]``, the same classes Python's
+  ``str.isalnum`` covers for practical text, but case folding is the regex engine's
+  (``(?iu)``), not Python's ``str.lower``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from .errors import IngestConfigError
+
+TOKEN_CLASS = r"[\p{L}\p{N}]"
+SEPARATOR = r"[^\p{L}\p{N}]+"
+MODES = ("strip", "downweight")
+ORIGINAL = "_bloomspan_original"
+MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/annotate.py)
+
+# Painless: only the ratio; the tidying is done by gsub/trim processors before it.
+_RATIO_SCRIPT = """
+def original = ctx[params.original];
+def cleaned = ctx[params.target];
+if (original instanceof String && cleaned instanceof String && original.length() > 0
+    && cleaned.length() < original.length()) {
+  double ratio = 1.0 - ((double) cleaned.length() / original.length());
+  if (!(ctx.get('bloomspan') instanceof Map)) { ctx.bloomspan = new HashMap(); }
+  ctx.bloomspan.boilerplate_ratio = Math.max(ratio, params.min_ratio);
+}
+"""
+
+
+def phrase_regex(tokens: Sequence[str]) -> str:
+    """Java regex matching ``tokens`` as whole tokens, any separators between them."""
+    if not tokens:
+        raise ValueError("a phrase needs at least one token")
+    return SEPARATOR.join(re.escape(t) for t in tokens)
+
+
+def _alternation(phrases: Sequence[Sequence[str]]) -> str:
+    body = "|".join(phrase_regex(p) for p in phrases)
+    # Whole tokens only: no letter/digit right before or after. The punctuation and spaces
+    # after the phrase, up to the next token or line break, go with it ("experience!" leaves
+    # no lone "!"); an opening bracket of the next token on the same line goes too.
+    return f"(?iu)(?<!{TOKEN_CLASS})(?:{body})(?!{TOKEN_CLASS})[^\\p{{L}}\\p{{N}}\\n]*"
+
+
+def build_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip", top: int = 500,
+                   phrases_per_processor: int = 50, description: str | None = None) -> dict:
+    """The ``_ingest/pipeline`` body for ``phrases`` (records with ``.tokens``, ``.df``, in Ψ order
+    or any order: they are ranked by Ψ = length × df here, then applied longest first)."""
+    if mode not in MODES:
+        raise IngestConfigError("mode", mode, f"a pipeline supports {', '.join(MODES)} (mark needs the proxy or `bloomspan clean`)")
+    if not isinstance(top, int) or top < 1:
+        raise IngestConfigError("top", top, "must be an integer >= 1")
+    if not isinstance(phrases_per_processor, int) or phrases_per_processor < 1:
+        raise IngestConfigError("phrases_per_processor", phrases_per_processor, "must be an integer >= 1")
+    if not field:
+        raise IngestConfigError("field", field, "name the text field to clean")
+    records = [(tuple(p.tokens), int(p.df or 0)) for p in phrases]
+    if not records:
+        raise IngestConfigError("phrases", 0, "the phrase set is empty: mine first")
+    ranked = sorted(records, key=lambda r: (-len(r[0]) * r[1], -len(r[0]), r[0]))[:top]
+    ordered = sorted((r[0] for r in ranked), key=lambda t: (-len(t), t))  # longest first
+    target = field if mode == "strip" else f"{field}_clean"
+    processors: list[dict] = []
+    if mode == "downweight":
+        processors.append({"copy": {"source_field": field, "target_field": target, "ignore_missing": True,
+                                    "override_target": True}})
+    for i in range(0, len(ordered), phrases_per_processor):
+        chunk = ordered[i:i + phrases_per_processor]
+        processors.append({"gsub": {"field": target, "pattern": _alternation(chunk), "replacement": "",
+                                    "ignore_missing": True,
+                                    "tag": f"bloomspan-phrases-{i // phrases_per_processor}"}})
+    for pattern, replacement in ((r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n"), (r"[ \t]{2,}", " ")):
+        processors.append({"gsub": {"field": target, "pattern": pattern, "replacement": replacement,
+                                    "ignore_missing": True, "tag": "bloomspan-tidy"}})
+    processors.append({"trim": {"field": target, "ignore_missing": True, "tag": "bloomspan-tidy"}})
+    if mode == "strip":
+        # The ratio needs the original: kept in a temporary field, removed at the end.
+        processors.insert(0, {"copy": {"source_field": field, "target_field": ORIGINAL, "ignore_missing": True,
+                                       "override_target": True}})
+    processors.append({"script": {"lang": "painless", "source": _RATIO_SCRIPT.strip(), "tag": "bloomspan-ratio",
+                                  "params": {"original": ORIGINAL if mode == "strip" else field, "target": target,
+                                             "min_ratio": MIN_RATIO}}})
+    if mode == "strip":
+        processors.append({"remove": {"field": ORIGINAL, "ignore_missing": True}})
+    return {"description": description or f"bloomspan: {mode} {len(ordered)} boilerplate phrases from field {field}",
+            "processors": processors}

@@ -1,0 +1,61 @@
+"""The exported ingest pipeline on the real node removes the same boilerplate as the cleaner."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.sidecar.cli import cli
+
+PHRASES = ["all rights reserved by acme corporation", "we use cookies to improve your experience",
+           "все права защищены"]
+DOCS = [
+    "Great shoes for running.\nWe use cookies to improve your experience!\n\n© 2024 All rights reserved by ACME Corporation.",
+    "Обувь для бега. Все права защищены.",
+    "A page without boilerplate, mentioning rights and cookies separately.",
+    "Partial: all rights reserved by acmecorp stays, because acmecorp is another token.",
+]
+
+
+def test_pipeline_strips_like_the_cleaner(opensearch_url, os_client, index_prefix, tmp_path):
+    path = tmp_path / "phrases.jsonl"
+    path.write_text("".join(json.dumps({"tokens": p.split(), "df": 50}, ensure_ascii=False) + "\n" for p in PHRASES),
+                    encoding="utf-8")
+    pipeline_id = f"{index_prefix}clean"
+    res = CliRunner().invoke(cli, ["pipeline", "--phrases", str(path), "--url", opensearch_url,
+                                   "--pipeline-id", pipeline_id, "--field", "text"])
+    assert res.exit_code == 0, res.output
+    index = f"{index_prefix}docs"
+    for i, text in enumerate(DOCS):
+        os_client.index(index=index, id=str(i), body={"text": text}, params={"pipeline": pipeline_id, "refresh": "true"})
+    cleaner = Cleaner(PhraseSet.from_jsonl(str(path)), CleanerConfig(fields=("text",), mode="strip", id_field=None))
+    for i, text in enumerate(DOCS):
+        stored = os_client.get(index=index, id=str(i))["_source"]
+        expected = cleaner.clean({"text": text})
+        norm = lambda t: " ".join(t.replace("©", " ").split()).strip(" .!")  # noqa: E731 - whitespace rules differ
+        if expected.covered_tokens:
+            assert 0 < stored["bloomspan"]["boilerplate_ratio"] < 1
+            assert norm(stored["text"]).lower() != norm(text).lower()
+            for phrase in PHRASES:
+                assert phrase not in " ".join(stored["text"].lower().replace(".", " ").split())
+        else:
+            assert stored["text"] == text and "bloomspan" not in stored
+    assert os_client.get(index=index, id="0")["_source"]["text"].startswith("Great shoes for running.")
+    assert "acmecorp stays" in os_client.get(index=index, id="3")["_source"]["text"]
+    assert "_bloomspan_original" not in os_client.get(index=index, id="0")["_source"]
+
+
+def test_downweight_pipeline_keeps_original(opensearch_url, os_client, index_prefix, tmp_path):
+    path = tmp_path / "phrases.jsonl"
+    path.write_text(json.dumps({"tokens": PHRASES[0].split(), "df": 9}) + "\n")
+    pipeline_id = f"{index_prefix}dw"
+    res = CliRunner().invoke(cli, ["pipeline", "--phrases", str(path), "--url", opensearch_url, "--pipeline-id",
+                                   pipeline_id, "--mode", "downweight"])
+    assert res.exit_code == 0, res.output
+    index = f"{index_prefix}dw"
+    os_client.index(index=index, id="a", body={"text": DOCS[0]}, params={"pipeline": pipeline_id, "refresh": "true"})
+    src = os_client.get(index=index, id="a")["_source"]
+    assert src["text"] == DOCS[0]
+    assert "acme" not in src["text_clean"].lower() and src["bloomspan"]["boilerplate_ratio"] > 0
