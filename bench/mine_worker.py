@@ -63,6 +63,12 @@ def main() -> None:
         digest.update(json.dumps([list(map(int, p.tokens)), int(p.df), int(p.occurrences)]).encode())
     out = Path(args.out)
     np.save(out.with_suffix(".coverage.npy"), np.asarray(result.coverage, dtype=bool))
+    from bloomspan.engine.window_coverage import window_coverage
+
+    t1 = time.perf_counter()
+    windows = window_coverage(store.tokens, store.doc_offsets, result.phrases, args.min_length)
+    result.stats["seconds_window_coverage_extra"] = time.perf_counter() - t1
+    np.save(out.with_suffix(".windows.npy"), windows)
     out.write_text(json.dumps({"engine": args.engine, "seconds": seconds, "phrases": len(result.phrases),
                                "phrases_sha256": digest.hexdigest(), "covered_tokens": int(np.count_nonzero(result.coverage)),
                                "peak_rss_bytes": peak_rss_bytes(),
