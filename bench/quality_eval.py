@@ -1,0 +1,133 @@
+"""Template quality on a generated crawl and on real documentation sites (issue 8).
+
+    python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep --append
+
+1. The generated web crawl (``generate_web(web_docs, seed)``) and a real corpus built from
+   the Debian documentation packages installed here (:mod:`bloomspan.sidecar.real_corpus`;
+   ``apt-get install apache2-doc python-sqlalchemy-doc python-scipy-doc python-flask-doc
+   python-click-doc python-lxml-doc git-doc python-attr-doc debian-reference-en``), both
+   written under ``bench/out/`` (git-ignored) and reused.
+2. Per corpus: exact MCFP 20/10 and 10/5, whole lines in >= 20 documents, the template
+   detector with its defaults, and the line-repetition ceiling, scored per site and
+   overall by :mod:`bloomspan.sidecar.corpora.evaluate`.
+3. ``--sweep``: the detector over :func:`default_sweep_configs` on the real corpus; the
+   best config (highest mean per-site recall with content damage <= 0.4 %, the issue's
+   0.5 % minus a margin) is printed — TemplateConfig's defaults are that config.
+4. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+
+
+def web_corpus(n_docs: int, seed: int) -> Path:
+    from bloomspan.sidecar.corpora import generate_web, write_jsonl
+
+    path = OUT / f"web-{n_docs}-s{seed}.jsonl"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        write_jsonl(generate_web(n_docs, seed), path)
+    return path
+
+
+def real_corpus(max_pages: int | None, rebuild: bool) -> tuple[Path | None, dict]:
+    from bloomspan.sidecar.real_corpus import build_real_corpus, installed_sites
+
+    path = OUT / f"real-docs-p{max_pages or 'all'}.jsonl"
+    meta = path.with_suffix(".sites.json")
+    if path.exists() and meta.exists() and not rebuild:
+        return path, json.loads(meta.read_text())
+    if not installed_sites():
+        return None, {}
+    OUT.mkdir(parents=True, exist_ok=True)
+    summary = build_real_corpus(path, max_pages_per_site=max_pages)
+    meta.write_text(json.dumps(summary.sites, indent=1))
+    return path, summary.sites
+
+
+def evaluate(path: Path, title: str):
+    from bloomspan.sidecar.corpora import read_jsonl
+    from bloomspan.sidecar.quality_eval import (ablation_table, evaluate_methods, per_site_table, prepare_corpus,
+                                                site_lines_ceiling, standard_methods, summary_table)
+
+    t0 = time.perf_counter()
+    corpus = prepare_corpus(read_jsonl(path))
+    seconds = time.perf_counter() - t0
+    results = evaluate_methods(corpus, standard_methods() + [site_lines_ceiling()])
+    head = (f"{title}: {len(corpus.docs):,} documents, {corpus.tokens.shape[0]:,} tokens, "
+            f"{len(corpus.site_names)} sites, {int(corpus.template.sum()):,} template tokens "
+            f"(tokenized in {seconds:.1f} s)")
+    summary = summary_table(results) + "\n\nDetector variants (token level):\n\n" + ablation_table(corpus)
+    return corpus, results, head, summary, per_site_table(results)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--web-docs", type=int, default=3000, help="Documents of the generated crawl (0: skip).")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--real-max-pages", type=int, default=1000,
+                    help="Pages per site, spread evenly over the site (0: all pages).")
+    ap.add_argument("--rebuild-real", action="store_true", help="Convert the HTML again even if cached.")
+    ap.add_argument("--no-real", action="store_true", help="Skip the real documentation corpus.")
+    ap.add_argument("--sweep", action="store_true", help="Sweep detector configs on the real corpus.")
+    ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
+    ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    command = "python -m bench.quality_eval " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    sections, dump = [], {}
+
+    if args.web_docs:
+        path = web_corpus(args.web_docs, args.seed)
+        _c, results, head, summary, per_site = evaluate(path, f"generated web crawl (seed {args.seed})")
+        sections.append((head, summary, per_site))
+        dump["web"] = results
+    real_path = None
+    if not args.no_real:
+        real_path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real)
+        if real_path is None:
+            print("no documentation site installed: skipping the real corpus (see the module docstring)",
+                  file=sys.stderr)
+        else:
+            corpus, results, head, summary, per_site = evaluate(real_path, "real documentation sites")
+            pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
+            sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
+            dump["real"] = results
+            if args.sweep:
+                from bloomspan.sidecar.quality_eval import (best_row, config_diff, default_sweep_configs, sweep,
+                                                            sweep_table)
+                rows = sweep(corpus, default_sweep_configs())
+                best = best_row(rows)
+                text = sweep_table(rows, top=15)
+                best_line = ("best (highest mean per-site recall with content damage <= 0.4 %): "
+                             + (config_diff(best.config) if best else "none within the damage limit"))
+                sections.append((f"detector sweep on the real corpus: {len(rows)} configs "
+                                 "(token level; differences from the defaults)", text, best_line))
+
+    for head, a, b in sections:
+        print(f"\n## {head}\n\n{a}\n\n{b}")
+    if args.json:
+        from bloomspan.sidecar.quality_eval import results_to_dict
+
+        args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
+    if args.append:
+        lines = [f"\n## Template quality (issue 8) — {time.strftime('%Y-%m-%d %H:%M')}", "", f"`{command}`", ""]
+        for head, a, b in sections:
+            lines += [f"### {head}", "", a, "", b, ""]
+        with open(RESULTS, "a", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

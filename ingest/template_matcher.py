@@ -1,0 +1,271 @@
+"""Match template phrases at ingest: block-aligned lines, page edges, slots and nested scopes.
+
+:class:`~bloomspan.ingest.matcher.PhraseMatcher` matches plain phrases anywhere. The
+template detector (:mod:`bloomspan.engine.template_detector`) also returns phrases that
+are only templates in a given position; this matcher applies them the way they were
+mined, so its coverage of the mined corpus equals the detector's coverage:
+
+* ``kind="mcfp"``: every occurrence (as PhraseMatcher);
+* ``kind="block"`` with one entry in ``block_lengths`` and no anchor: a frequent whole
+  line, matched only where it is exactly one whole line of the text;
+* ``kind="block"`` pairs (two lines, or one line with ``anchor`` "start"/"end": the
+  first/last line of the text): matched where they are exactly those whole lines
+  (``block_lengths`` gives each line's tokens); overlapping pair matches of one
+  scope merge into chains, and only chains of at least ``run_min_length`` tokens count
+  (the detector's :class:`~bloomspan.engine.template_detector.TemplateConfig` value);
+* ``slots``: in the text every number token (ASCII digits only) also reads as the slot
+  token :data:`~bloomspan.engine.slots.SLOT_TOKEN`, so "© <num> acme" matches "© 2031 Acme";
+* ``scope``: a phrase with a scope applies to documents that list that scope; a document
+  may list several (its site and its section: ``("docs.example.org",
+  "docs.example.org/api")``).
+
+Built on the public pieces of :mod:`.matcher` (:func:`build_automaton`,
+:func:`scan_symbols`, :func:`merge_spans`); records are validated by :class:`PhraseSet`
+and their extra keys (``kind``, ``block_lengths``, ``anchor``) read here.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from bloomspan.engine.blocks import line_start_flags
+from bloomspan.engine.slots import SLOT_TOKEN
+from bloomspan.engine.tokenizer import encode_batch
+from bloomspan.engine.vocabulary import Vocabulary
+
+from .errors import PhraseSetError
+from .matcher import build_automaton, merge_spans, scan_symbols
+from .phrase_set import PhraseSet
+
+logger = logging.getLogger(__name__)
+
+# A number token: a maximal run of letters/digits made only of ASCII digits.
+_NUMBER_RE = re.compile(r"(?<![^\W_])[0-9]+(?![^\W_])")
+_RULE_ANY, _RULE_LINE, _RULE_PAIR = 0, 1, 2
+_ANCHOR = {None: 0, "start": 1, "end": 2}
+
+
+@dataclass(frozen=True)
+class TemplateMatch:
+    """Covered spans of one text. N tokens, K merged spans (ascending, disjoint, never adjacent).
+
+    token_starts/token_ends: int64 (N,) character offsets of the tokens.
+    span_token_start/end:    int64 (K,) token ranges, end exclusive.
+    span_char_start/end:     int64 (K,) from the first token's start to the last token's end.
+    phrases:                 int64 (P,) indices of the phrases that contributed, ascending.
+    """
+
+    n_tokens: int
+    token_starts: np.ndarray
+    token_ends: np.ndarray
+    span_token_start: np.ndarray
+    span_token_end: np.ndarray
+    span_char_start: np.ndarray
+    span_char_end: np.ndarray
+    phrases: np.ndarray
+
+    @property
+    def covered_tokens(self) -> int:
+        return int((self.span_token_end - self.span_token_start).sum())
+
+    def token_mask(self) -> np.ndarray:
+        """bool (N,): True for covered tokens."""
+        mask = np.zeros(self.n_tokens, dtype=bool)
+        for a, b in zip(self.span_token_start.tolist(), self.span_token_end.tolist()):
+            mask[a:b] = True
+        return mask
+
+
+def _rule_of(obj: Mapping, index: int, source: str, length: int) -> tuple[int, int, int]:
+    """(rule, anchor code, tokens in the first line) of one record."""
+    kind = obj.get("kind", "mcfp")
+    blocks = obj.get("block_lengths", [])
+    anchor = obj.get("anchor")
+
+    def err(msg: str, key: str) -> PhraseSetError:
+        return PhraseSetError(msg, source=source, index=index, key=key)
+
+    if kind == "mcfp":
+        return _RULE_ANY, 0, 0
+    if kind != "block":
+        raise err(f"kind={kind!r} must be 'mcfp' or 'block'", "kind")
+    if anchor not in _ANCHOR:
+        raise err(f"anchor={anchor!r} must be 'start', 'end' or absent", "anchor")
+    if (not isinstance(blocks, list) or not all(isinstance(x, int) and x >= 1 for x in blocks)
+            or sum(blocks) != length):
+        raise err(f"block_lengths={blocks!r} must be positive line lengths summing to the {length} tokens",
+                  "block_lengths")
+    if len(blocks) == 1 and anchor is None:
+        return _RULE_LINE, 0, blocks[0]
+    if (len(blocks) == 2 and anchor is None) or (len(blocks) == 1 and anchor is not None):
+        return _RULE_PAIR, _ANCHOR[anchor], blocks[0]
+    raise err(f"block_lengths={blocks!r} with anchor={anchor!r}: block phrases span 1 line (optionally "
+              "anchored) or 2 lines (not anchored)", "block_lengths")
+
+
+class TemplateMatcher:
+    """Matcher for the records of a template detection (``TemplatePhrase.to_record``).
+
+    records:        dicts as in ``phrases.jsonl`` (see :mod:`.phrase_set`) with the extra
+                    keys ``kind``, ``block_lengths`` and ``anchor``; absent kind = "mcfp".
+    run_min_length: tokens a chain of pair matches needs (TemplateConfig.run_min_length).
+    slots:          read number tokens of the text as the slot (TemplateConfig.slots); a
+                    phrase set mined without slots holds literal numbers instead.
+    """
+
+    def __init__(self, records: Sequence[Mapping[str, Any]], run_min_length: int = 4, slots: bool = True, *,
+                 source: str = "records"):
+        if not isinstance(run_min_length, int) or isinstance(run_min_length, bool) or run_min_length < 1:
+            raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
+        if not isinstance(slots, bool):
+            raise ValueError(f"slots={slots!r}: must be True or False (as TemplateConfig.slots when mined)")
+        records = list(records)
+        self.phrase_set = PhraseSet.from_records(records, source=source)
+        self.slots = slots
+        if not slots and any(SLOT_TOKEN in p.tokens for p in self.phrase_set):
+            raise ValueError(f"slots=False but some phrases hold the slot token {SLOT_TOKEN!r}: they were mined "
+                             "with slots; pass slots=True")
+        self.length = np.asarray([p.length for p in self.phrase_set], dtype=np.int64)
+        rules = [_rule_of(r, i, source, p.length) for i, (r, p) in enumerate(zip(records, self.phrase_set))]
+        self.rule = np.asarray([r for r, _, _ in rules], dtype=np.int8)
+        self.anchor = np.asarray([a for _, a, _ in rules], dtype=np.int8)
+        self.first_line = np.asarray([f for _, _, f in rules], dtype=np.int64)
+        self.n_lines = np.where(self.rule == _RULE_ANY, 0, 1 + (self.first_line < self.length)).astype(np.int64)
+        self.run_min_length = run_min_length
+        tokens = sorted({t for p in self.phrase_set for t in p.tokens} | {SLOT_TOKEN})
+        self.vocabulary = Vocabulary(capacity=max(len(tokens), 1))
+        ids = self.vocabulary.ids_of(tokens, add_new=True)
+        symbol = dict(zip(tokens, (ids.astype(np.int64) + 1).tolist()))
+        self.slot_symbol = symbol[SLOT_TOKEN]
+        self.automaton = build_automaton([tuple(symbol[t] for t in p.tokens) for p in self.phrase_set])
+        self.scope_ids = {s: i for i, s in enumerate(self.phrase_set.scopes)}
+        self.phrase_scope = np.asarray([-1 if p.scope is None else self.scope_ids[p.scope] for p in self.phrase_set],
+                                       dtype=np.int64)
+
+    @classmethod
+    def from_jsonl(cls, path: str | os.PathLike, run_min_length: int = 4, slots: bool = True) -> "TemplateMatcher":
+        """Load records from a ``phrases.jsonl`` file (blank lines skipped)."""
+        source = os.fspath(path)
+        records = []
+        with open(source, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError as e:
+                        raise PhraseSetError(f"invalid JSON: {e.msg}", source=source, line=lineno) from None
+        return cls(records, run_min_length, slots, source=source)
+
+    def __len__(self) -> int:
+        return len(self.phrase_set)
+
+    def find(self, text: str, scopes: str | Sequence[str] | None = None) -> TemplateMatch:
+        return self.find_batch([text], [scopes])[0]
+
+    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None
+                   ) -> list[TemplateMatch]:
+        """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None."""
+        texts = list(texts)
+        scopes = [None] * len(texts) if scopes is None else list(scopes)
+        if len(scopes) != len(texts):
+            raise ValueError(f"scopes has {len(scopes)} entries for {len(texts)} texts")
+        ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
+        sym = (ids + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to the sentinel 0
+        line_start = np.zeros(ids.shape[0], dtype=bool)
+        for d, text in enumerate(texts):
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if b > a:
+                line_start[a:b] = line_start_flags(text, cstart[a:b])
+                starts = cstart[a:b]
+                if not self.slots:
+                    continue
+                nums = np.fromiter((m.start() for m in _NUMBER_RE.finditer(text)), dtype=np.int64)
+                if nums.shape[0]:
+                    sym[a + np.searchsorted(starts, nums)] = self.slot_symbol
+        m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
+        m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
+        keep = self._keep(m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes)
+        m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
+        is_pair = self.rule[m_idx] == _RULE_PAIR
+        spans_s, spans_e, spans_d = [m_start[~is_pair]], [m_end[~is_pair]], [m_doc[~is_pair]]
+        contributed = [m_idx[~is_pair]]
+        c_s, c_e, c_d, c_ok = self._chains(m_start[is_pair], m_end[is_pair], m_doc[is_pair], m_idx[is_pair])
+        spans_s.append(c_s)
+        spans_e.append(c_e)
+        spans_d.append(c_d)
+        contributed.append(m_idx[is_pair][c_ok])
+        s, e, dd = np.concatenate(spans_s), np.concatenate(spans_e), np.concatenate(spans_d)
+        order = np.lexsort((s, dd))
+        s, e, dd = s[order], e[order], dd[order]
+        out_s, out_e, out_d, group = (np.empty(s.shape[0], dtype=np.int64) for _ in range(4))
+        k = merge_spans(s, e, dd, out_s, out_e, out_d, group)
+        out_s, out_e, out_d = out_s[:k], out_e[:k], out_d[:k]
+        phr_doc = np.concatenate([m_doc[~is_pair], m_doc[is_pair][c_ok]])
+        phr = np.concatenate(contributed)
+        results = []
+        bounds = np.searchsorted(out_d, np.arange(len(texts) + 1))
+        for d in range(len(texts)):
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            k0, k1 = int(bounds[d]), int(bounds[d + 1])
+            ts, te = out_s[k0:k1] - a, out_e[k0:k1] - a
+            results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
+                                         np.unique(phr[phr_doc == d]).astype(np.int64)))
+        return results
+
+    def _keep(self, m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes) -> np.ndarray:
+        """Matches valid for their rule (line alignment, edge anchors) and scope."""
+        n = line_start.shape[0]
+        line_end = np.zeros(n, dtype=bool)
+        if n:
+            line_end[:-1] = line_start[1:]
+            line_end[-1] = True
+        rule = self.rule[m_idx]
+        aligned = np.ones(m_start.shape[0], dtype=bool)
+        lined = rule != _RULE_ANY
+        # A block match is exactly its lines: starts at a line start, ends at a line end,
+        # holds as many line starts as the phrase has lines, the second at its place.
+        ls_count = np.concatenate([[0], np.cumsum(line_start)])
+        s, e, i = m_start[lined], m_end[lined], m_idx[lined]
+        second = np.minimum(s + self.first_line[i], max(n - 1, 0))
+        aligned[lined] = (line_start[s] & line_end[e - 1] & (ls_count[e] - ls_count[s] == self.n_lines[i])
+                          & ((self.n_lines[i] == 1) | line_start[second]))
+        anchor = self.anchor[m_idx]
+        aligned &= (anchor != 1) | (m_start == tok_off[m_doc])
+        aligned &= (anchor != 2) | (m_end == tok_off[m_doc + 1])
+        ps = self.phrase_scope[m_idx]
+        if not (ps >= 0).any():
+            return aligned
+        allowed = []
+        for sc in scopes:
+            names = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
+            allowed.append({self.scope_ids[x] for x in names if x in self.scope_ids})
+        in_scope = np.fromiter((p < 0 or p in allowed[d] for p, d in zip(ps.tolist(), m_doc.tolist())),
+                               dtype=bool, count=ps.shape[0])
+        return aligned & in_scope
+
+    def _chains(self, s, e, d, idx):
+        """Merge overlapping pair matches of one scope into chains; keep those with >=
+        run_min_length tokens. Returns chain starts, ends, docs (int64) and, per pair
+        match, whether its chain was kept (bool)."""
+        if s.shape[0] == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, np.zeros(0, dtype=bool)
+        scope = self.phrase_scope[idx]
+        # A chain key (doc, scope) as one int64: matches of different scopes never merge.
+        key = d * (len(self.scope_ids) + 1) + (scope + 1)
+        order = np.lexsort((e, s, key))
+        ss, ee, kk = s[order], e[order], key[order]
+        # Overlap (not mere adjacency) links two pairs: merge with inclusive ends.
+        out_s, out_e, out_k, group = (np.empty(ss.shape[0], dtype=np.int64) for _ in range(4))
+        k = merge_spans(ss, ee - 1, kk, out_s, out_e, out_k, group)
+        out_s, out_e, out_k = out_s[:k], out_e[:k] + 1, out_k[:k]
+        good = (out_e - out_s) >= self.run_min_length
+        ok = np.empty(s.shape[0], dtype=bool)
+        ok[order] = good[group]
+        return out_s[good], out_e[good], out_k[good] // (len(self.scope_ids) + 1), ok
