@@ -300,8 +300,9 @@ def pipeline(phrases_path, template_index, url, username, password, api_key, pip
 
 
 from bloomspan.sidecar.cli_companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
+from bloomspan.sidecar.cli_quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
 
-for _command in _COMPANION_COMMANDS:
+for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS):
     cli.add_command(_command)
 
 for _command in _CLUSTER_COMMANDS:
