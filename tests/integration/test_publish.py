@@ -216,3 +216,28 @@ def test_credentials_reach_neither_logs_nor_the_template_index(os_client, index_
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_published_phrases_equal_mine_jsonl_on_the_same_documents(os_client, index_prefix, opensearch_url, tmp_path):
+    """The cluster path (scroll -> store -> mine -> template index) and the file path
+    (`bloomspan mine --jsonl`) publish the same phrases with the same df and occurrences."""
+    import json
+
+    from click.testing import CliRunner
+
+    from bloomspan.sidecar.cli import cli
+
+    docs = list(web_docs(300))
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    make_source(os_client, src, docs, shards=2)
+    run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
+                          work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease"), client=os_client)
+    cluster = sorted((p["text"], p["df"], p["occurrences"], p["psi"]) for p in published(os_client, tpl)["phrases"].values())
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": d["id"], "text": d["text"]}) + "\n" for d in docs), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(path), "--id-field", "id", "--sigma", "5", "--min-length", "5",
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    local = sorted((p["text"], p["df"], p["occurrences"], p["psi"]) for p in
+                   map(json.loads, (tmp_path / "out" / "phrases.jsonl").read_text(encoding="utf-8").splitlines()))
+    assert cluster == local and len(local) > 20
