@@ -234,7 +234,7 @@ cmd_start() {
         OPENSEARCH_PATH_CONF="$NODE_DIR/config" \
         OPENSEARCH_JAVA_OPTS="-Xms512m -Xmx1g" \
         "$INSTALL/bin/opensearch" -d -p "$PID_FILE" \
-        > "$NODE_DIR/logs/launcher.out" 2>&1 || {
+        > "$NODE_DIR/logs/launcher.out" 2>&1 9>&- || {
             log "launcher failed:"; tail -n 50 "$NODE_DIR/logs/launcher.out" >&2 || true; exit 1; }
     local deadline=$((t0 + START_TIMEOUT))
     while [ "$(date +%s)" -lt "$deadline" ]; do
@@ -279,9 +279,17 @@ cmd_status() {
     fi
 }
 
+with_lock() { # one start/stop at a time per port: a second `start` racing the first would
+              # otherwise rewrite the config and pid file under a node that is booting
+    mkdir -p "$NODE_ROOT"
+    exec 9>"$NODE_ROOT/.lock-$PORT"
+    flock -w "$START_TIMEOUT" 9 || die "another start/stop of port $PORT is still running"
+    "$@"
+}
+
 case "${1:-}" in
-    start) cmd_start ;;
-    stop) cmd_stop ;;
+    start) with_lock cmd_start ;;
+    stop) with_lock cmd_stop ;;
     status) cmd_status ;;
     url) echo "$URL" ;;
     logs) tail -n "${2:-100}" "$NODE_DIR/logs/$CLUSTER_NAME.log" ;;
