@@ -37,6 +37,7 @@ import numpy as np
 
 from .tokenizer import encode_batch
 from .vocabulary import Vocabulary
+from .positional_write import pwrite_all
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +63,6 @@ class CorpusStoreError(Exception):
     def __init__(self, message: str, path: str | os.PathLike | None = None):
         super().__init__(message)
         self.path = None if path is None else str(path)
-
-
-def _pwrite_all(fd: int, data, offset: int) -> None:
-    view = memoryview(data).cast("B")
-    while view.nbytes:
-        n = os.pwrite(fd, view, offset)
-        view = view[n:]
-        offset += n
 
 
 def _fsync_dir(path: Path) -> None:
@@ -186,8 +179,8 @@ class CorpusStore:
             os.ftruncate(fd, sizes[name])  # drop what a crashed batch left behind
         if fresh:
             zero = np.zeros(1, dtype="<i8")
-            _pwrite_all(self._fds[DOC_OFFSETS], zero, 0)
-            _pwrite_all(self._fds[DOC_ID_OFFSETS], zero, 0)
+            pwrite_all(self._fds[DOC_OFFSETS], zero, 0)
+            pwrite_all(self._fds[DOC_ID_OFFSETS], zero, 0)
         for p in self.work_dir.glob("vocabulary.df.*.i64"):
             if p.name != m["vocabulary"]["df_file"]:
                 p.unlink()  # written by a flush that crashed before its manifest
@@ -227,11 +220,11 @@ class CorpusStore:
         enc = encode_batch(texts, self._vocabulary, with_offsets=self._with_offsets)
         tok, offs = enc[0], enc[1]
         w0, d0 = self._n_tokens, self._n_docs
-        _pwrite_all(self._fds[TOKENS], tok.astype("<u4", copy=False), 4 * w0)
-        _pwrite_all(self._fds[DOC_OFFSETS], (offs[1:] + w0).astype("<i8", copy=False), 8 * (d0 + 1))
+        pwrite_all(self._fds[TOKENS], tok.astype("<u4", copy=False), 4 * w0)
+        pwrite_all(self._fds[DOC_OFFSETS], (offs[1:] + w0).astype("<i8", copy=False), 8 * (d0 + 1))
         if self._with_offsets:
-            _pwrite_all(self._fds[CHAR_STARTS], enc[2].astype("<i8", copy=False), 8 * w0)
-            _pwrite_all(self._fds[CHAR_ENDS], enc[3].astype("<i8", copy=False), 8 * w0)
+            pwrite_all(self._fds[CHAR_STARTS], enc[2].astype("<i8", copy=False), 8 * w0)
+            pwrite_all(self._fds[CHAR_ENDS], enc[3].astype("<i8", copy=False), 8 * w0)
         joined = "\n".join(ids) + "\n"
         data = joined.encode("utf-8", "surrogatepass")
         if joined.isascii():
@@ -240,8 +233,8 @@ class CorpusStore:
             lengths = np.fromiter((len(x.encode("utf-8", "surrogatepass")) + 1 for x in ids),
                                   dtype=np.int64, count=len(ids))
         id_offsets = self._doc_ids_bytes + np.cumsum(lengths)
-        _pwrite_all(self._fds[DOC_IDS], data, self._doc_ids_bytes)
-        _pwrite_all(self._fds[DOC_ID_OFFSETS], id_offsets.astype("<i8", copy=False), 8 * (d0 + 1))
+        pwrite_all(self._fds[DOC_IDS], data, self._doc_ids_bytes)
+        pwrite_all(self._fds[DOC_ID_OFFSETS], id_offsets.astype("<i8", copy=False), 8 * (d0 + 1))
         self._n_tokens = w0 + tok.size
         self._n_docs = d0 + len(ids)
         self._doc_ids_bytes += len(data)
@@ -254,7 +247,7 @@ class CorpusStore:
         vocab = self._vocabulary
         v_old = m["vocabulary"]
         text = vocab.to_text(v_old["size"], len(vocab), with_df=False)
-        _pwrite_all(self._fds[VOCAB_TOKENS], text, v_old["bytes"])
+        pwrite_all(self._fds[VOCAB_TOKENS], text, v_old["bytes"])
         generation = m["generation"] + 1
         df_file = f"vocabulary.df.{generation}.i64"
         with open(self.work_dir / df_file, "wb") as f:

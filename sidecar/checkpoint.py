@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import CheckpointError
+from bloomspan.engine.positional_write import pwrite_all
 
 log = logging.getLogger(__name__)
 
@@ -93,14 +94,6 @@ class Checkpoint:
         write_json_atomic(self.path, state, fsync=self.fsync)
 
 
-def _pwrite_all(fd: int, data, offset: int) -> None:
-    view = memoryview(data).cast("B")
-    while view.nbytes:
-        n = os.pwrite(fd, view, offset)
-        view = view[n:]
-        offset += n
-
-
 class DocLog:
     """Append-only records, one per document read, in three files named ``<stem>.*``.
 
@@ -134,7 +127,7 @@ class DocLog:
             os.ftruncate(fd, size)
             self._fds[name] = fd
         if self.n == 0:
-            _pwrite_all(self._fds["keyoff"], np.zeros(1, dtype="<i8"), 0)
+            pwrite_all(self._fds["keyoff"], np.zeros(1, dtype="<i8"), 0)
 
     def _path(self, name: str) -> Path:
         return self.folder / f"{self.stem}.{name}"
@@ -153,9 +146,9 @@ class DocLog:
         encoded = [k.encode("utf-8", "surrogatepass") for k in keys]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         offsets = self.key_bytes + np.cumsum(lengths)
-        _pwrite_all(self._fds["keys"], b"".join(encoded), self.key_bytes)
-        _pwrite_all(self._fds["keyoff"], offsets.astype("<i8"), 8 * (self.n + 1))
-        _pwrite_all(self._fds["meta"], meta, 8 * len(META_COLUMNS) * self.n)
+        pwrite_all(self._fds["keys"], b"".join(encoded), self.key_bytes)
+        pwrite_all(self._fds["keyoff"], offsets.astype("<i8"), 8 * (self.n + 1))
+        pwrite_all(self._fds["meta"], meta, 8 * len(META_COLUMNS) * self.n)
         self.n += len(keys)
         self.key_bytes = int(offsets[-1])
 

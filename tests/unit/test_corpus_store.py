@@ -102,7 +102,7 @@ def test_crash_between_batches_keeps_the_last_commit(tmp_path):
 def test_failed_append_leaves_store_unchanged(tmp_path, monkeypatch):
     store = CorpusStore.create(tmp_path, fsync=False)
     store.append(IDS[:2], TEXTS[:2])
-    real = corpus_store._pwrite_all
+    real = corpus_store.pwrite_all
     calls = []
 
     def failing(fd, data, offset):
@@ -111,10 +111,10 @@ def test_failed_append_leaves_store_unchanged(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         real(fd, data, offset)
 
-    monkeypatch.setattr(corpus_store, "_pwrite_all", failing)
+    monkeypatch.setattr(corpus_store, "pwrite_all", failing)
     with pytest.raises(OSError, match="No space"):
         store.append(["x"], ["brand new words here"])
-    monkeypatch.setattr(corpus_store, "_pwrite_all", real)
+    monkeypatch.setattr(corpus_store, "pwrite_all", real)
     _check_store(store, TEXTS[:2], IDS[:2])
     assert "brand" not in store.vocabulary
     store.append(IDS[2:], TEXTS[2:])
