@@ -15,9 +15,8 @@ of the top hits); everything else is proxied to the cluster, with
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aiohttp import ClientSession, ClientTimeout, web
@@ -36,6 +35,7 @@ METRICS = web.AppKey("metrics", dict)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
 UPSTREAM = web.AppKey("upstream", ClientSession)
 EMERGING = web.AppKey("emerging", object)
+PATTERNS = web.AppKey("patterns", IndexPatterns)
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
@@ -113,7 +113,7 @@ async def list_runs(request: web.Request) -> web.Response:
         except Exception as exc:  # cluster down: still show local history
             error = f"{type(exc).__name__}: {exc}"
     return web.json_response({"runs": request.app[RUNS].history(), "published": published, "published_error": error},
-                             dumps=lambda o: __import__("json").dumps(o, default=str))
+                             dumps=lambda o: json.dumps(o, default=str))
 
 
 async def trigger_run(request: web.Request) -> web.Response:
@@ -152,8 +152,6 @@ def _classify(method: str, parts: list[str]) -> tuple[str, str | None, str | Non
 
 
 def _bulk_first_index(body: bytes) -> str | None:
-    import json
-
     try:
         (meta,) = json.loads(body.split(b"\n", 1)[0]).values()
         return meta.get("_index")
@@ -171,13 +169,13 @@ async def proxy(request: web.Request) -> web.StreamResponse:
     app[METRICS]["proxy_requests"].labels(kind=kind).inc()
     cleaner = app[CLEANER].current  # this request keeps this cleaner even if a reload swaps it
     if cleaner is None and kind != "other" and config.require_template \
-            and IndexPatterns(tuple(config.clean_indices)).matches(index or _bulk_first_index(body)):
+            and app[PATTERNS].matches(index or _bulk_first_index(body)):
         # Better a retryable refusal than boilerplate indexed uncleaned.
         app[METRICS]["proxy_requests"].labels(kind="refused_no_template").inc()
         return web.json_response({"error": {"type": "bloomspan_no_template",
                                             "reason": "no phrase set loaded yet; retry later"}, "status": 503}, status=503)
     if cleaner is not None and kind != "other" and body:
-        patterns = IndexPatterns(tuple(config.clean_indices))
+        patterns = app[PATTERNS]
         if kind == "bulk":
             body, stats = await asyncio.to_thread(rewrite_bulk, body, cleaner, patterns, index, config.route_index)
         else:
@@ -194,7 +192,7 @@ async def proxy(request: web.Request) -> web.StreamResponse:
                         stats.errors, stats.error_reasons[0])
     emerging = app.get(EMERGING)
     if emerging is not None and kind != "other" and body and (
-            not config.clean_indices or IndexPatterns(tuple(config.clean_indices)).matches(index or _bulk_first_index(body))):
+            not config.clean_indices or app[PATTERNS].matches(index or _bulk_first_index(body))):
         # After cleaning, so known boilerplate is gone and only new repeats can fill the filter;
         # observe_bulk only queues the body for the hook's worker thread.
         emerging.observe_bulk(body, config.fields, index)
@@ -281,6 +279,7 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app = web.Application(client_max_size=config.max_body_bytes)
     registry = CollectorRegistry()
     app[CONFIG] = config
+    app[PATTERNS] = IndexPatterns(tuple(config.clean_indices))
     app[REGISTRY] = registry
     app[METRICS] = _metrics(registry)
     app[CLEANER] = holder or CleanerHolder(config)
