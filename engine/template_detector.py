@@ -15,6 +15,9 @@ as one pass among several and takes the union:
    group with ``sigma_g = max(sigma_floor, ceil(sigma_fraction * n_g))``
    (:mod:`.scoped_mining`), so a small site's footer counts as often as a large one's.
 4. optionally **scoped MCFP** (``scoped_min_length``): the exact miner per group.
+5. **page skeletons** (``skeleton``, :mod:`.page_skeleton`): per group of the first level
+   (or the whole corpus), the variable navigation between and around the lines the passes
+   above found, walked from each page's edges (local tables of contents, "Previous: <title>").
 
 With ``slots`` every number token is replaced by the slot id before all passes
 (:mod:`.slots`), so "© 2019 …" and "© 2024 …" are one template.
@@ -35,6 +38,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .blocks import check_blocks, mine_blocks
+from .page_skeleton import PageSkeleton, SkeletonParams, mine_skeletons
 from .config import ENGINES, ConfigError
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
 from .slots import SLOT_ID, apply_slots
@@ -62,6 +66,10 @@ class TemplateConfig:
     global_blocks:     run the block miner on the whole corpus (global_sigma / global_min_sites).
     scoped_min_length: MCFP minimum length per group; None switches it off.
     slots:             replace number tokens by a slot before mining.
+    skeleton:          run the page-skeleton pass (:mod:`.page_skeleton`) after the others.
+    skeleton_anchor_fraction: share of a site's pages a line (or line prefix) needs to anchor the walk.
+    skeleton_line_length:     longest plain gap line the walk fills, in tokens.
+    skeleton_echo_length:     longest echo line (repeated in its page) the walk fills, in tokens.
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
@@ -77,6 +85,10 @@ class TemplateConfig:
     global_blocks: bool = False
     scoped_min_length: int | None = 12
     slots: bool = True
+    skeleton: bool = True
+    skeleton_anchor_fraction: float = 0.5
+    skeleton_line_length: int = 8
+    skeleton_echo_length: int = 20
     engine: str = "bloomspan"
 
     def __post_init__(self) -> None:
@@ -87,7 +99,12 @@ class TemplateConfig:
                 or not 0.0 <= self.sigma_fraction <= 1.0:
             raise ConfigError("sigma_fraction", self.sigma_fraction,
                               "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
+        if not isinstance(self.skeleton_anchor_fraction, (int, float)) or isinstance(
+                self.skeleton_anchor_fraction, bool) or not 0.0 < self.skeleton_anchor_fraction <= 1.0:
+            raise ConfigError("skeleton_anchor_fraction", self.skeleton_anchor_fraction,
+                              "must be a number in (0, 1] (0.5 = a line on half of a site's pages)")
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
+                                ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
@@ -99,7 +116,7 @@ class TemplateConfig:
             v = getattr(self, name)
             if v is not None and (not is_int(v) or v < 2):
                 raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
-        for name in ("global_blocks", "slots", "edge_anchors"):
+        for name in ("global_blocks", "slots", "edge_anchors", "skeleton"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")
         if self.engine not in ENGINES:
@@ -108,16 +125,22 @@ class TemplateConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def skeleton_params(self) -> SkeletonParams:
+        return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
+                              self.skeleton_echo_length)
+
 
 @dataclass
 class TemplateDetection:
     """phrases: every pass's phrases in psi order; coverage: bool (W,) union of the passes;
-    pass_coverage: name -> bool (W,) per pass; stats: JSON-serialisable."""
+    pass_coverage: name -> bool (W,) per pass; stats: JSON-serialisable; skeletons: the
+    page-skeleton models per group (empty when ``skeleton`` is off)."""
 
     phrases: list[TemplatePhrase]
     coverage: np.ndarray
     pass_coverage: dict[str, np.ndarray] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
+    skeletons: list[PageSkeleton] = field(default_factory=list)
 
 
 def url_section(url: str | None, depth: int) -> str | None:
@@ -291,6 +314,17 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     coverage = np.zeros(tokens.shape[0], dtype=bool)
     for cov in passes.values():
         coverage |= cov
+    skeletons: list[PageSkeleton] = []
+    if config.skeleton:
+        t0 = time.perf_counter()
+        r = mine_skeletons(tokens, doc_offsets, block_offsets, levels[0] if levels else None, coverage,
+                           lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
+                           config.skeleton_params())
+        passes["skeleton"] = r.coverage
+        coverage = coverage | r.coverage
+        skeletons = r.skeletons
+        stats["skeleton_groups"] = r.stats
+        stats["seconds_skeleton"] = time.perf_counter() - t0
     phrases = sort_template_phrases(phrases)
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
                  covered_tokens=int(coverage.sum()), coverage_ratio=float(coverage.mean()) if coverage.size else 0.0,
@@ -298,7 +332,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
                  seconds_total=time.perf_counter() - t_start)
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["coverage_ratio"],
                 stats["seconds_total"])
-    return TemplateDetection(phrases, coverage, passes, stats)
+    return TemplateDetection(phrases, coverage, passes, stats, skeletons)
 
 
 def coverage_char_spans(coverage: np.ndarray, doc_offsets: np.ndarray, char_starts: np.ndarray,
@@ -338,7 +372,8 @@ class TextTemplates:
 
     detection:  the :class:`TemplateDetection` (phrases, token coverage, stats).
     records:    one ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
-                for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
+                then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
+                "skeleton"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
     char_spans: per document, its covered [start, end) character spans.
     scopes:     per document, the scopes it belongs to (what the matcher takes).
     """
@@ -372,6 +407,7 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
     detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
                                  number_token_mask(vocab.tokens()) if config.slots else None)
     records = [p.to_record(vocab.token) for p in detection.phrases]
+    records += [s.to_record(vocab.token) for s in detection.skeletons]
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
     return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),
                          scopes)

@@ -291,7 +291,9 @@ DEBIAN_DOC_SITES: tuple[SiteSpec, ...] = (
              exclude=("div#quickview", "div.toplang")),
     SiteSpec("sqlalchemy", "python-sqlalchemy-doc", "/usr/share/doc/python-sqlalchemy-doc/html",
              ("div#docs-body",)),
-    SiteSpec("scipy", "python-scipy-doc", "/usr/share/doc/python-scipy-doc/html", ("main",)),
+    # The theme puts its "previous / next" page links (div.prev-next-area) inside <main>.
+    SiteSpec("scipy", "python-scipy-doc", "/usr/share/doc/python-scipy-doc/html", ("main",),
+             exclude=("div.prev-next-area",)),
     SiteSpec("flask", "python-flask-doc", "/usr/share/doc/python-flask-doc/html", ("div.body",)),
     SiteSpec("click", "python-click-doc", "/usr/share/doc/python-click-doc/html", ("div.body",)),
     SiteSpec("lxml", "python-lxml-doc", "/usr/share/doc/python-lxml/html",

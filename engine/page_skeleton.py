@@ -1,0 +1,503 @@
+"""Page skeletons: the variable navigation between frequent lines, reached from the page edges.
+
+Repetition alone cannot find navigation that differs on every page: a local table of
+contents, "Previous: <title>" links, a breadcrumb ending in the page's own title, the list
+of languages a page exists in. But such lines sit *between* lines that do repeat ("On this
+page", "Navigation", "Quick search", "Copyright ..."), in the header and footer of the page,
+and the pairs of repeated lines around them repeat too. This pass walks each page from its
+start forwards and from its end backwards along its **anchors** and fills the gaps between
+them while the walk stays plausible; it stops at the first step that is not, so the middle
+of a page (the content) is never reached through an implausible step.
+
+Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
+
+* a line's **type** is its token sequence (slots applied); its df is the number of the
+  group's documents holding it as a whole line; a type is **frequent** when df >= sigma;
+* a line's **class** (anchors only): its type when df >= ``strong = max(sigma,
+  ceil(anchor_fraction * n))`` (a line on most pages: "Navigation", "Quick search");
+  else its longest prefix of 2-4 tokens that starts >= ``strong`` lines of that many+1
+  tokens ("Available Languages: ...", "Apache > HTTP Server > ... > <section>"); else its
+  type when the earlier passes already cover it (``detected``); else none (not an anchor);
+* a **step** joins consecutive anchors of one page (the page start and end are anchors
+  "^" and "$"); the lines between them are its **gap**; a step's class pair is
+  **frequent** when >= sigma documents of the group hold that step;
+* a line is an **echo** when its type occurs again in the same page (a local table of
+  contents repeats the page's headings; a breadcrumb repeats its title);
+* a step is **good** when: its gap is empty and its pair is frequent or both anchors were
+  detected; or, never for the page's largest gap (the content), its gap is non-empty,
+  every gap line is an echo of at most ``echo_length`` tokens and neither anchor is a page
+  edge; or its pair is frequent and every gap line is rare (type df < sigma) and at most
+  ``line_length`` tokens long (or an echo of at most ``echo_length``);
+* the **walks**: from "^" forwards, every good step is covered (both anchors and the gap)
+  until the first step that is not; likewise from "$" backwards;
+* **echo extension**: after the header the walk goes on over lines whose type comes again
+  later in the page and not earlier (a table of contents before the headings it lists);
+  before the footer, over lines whose type came earlier and does not come again (one after
+  them). Both stop at the first line that is not such an echo or is longer than ``echo_length``.
+
+The same rules, with the same kernel, are applied to new documents at ingest from a
+:class:`PageSkeleton` (the group's classes and frequent pairs), see
+:mod:`bloomspan.ingest.template_matcher`. Nothing here changes exact MCFP mining.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from numba import njit
+
+from .blocks import block_documents, block_types, distinct_documents
+from .slots import SLOT_ID, SLOT_TOKEN
+
+PREFIX_LENGTHS = (4, 3, 2)  # longest first
+START_KEY, END_KEY = ("^",), ("$",)
+_START, _END = -1, -2
+_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass(frozen=True)
+class SkeletonParams:
+    """anchor_fraction: share of a group's documents a line (or line prefix) needs to be an
+    anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens."""
+
+    anchor_fraction: float = 0.5
+    line_length: int = 8
+    echo_length: int = 20
+
+
+# --------------------------------------------------------------------------- the walk
+@njit(cache=True, nogil=True)
+def _pair_ok(ok_keys, n_cls, a, b):
+    key = (a + 2) * (n_cls + 2) + (b + 2)
+    i = np.searchsorted(ok_keys, key)
+    return i < ok_keys.shape[0] and ok_keys[i] == key
+
+
+@njit(cache=True, nogil=True)
+def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, detected,
+                    ok_keys, n_cls, line_length, echo_length, out):
+    """Mark ``out[b] = True`` for every block the walks and echo extensions of the module
+    docstring cover, for each document of ``docs`` (int64 indices into ``doc_blocks``,
+    int64 (D+1,) block offsets per document). Per block: ``cls`` int64 (-1: no anchor),
+    ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected`` bool.
+    ``ok_keys``: sorted int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs
+    (page start -1, page end -2)."""
+    for k in range(docs.shape[0]):
+        d = docs[k]
+        b0, b1 = doc_blocks[d], doc_blocks[d + 1]
+        if b1 <= b0:
+            continue
+        # anchors with the page edges as sentinels: pos = block index, c = class
+        n_anchor = 0
+        for b in range(b0, b1):
+            if cls[b] >= 0:
+                n_anchor += 1
+        pos = np.empty(n_anchor + 2, dtype=np.int64)
+        cl = np.empty(n_anchor + 2, dtype=np.int64)
+        pos[0], cl[0] = b0 - 1, _START
+        j = 1
+        for b in range(b0, b1):
+            if cls[b] >= 0:
+                pos[j], cl[j] = b, cls[b]
+                j += 1
+        pos[j], cl[j] = b1, _END
+        n_steps = n_anchor + 1
+        gap_tokens = np.zeros(n_steps, dtype=np.int64)
+        largest = 0
+        for s in range(n_steps):
+            for b in range(pos[s] + 1, pos[s + 1]):
+                gap_tokens[s] += block_len[b]
+            if gap_tokens[s] > gap_tokens[largest]:
+                largest = s
+        good = np.zeros(n_steps, dtype=np.bool_)
+        for s in range(n_steps):
+            a, c = cl[s], cl[s + 1]
+            g0, g1 = pos[s] + 1, pos[s + 1]
+            if g1 == g0:
+                good[s] = _pair_ok(ok_keys, n_cls, a, c) or (
+                    (a == _START or detected[pos[s]]) and (c == _END or detected[pos[s + 1]]))
+                continue
+            if s == largest:
+                continue
+            all_echo = a != _START and c != _END
+            short_rare = True
+            for b in range(g0, g1):
+                echo = (echo_before[b] or echo_after[b]) and block_len[b] <= echo_length
+                if not echo:
+                    all_echo = False
+                if not ((block_len[b] <= line_length or echo) and rare[b]):
+                    short_rare = False
+            good[s] = all_echo or (short_rare and _pair_ok(ok_keys, n_cls, a, c))
+        header_end = b0 - 1  # last block reached from the start
+        footer_start = b1  # first block reached from the end
+        for direction in range(2):
+            for t in range(n_steps):
+                s = t if direction == 0 else n_steps - 1 - t
+                if not good[s]:
+                    break
+                lo = pos[s] if cl[s] != _START else pos[s] + 1
+                hi = pos[s + 1] if cl[s + 1] != _END else pos[s + 1] - 1
+                for b in range(lo, hi + 1):
+                    out[b] = True
+                if direction == 0:
+                    header_end = pos[s + 1]
+                else:
+                    footer_start = pos[s]
+        if header_end >= footer_start:
+            continue
+        x = header_end + 1
+        while x < footer_start and echo_after[x] and not echo_before[x] and block_len[x] <= echo_length:
+            out[x] = True
+            x += 1
+        stop = x
+        x = footer_start - 1
+        while x >= stop and echo_before[x] and not echo_after[x] and block_len[x] <= echo_length:
+            out[x] = True
+            x -= 1
+
+
+def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, params: SkeletonParams
+                       ) -> list[list[bool]]:
+    """Plain twin of :func:`skeleton_kernel`, one page at a time. ``doc_lines[d][i]`` is a
+    dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected`` and ``type``
+    (hashable); ``ok_pairs``: set of frequent (class, class) pairs with "^"/"$" for the
+    page edges. Echo flags are derived from ``type`` here."""
+    out = []
+    for lines in doc_lines:
+        n = len(lines)
+        covered = [False] * n
+        types = [ln["type"] for ln in lines]
+        before = [types[i] in types[:i] for i in range(n)]
+        after = [types[i] in types[i + 1:] for i in range(n)]
+        anchors = [(-1, "^")] + [(i, ln["cls"]) for i, ln in enumerate(lines) if ln["cls"] is not None] + [(n, "$")]
+        steps = list(zip(anchors, anchors[1:]))
+        gaps = [sum(lines[i]["len"] for i in range(pa + 1, pb)) for (pa, _), (pb, _) in steps]
+        largest = gaps.index(max(gaps)) if gaps else 0
+
+        def is_echo(i):
+            return (before[i] or after[i]) and lines[i]["len"] <= params.echo_length
+
+        def good(k):
+            (pa, ca), (pb, cb) = steps[k]
+            gap = range(pa + 1, pb)
+            if not gap:
+                return (ca, cb) in ok_pairs or ((ca == "^" or lines[pa]["detected"])
+                                                and (cb == "$" or lines[pb]["detected"]))
+            if k == largest:
+                return False
+            if ca != "^" and cb != "$" and all(is_echo(i) for i in gap):
+                return True
+            return (ca, cb) in ok_pairs and all(
+                lines[i]["rare"] and (lines[i]["len"] <= params.line_length or is_echo(i)) for i in gap)
+
+        header_end, footer_start = -1, n
+        for order in (range(len(steps)), reversed(range(len(steps)))):
+            forward = isinstance(order, range)
+            for k in order:
+                if not good(k):
+                    break
+                (pa, _), (pb, _) = steps[k]
+                for i in range(max(pa, 0), min(pb, n - 1) + 1):
+                    covered[i] = True
+                if forward:
+                    header_end = pb
+                else:
+                    footer_start = pa
+        if header_end < footer_start:
+            x = header_end + 1
+            while x < footer_start and after[x] and not before[x] and lines[x]["len"] <= params.echo_length:
+                covered[x] = True
+                x += 1
+            stop = x
+            x = footer_start - 1
+            while x >= stop and before[x] and not after[x] and lines[x]["len"] <= params.echo_length:
+                covered[x] = True
+                x -= 1
+        out.append(covered)
+    return out
+
+
+# --------------------------------------------------------------------------- helpers
+def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bool (B,) twice: the block's type occurs earlier / later in the same document."""
+    n = types.shape[0]
+    before = np.zeros(n, dtype=bool)
+    after = np.zeros(n, dtype=bool)
+    if n == 0:
+        return before, after
+    order = np.lexsort((np.arange(n), types, block_doc))  # by doc, type, position
+    same = (block_doc[order][1:] == block_doc[order][:-1]) & (types[order][1:] == types[order][:-1])
+    before[order[1:][same]] = True
+    after[order[:-1][same]] = True
+    return before, after
+
+
+@njit(cache=True, nogil=True)
+def _prefix_hash_kernel(tokens, block_offsets, p, out):
+    """out[b] = hash of the first p tokens of block b when it has more than p tokens, else 0."""
+    for b in range(block_offsets.shape[0] - 1):
+        a = block_offsets[b]
+        if block_offsets[b + 1] - a <= p:
+            out[b] = 0
+            continue
+        h = np.uint64(p) * _MUL
+        for i in range(a, a + p):
+            h = (h ^ np.uint64(tokens[i])) * _MUL
+            h ^= h >> np.uint64(29)
+        out[b] = h | np.uint64(1)  # never 0
+
+
+def prefix_hashes(tokens: np.ndarray, block_offsets: np.ndarray, p: int) -> np.ndarray:
+    out = np.empty(block_offsets.shape[0] - 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        _prefix_hash_kernel(np.ascontiguousarray(tokens, dtype=np.uint32), block_offsets, p, out)
+    return out
+
+
+def _df_per_group(keys: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """int64 (N,): for each row of ``keys`` (int64 (N, K)), the distinct documents of its key."""
+    group, df, _ = distinct_documents(keys, docs)
+    return df[group] if group.shape[0] else np.zeros(0, np.int64)
+
+
+# --------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class PageSkeleton:
+    """What applying the pass to new pages of one group needs (token tuples are ids in
+    mining, strings in records). ``pairs`` hold class keys: ("line", tokens),
+    ("prefix", tokens), START_KEY or END_KEY."""
+
+    scope: str | None
+    sigma: int
+    documents: int
+    anchor_lines: frozenset
+    anchor_prefixes: frozenset
+    frequent_lines: frozenset
+    pairs: frozenset
+    params: SkeletonParams = SkeletonParams()
+
+    def to_record(self, token_text: Callable[[int], str]) -> dict:
+        """JSON form (kind "skeleton"), read back by :meth:`from_record`."""
+        def words(t):
+            return [SLOT_TOKEN if x == SLOT_ID else token_text(x) for x in t]
+
+        def key(k):
+            return list(k) if k in (START_KEY, END_KEY) else [k[0], words(k[1])]
+        rec = {"kind": "skeleton", "sigma": self.sigma, "documents": self.documents,
+               "params": {"anchor_fraction": self.params.anchor_fraction, "line_length": self.params.line_length,
+                          "echo_length": self.params.echo_length},
+               "anchor_lines": sorted(words(t) for t in self.anchor_lines),
+               "anchor_prefixes": sorted(words(t) for t in self.anchor_prefixes),
+               "frequent_lines": sorted(words(t) for t in self.frequent_lines),
+               "pairs": sorted([key(a), key(b)] for a, b in self.pairs)}
+        if self.scope is not None:
+            rec["scope"] = self.scope
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Mapping, where: str = "record") -> "PageSkeleton":
+        """Inverse of :meth:`to_record` (tokens stay strings). Raises ValueError naming the key."""
+        def need(name, typ):
+            v = rec.get(name)
+            if not isinstance(v, typ):
+                raise ValueError(f"{where}: skeleton key {name!r}={v!r}: must be a {typ.__name__}")
+            return v
+
+        def key(k):
+            if k in (list(START_KEY), list(END_KEY)):
+                return tuple(k)
+            if (not isinstance(k, list) or len(k) != 2 or k[0] not in ("line", "prefix")
+                    or not isinstance(k[1], list)):
+                raise ValueError(f"{where}: skeleton pair entry {k!r}: must be ['^'], ['$'] or "
+                                 "['line'|'prefix', [tokens]]")
+            return (k[0], tuple(k[1]))
+        p = need("params", dict)
+        params = SkeletonParams(float(p.get("anchor_fraction", 0.5)), int(p.get("line_length", 8)),
+                                int(p.get("echo_length", 20)))
+        pairs = need("pairs", list)
+        if not all(isinstance(x, list) and len(x) == 2 for x in pairs):
+            raise ValueError(f"{where}: skeleton key 'pairs': must be a list of [class, class]")
+        return cls(rec.get("scope"), int(need("sigma", int)), int(need("documents", int)),
+                   frozenset(tuple(t) for t in need("anchor_lines", list)),
+                   frozenset(tuple(t) for t in need("anchor_prefixes", list)),
+                   frozenset(tuple(t) for t in need("frequent_lines", list)),
+                   frozenset((key(a), key(b)) for a, b in pairs), params)
+
+    def classify(self, line: tuple, detected: bool):
+        """Class key of one line (token tuple) or None (not an anchor)."""
+        if line in self.anchor_lines:
+            return ("line", line)
+        for p in PREFIX_LENGTHS:
+            if len(line) > p and line[:p] in self.anchor_prefixes:
+                return ("prefix", line[:p])
+        return ("line", line) if detected else None
+
+    def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
+        """bool (L,): the lines of one page (token tuples, slots applied as in mining) this
+        skeleton covers, given which lines the other passes cover (``detected``)."""
+        n = len(lines)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        ids: dict = {START_KEY: _START, END_KEY: _END}
+        cls = np.full(n, -1, dtype=np.int64)
+        for i, (line, det) in enumerate(zip(lines, detected)):
+            k = self.classify(line, bool(det))
+            if k is not None:
+                cls[i] = ids.setdefault(k, len(ids) - 2)
+        n_cls = len(ids) - 2
+        keys = sorted((ids[a] + 2) * (n_cls + 2) + (ids[b] + 2) for a, b in self.pairs if a in ids and b in ids)
+        type_ids: dict = {}
+        types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
+        before, after = echo_flags(types, np.zeros(n, dtype=np.int64))
+        out = np.zeros(n, dtype=bool)
+        skeleton_kernel(np.zeros(1, np.int64), np.asarray([0, n], np.int64), cls,
+                        np.asarray([len(t) for t in lines], np.int64),
+                        np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
+                        np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
+                        self.params.line_length, self.params.echo_length, out)
+        return out
+
+
+@dataclass
+class SkeletonResult:
+    """coverage: bool (W,) tokens of the covered lines; skeletons: one per mined group;
+    stats: per group documents, sigma, anchors and frequent pairs."""
+
+    coverage: np.ndarray
+    skeletons: list[PageSkeleton]
+    stats: dict
+
+
+def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
+                   groups: Sequence[str | None] | None, detected_tokens: np.ndarray, sigma_of: Callable[[int], int],
+                   params: SkeletonParams = SkeletonParams()) -> SkeletonResult:
+    """Run the pass on a corpus whose other passes cover ``detected_tokens`` (bool (W,)).
+
+    tokens: uint32 (W,) with slots applied; groups: one name (or None: left out) per
+    document, or None for one group of all documents (scope None); sigma_of(n): the
+    group sigma for n documents.
+    """
+    tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
+    n_docs = doc_offsets.shape[0] - 1
+    n_blocks = block_offsets.shape[0] - 1
+    coverage = np.zeros(tokens.shape[0], dtype=bool)
+    if n_blocks == 0 or n_docs == 0:
+        return SkeletonResult(coverage, [], {})
+    types, n_types = block_types(tokens, block_offsets)
+    block_doc = block_documents(block_offsets, doc_offsets)
+    block_len = np.diff(block_offsets).astype(np.int64)
+    covered_tokens = np.add.reduceat(np.asarray(detected_tokens, dtype=np.int64), block_offsets[:-1])
+    detected = covered_tokens * 2 >= block_len
+    before, after = echo_flags(types, block_doc)
+    doc_blocks = np.searchsorted(block_doc, np.arange(n_docs + 1), side="left").astype(np.int64)
+
+    names = [None] * n_docs if groups is None else list(groups)
+    if len(names) != n_docs:
+        raise ValueError(f"groups has {len(names)} entries for {n_docs} documents")
+    index: dict = {}
+    doc_group = np.asarray([-1 if (g is None and groups is not None) else index.setdefault(g, len(index))
+                            for g in names], dtype=np.int64)
+    group_names = sorted(index, key=lambda g: index[g])
+    group_size = np.bincount(doc_group[doc_group >= 0], minlength=len(group_names))
+    sigma = np.asarray([sigma_of(int(n)) for n in group_size], dtype=np.int64)
+    strong = np.asarray([max(int(s), math.ceil(round(params.anchor_fraction * int(n), 12)))
+                         for s, n in zip(sigma, group_size)], dtype=np.int64)
+    bgroup = doc_group[block_doc]
+    live = bgroup >= 0
+    bsig = np.where(live, sigma[np.maximum(bgroup, 0)], 0)
+    bstrong = np.where(live, strong[np.maximum(bgroup, 0)], 0)
+
+    type_df = np.zeros(n_blocks, dtype=np.int64)
+    type_df[live] = _df_per_group(np.stack([bgroup[live], types[live]], axis=1), block_doc[live])
+    rare = type_df < bsig
+    cls = np.full(n_blocks, -1, dtype=np.int64)
+    is_line_anchor = live & (type_df >= bstrong)
+    cls[is_line_anchor] = types[is_line_anchor]
+    prefix_of: dict[int, tuple[int, np.ndarray]] = {}
+    next_cls = n_types
+    for p in PREFIX_LENGTHS:
+        h = prefix_hashes(tokens, block_offsets, p)
+        cand = live & (h != 0) & (cls < 0)
+        if not cand.any():
+            continue
+        rows = np.stack([bgroup, h.view(np.int64)], axis=1)
+        df = np.zeros(n_blocks, dtype=np.int64)
+        has = live & (h != 0)
+        df[has] = _df_per_group(rows[has], block_doc[has])
+        take = cand & (df >= bstrong)
+        if take.any():
+            uniq, inv = np.unique(h[take], return_inverse=True)
+            cls[take] = next_cls + inv
+            for j, c in enumerate(range(next_cls, next_cls + uniq.shape[0])):
+                prefix_of[c] = (p, uniq[j])
+            next_cls += uniq.shape[0]
+    detected_only = live & (cls < 0) & detected
+    cls[detected_only] = types[detected_only]
+    n_cls = next_cls
+
+    # frequent steps per group
+    step_a, step_b, step_doc = [], [], []
+    for d in range(n_docs):
+        if doc_group[d] < 0:
+            continue
+        bs = np.arange(doc_blocks[d], doc_blocks[d + 1])
+        seq = np.concatenate([[_START], cls[bs][cls[bs] >= 0], [_END]])
+        step_a.append(seq[:-1])
+        step_b.append(seq[1:])
+        step_doc.append(np.full(seq.shape[0] - 1, d, dtype=np.int64))
+    stats: dict = {}
+    skeletons = []
+    if not step_doc:
+        return SkeletonResult(coverage, skeletons, stats)
+    sa, sb, sd = np.concatenate(step_a), np.concatenate(step_b), np.concatenate(step_doc)
+    sg = doc_group[sd]
+    gid, pdf, _ = distinct_documents(np.stack([sg, sa, sb], axis=1), sd)
+    frequent = pdf[gid] >= sigma[sg]
+    covered_blocks = np.zeros(n_blocks, dtype=bool)
+    first_block = np.zeros(n_cls, dtype=np.int64)  # one block of each class, for the model
+    has_cls = cls >= 0
+    first_block[cls[has_cls][::-1]] = np.flatnonzero(has_cls)[::-1]
+
+    def class_key(c: int) -> tuple:
+        if c == _START:
+            return START_KEY
+        if c == _END:
+            return END_KEY
+        b = int(first_block[c])
+        if c >= n_types:
+            p = prefix_of[c][0]
+            return ("prefix", tuple(tokens[block_offsets[b]:block_offsets[b] + p].tolist()))
+        return ("line", tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()))
+
+    for g, name in enumerate(group_names):
+        docs = np.flatnonzero(doc_group == g).astype(np.int64)
+        n = int(docs.shape[0])
+        stats_g = {"documents": n, "sigma": int(sigma[g]), "anchor_documents": int(strong[g])}
+        if n < sigma[g]:
+            stats[str(name)] = {**stats_g, "skipped": "fewer documents than sigma"}
+            continue
+        mine = (sg == g) & frequent
+        keys = np.unique((sa[mine] + 2) * (n_cls + 2) + (sb[mine] + 2))
+        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, detected, keys, n_cls,
+                        params.line_length, params.echo_length, covered_blocks)
+        in_group = bgroup == g
+
+        def block_set(mask):
+            return frozenset(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist())
+                             for b in np.flatnonzero(mask).tolist())
+        pair_list = {(int(a), int(b)) for a, b in zip(sa[mine].tolist(), sb[mine].tolist())}
+        prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[in_group & (cls >= n_types)]).tolist())
+        skeletons.append(PageSkeleton(
+            name, int(sigma[g]), n, block_set(in_group & is_line_anchor), prefixes,
+            block_set(in_group & ~rare), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params))
+        stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
+                            "anchor_prefixes": len(prefixes)}
+    idx = np.flatnonzero(covered_blocks)
+    if idx.shape[0]:
+        diff = np.zeros(tokens.shape[0] + 1, dtype=np.int64)
+        np.add.at(diff, block_offsets[idx], 1)
+        np.add.at(diff, block_offsets[idx + 1], -1)
+        coverage = np.cumsum(diff[:-1]) > 0
+    return SkeletonResult(coverage, skeletons, stats)
