@@ -18,6 +18,10 @@ mined, so its coverage of the mined corpus equals the detector's coverage:
 * ``scope``: a phrase with a scope applies to documents that list that scope; a document
   may list several (its site and its section: ``("docs.example.org",
   "docs.example.org/api")``).
+* ``kind="skeleton"`` records (:class:`~bloomspan.engine.page_skeleton.PageSkeleton`, one
+  per site): after the phrases, each page's lines are walked from its edges as in mining,
+  with the lines the phrases covered as detected anchors, and the navigation between them
+  is covered too.
 
 Built on the public pieces of :mod:`.matcher` (:func:`build_automaton`,
 :func:`scan_symbols`, :func:`merge_spans`); records are validated by :class:`PhraseSet`
@@ -35,7 +39,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from bloomspan.engine.blocks import line_start_flags
-from bloomspan.engine.slots import SLOT_TOKEN
+from bloomspan.engine.page_skeleton import PageSkeleton
+from bloomspan.engine.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.tokenizer import encode_batch
 from bloomspan.engine.vocabulary import Vocabulary
 
@@ -126,6 +131,17 @@ class TemplateMatcher:
         if not isinstance(slots, bool):
             raise ValueError(f"slots={slots!r}: must be True or False (as TemplateConfig.slots when mined)")
         records = list(records)
+        self.skeletons: list[PageSkeleton] = []
+        phrase_records = []
+        for i, r in enumerate(records):
+            if isinstance(r, Mapping) and r.get("kind") == "skeleton":
+                try:
+                    self.skeletons.append(PageSkeleton.from_record(r, f"{source}: record {i + 1}"))
+                except (ValueError, TypeError) as e:
+                    raise PhraseSetError(str(e), source=source, line=i + 1) from None
+            else:
+                phrase_records.append(r)
+        records = phrase_records
         self.phrase_set = PhraseSet.from_records(records, source=source)
         self.slots = slots
         if not slots and any(SLOT_TOKEN in p.tokens for p in self.phrase_set):
@@ -216,7 +232,45 @@ class TemplateMatcher:
             ts, te = out_s[k0:k1] - a, out_e[k0:k1] - a
             results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
                                          np.unique(phr[phr_doc == d]).astype(np.int64)))
+        if self.skeletons:
+            results = self._apply_skeletons(texts, scopes, results, line_start, tok_off)
         return results
+
+    def _apply_skeletons(self, texts, scopes, results, line_start, tok_off) -> list[TemplateMatch]:
+        """Add the lines each page's skeleton covers (mining's walk, same kernel)."""
+        words = Vocabulary()  # the texts' own tokens: line identity needs every word
+        ids, _off, _s, _e = encode_batch(texts, words, True, count_df=False)
+        names = words.tokens()
+        if self.slots:
+            names = [SLOT_TOKEN if num else t for t, num in zip(names, number_token_mask(names).tolist())]
+        out = []
+        for d, match in enumerate(results):
+            sc = scopes[d]
+            mine = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
+            apply = [k for k in self.skeletons if k.scope is None or k.scope in mine]
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if not apply or b == a:
+                out.append(match)
+                continue
+            mask = match.token_mask()
+            starts = np.flatnonzero(line_start[a:b])
+            bounds = np.append(starts, b - a)
+            lines = [tuple(names[i] for i in ids[a + x:a + y].tolist()) for x, y in zip(bounds[:-1], bounds[1:])]
+            detected = [int(mask[x:y].sum()) * 2 >= y - x for x, y in zip(bounds[:-1], bounds[1:])]
+            covered = np.zeros(len(lines), dtype=bool)
+            for k in apply:
+                covered |= k.cover_lines(lines, detected)
+            if not covered.any():
+                out.append(match)
+                continue
+            for i in np.flatnonzero(covered).tolist():
+                mask[bounds[i]:bounds[i + 1]] = True
+            rise = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
+            fall = np.flatnonzero(mask & ~np.concatenate([mask[1:], [False]])) + 1
+            out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, rise.astype(np.int64),
+                                     fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
+                                     match.phrases))
+        return out
 
     def _keep(self, m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes) -> np.ndarray:
         """Matches valid for their rule (line alignment, edge anchors) and scope."""

@@ -125,6 +125,8 @@ def test_detector_finds_web_templates_without_damage(web):
          scoped_min_length=6),
     dict(sigma_floor=2, block_min_length=1, run_min_length=1, global_min_sites=2, global_min_length=3,
          scoped_min_length=3, slots=False, edge_anchors=False),
+    dict(sigma_floor=3, skeleton_anchor_fraction=0.2, skeleton_line_length=30, skeleton_echo_length=40),
+    dict(skeleton=False),
 ])
 def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     """The records written for ingest find exactly what the detector covered."""
@@ -132,7 +134,8 @@ def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     cfg = TemplateConfig(**overrides)
     levels = scope_levels([d["site"] for d in docs], [d["url"] for d in docs], 1)
     det = detect_templates(tokens, offsets, bo, cfg, levels, number_token_mask(vocab.tokens()))
-    matcher = TemplateMatcher([p.to_record(vocab.token) for p in det.phrases], cfg.run_min_length, cfg.slots)
+    records = [p.to_record(vocab.token) for p in det.phrases] + [k.to_record(vocab.token) for k in det.skeletons]
+    matcher = TemplateMatcher(records, cfg.run_min_length, cfg.slots)
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(docs))]
     found = matcher.find_batch(texts, scopes)
     assert np.concatenate([m.token_mask() for m in found]).tolist() == det.coverage.tolist()
