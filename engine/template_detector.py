@@ -50,9 +50,12 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class TemplateConfig:
     """Detector parameters. The defaults scored best on the real documentation corpus
-    (bench/RESULTS.md "Template quality"): the highest mean per-site template recall among
-    288 configs with content damage <= 0.4 %. The global passes are off by default: on
-    that corpus they found no template the site passes missed, only shared code idioms.
+    (bench/RESULTS.md "Template quality"): the highest mean per-site template recall with
+    content damage <= 0.4 % (the block-miner knobs among 288 configs before the page
+    skeleton existed, then sigma_fraction, scoped MCFP and the skeleton knobs among 48).
+    The global passes are off by default: on that corpus they found no template the site
+    passes missed, only shared code idioms; scoped MCFP is off because with the skeleton
+    it added damage (code idioms) for little recall.
 
     sigma_fraction:    per-group sigma as a share of the group's documents.
     sigma_floor:       per-group sigma never goes below this many documents.
@@ -73,7 +76,7 @@ class TemplateConfig:
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
-    sigma_fraction: float = 0.1
+    sigma_fraction: float = 0.15
     sigma_floor: int = 10
     block_min_length: int = 8
     run_min_length: int = 4
@@ -83,11 +86,11 @@ class TemplateConfig:
     global_min_sites: int = 3
     global_min_length: int | None = None
     global_blocks: bool = False
-    scoped_min_length: int | None = 12
+    scoped_min_length: int | None = None
     slots: bool = True
     skeleton: bool = True
-    skeleton_anchor_fraction: float = 0.5
-    skeleton_line_length: int = 8
+    skeleton_anchor_fraction: float = 0.7
+    skeleton_line_length: int = 6
     skeleton_echo_length: int = 20
     engine: str = "bloomspan"
 

@@ -173,12 +173,15 @@ class PhraseSet:
                 )
 
     # -- construction -----------------------------------------------------------------
+    # (records of kind "skeleton" are skipped: see bloomspan.engine.page_skeleton)
     @classmethod
     def from_records(cls, records: Iterable[Any], *, source: str = "records") -> "PhraseSet":
         """Build from phrase dicts; errors name ``source`` and the 0-based record index."""
         if isinstance(records, (str, bytes, Mapping)):
             raise PhraseSetError(f"expected a list of phrase objects, got {type(records).__name__}", source=source)
-        parsed = [parse_phrase_record(r, source=source, index=i) for i, r in enumerate(records)]
+        # Page-skeleton records (template detector) are not phrases: TemplateMatcher reads them.
+        parsed = [parse_phrase_record(r, source=source, index=i) for i, r in enumerate(records)
+                  if not _is_skeleton(r)]
         return cls(parsed, source=source)
 
     @classmethod
@@ -187,6 +190,7 @@ class PhraseSet:
         source = os.fspath(path)
         parsed: list[PhraseRecord] = []
         lines: list[int] = []
+        skipped = 0
         with open(source, "rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
                 try:
@@ -199,10 +203,13 @@ class PhraseSet:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise PhraseSetError(f"invalid JSON: {e.msg} at column {e.colno}", source=source, line=lineno) from None
+                if _is_skeleton(obj):
+                    skipped += 1
+                    continue
                 parsed.append(parse_phrase_record(obj, source=source, line=lineno))
                 lines.append(lineno)
         out = cls(parsed, source=source, _lines=lines)
-        logger.info("loaded %d phrases from %s", len(out), source)
+        logger.info("loaded %d phrases from %s (page-skeleton records skipped: %d)", len(out), source, skipped)
         return out
 
     # -- access -----------------------------------------------------------------------
@@ -233,3 +240,8 @@ class PhraseSet:
 
     def to_records(self) -> list[dict]:
         return [p.to_dict() for p in self._phrases]
+
+
+def _is_skeleton(obj: Any) -> bool:
+    """A page-skeleton record of the template detector (not a phrase)."""
+    return isinstance(obj, Mapping) and obj.get("kind") == "skeleton"

@@ -29,24 +29,82 @@ def _read(path: str, field: str, group_field: str | None, url_field: str | None)
     return texts, (groups if group_field else None), (urls if url_field else None)
 
 
+# TemplateConfig's fields and option types, written out so that `bloomspan --help` does not
+# import the engine (numba); tests/unit/test_cli_quality.py checks it against the dataclass.
+TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
+    ("sigma_fraction", float), ("sigma_floor", int), ("block_min_length", int), ("run_min_length", int),
+    ("edge_anchors", bool), ("section_depth", int), ("global_sigma", int), ("global_min_sites", int),
+    ("global_min_length", None), ("global_blocks", bool), ("scoped_min_length", None), ("slots", bool),
+    ("skeleton", bool), ("skeleton_anchor_fraction", float), ("skeleton_line_length", int),
+    ("skeleton_echo_length", int), ("engine", str),
+)
+
+
+def _template_config_options(func):
+    """One option per TemplateConfig field (``--skeleton-line-length 6``, ``--no-slots``,
+    ``--scoped-min-length none``); options not given keep the field's default."""
+    for name, typ in reversed(TEMPLATE_CONFIG_OPTIONS):
+        flag = name.replace("_", "-")
+        text = f"TemplateConfig.{name} (default: see bloomspan.engine.template_detector)"
+        if typ is bool:
+            opt = click.option(f"--{flag}/--no-{flag}", f"cfg_{name}", default=None, help=text)
+        elif typ is None:
+            opt = click.option(f"--{flag}", f"cfg_{name}", default=None, metavar="INT|none",
+                               help=text + "; 'none' switches the pass off")
+        else:
+            opt = click.option(f"--{flag}", f"cfg_{name}", type=typ, default=None, help=text)
+        func = opt(func)
+    return func
+
+
+def _template_config(options: dict):
+    """TemplateConfig from the ``cfg_*`` options that were given; ConfigError -> usage error."""
+    from bloomspan.engine.config import ConfigError
+    from bloomspan.engine.template_detector import TemplateConfig
+
+    given = {}
+    for key, value in options.items():
+        if value is None:
+            continue
+        name = key[len("cfg_"):]
+        if name in ("global_min_length", "scoped_min_length"):
+            if str(value).lower() == "none":
+                value = None
+            else:
+                try:
+                    value = int(value)
+                except ValueError:
+                    raise click.BadParameter(f"{value!r}: must be an integer or 'none'",
+                                             param_hint="--" + name.replace("_", "-")) from None
+        given[name] = value
+    try:
+        return TemplateConfig(**given)
+    except ConfigError as e:
+        raise click.BadParameter(str(e), param_hint="--" + e.field.replace("_", "-")) from None
+
+
 @click.command("templates")
 @click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False, exists=True), required=True)
 @click.option("--field", default="text", show_default=True)
 @click.option("--group-field", default="site", show_default=True, help="Field naming the site (scope); '' for none.")
 @click.option("--url-field", default="url", show_default=True, help="Field with the page URL (site sections); '' for none.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Template records (JSON Lines).")
-def templates(jsonl, field, group_field, url_field, out_path):
-    """Detect templates, short ones included: whole repeated lines, site-scoped phrases, digit slots.
+@_template_config_options
+def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
+    """Detect templates, short ones included: whole repeated lines, site-scoped phrases, digit
+    slots, and page skeletons (navigation that differs per page between repeated lines).
 
     Defaults are the configuration that scored best on real documentation sites
-    (bench/RESULTS.md). The records are read by bloomspan.ingest.template_matcher.TemplateMatcher.
+    (bench/RESULTS.md); every TemplateConfig field has its option. The records are read by
+    bloomspan.ingest.template_matcher.TemplateMatcher.
     """
-    from bloomspan.engine.template_detector import TemplateConfig, detect_templates_in_texts
+    from bloomspan.engine.template_detector import detect_templates_in_texts
 
+    config = _template_config(cfg_options)
     texts, groups, urls = _read(jsonl, field, group_field or None, url_field or None)
     if not texts:
         raise click.ClickException(f"{jsonl}: no documents")
-    result = detect_templates_in_texts(texts, groups, urls, TemplateConfig())
+    result = detect_templates_in_texts(texts, groups, urls, config)
     tmp = out_path + ".partial"
     with open(tmp, "w", encoding="utf-8") as f:
         for record in result.records:

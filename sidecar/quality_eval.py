@@ -305,15 +305,15 @@ def sweep_table(rows: Sequence[SweepRow], top: int = 15, max_damage: float = DAM
 
 def default_sweep_configs() -> list[TemplateConfig]:
     """The parameter grid used to choose TemplateConfig's defaults (bench/quality_eval.py --sweep):
-    sigma fraction x floor x single-line floor x chain floor x sections x global passes x
-    scoped MCFP, slots on (switching them off loses recall everywhere, see :func:`ablations`)."""
+    sigma fraction x scoped MCFP x the page-skeleton knobs (anchor share, gap line lengths).
+    The block-miner knobs were swept before the skeleton pass existed (288 configs, see
+    bench/RESULTS.md) and keep the values chosen then; slots stay on (see :func:`ablations`)."""
     import itertools
 
-    grid = itertools.product((0.05, 0.1, 0.15), (5, 10), (8, 10), (3, 4, 6), (0, 1), (False, True), (None, 12))
-    return [TemplateConfig(sigma_fraction=f, sigma_floor=floor, block_min_length=b, run_min_length=r,
-                           section_depth=s, global_min_length=10 if g else None, global_blocks=g,
-                           scoped_min_length=m)
-            for f, floor, b, r, s, g, m in grid]
+    grid = itertools.product((0.1, 0.15), (None, 12), (0.3, 0.5, 0.7), (6, 8), (12, 20))
+    return [TemplateConfig(sigma_fraction=f, scoped_min_length=m, skeleton_anchor_fraction=a,
+                           skeleton_line_length=ll, skeleton_echo_length=e)
+            for f, m, a, ll, e in grid]
 
 
 def ablations(config: TemplateConfig | None = None) -> list[tuple[str, TemplateConfig]]:
@@ -325,9 +325,11 @@ def ablations(config: TemplateConfig | None = None) -> list[tuple[str, TemplateC
     return [("as chosen", c), ("no slots", swap(c, slots=False)), ("no sections", swap(c, section_depth=0)),
             ("no page-edge anchors", swap(c, edge_anchors=False)),
             ("no scoped MCFP", swap(c, scoped_min_length=None)),
+            ("no page skeleton", swap(c, skeleton=False)),
             ("with global passes", swap(c, global_min_length=10, global_blocks=True)),
-            ("sites only, no chains, no slots", swap(c, section_depth=0, run_min_length=10**6, slots=False,
-                                                     edge_anchors=False, scoped_min_length=None))]
+            ("sites only, no chains, no slots, no skeleton",
+             swap(c, section_depth=0, run_min_length=10**6, slots=False, edge_anchors=False,
+                  scoped_min_length=None, skeleton=False))]
 
 
 def ablation_table(c: EvalCorpus, config: TemplateConfig | None = None) -> str:

@@ -16,8 +16,14 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(tmp_path / "t.jsonl")])
     assert res.exit_code == 0, res.output
     records = [json.loads(l) for l in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert records and all(r["tokens"] and r["id"].startswith("t") for r in records)
-    assert any(r.get("scope") for r in records)  # site-scoped templates exist
+    phrases = [r for r in records if r["kind"] != "skeleton"]
+    assert phrases and all(r["tokens"] and r["id"].startswith("t") for r in phrases)
+    assert any(r.get("scope") for r in phrases)  # site-scoped templates exist
+    assert {r["scope"] for r in records if r["kind"] == "skeleton"} <= {r.get("scope") for r in phrases}
+    # the same file loads as a plain phrase set (skeleton records skipped) for `bloomspan clean`
+    from bloomspan.ingest.phrase_set import PhraseSet
+
+    assert len(PhraseSet.from_jsonl(tmp_path / "t.jsonl")) == len(phrases)
     res = runner.invoke(cli, ["quality", "--jsonl", str(corpus)])
     assert res.exit_code == 0, res.output
     rows = [l for l in res.output.splitlines() if l.startswith("| ") and "%" in l]
@@ -38,3 +44,25 @@ def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setattr(rc, "installed_sites", lambda sites: [])
     res = CliRunner().invoke(cli, ["real-corpus", "--out", str(tmp_path / "r.jsonl")])
     assert res.exit_code == 1 and "apt-get install" in res.output
+
+
+def test_templates_options_map_one_to_one_onto_template_config(tmp_path):
+    import dataclasses
+
+    from bloomspan.engine.template_detector import TemplateConfig
+    from bloomspan.sidecar.cli_quality import TEMPLATE_CONFIG_OPTIONS
+
+    fields = dataclasses.fields(TemplateConfig)
+    assert [n for n, _ in TEMPLATE_CONFIG_OPTIONS] == [f.name for f in fields]
+    for (name, typ), f in zip(TEMPLATE_CONFIG_OPTIONS, fields):
+        assert typ is None and f.default is None or type(f.default) is typ, name
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"Home | Docs\nbody {i}", "site": "s"}) + "\n" for i in range(12)))
+    runner = CliRunner()
+    out = tmp_path / "t.jsonl"
+    res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--no-skeleton",
+                              "--scoped-min-length", "none", "--sigma-floor", "3"])
+    assert res.exit_code == 0, res.output
+    assert not any(json.loads(x)["kind"] == "skeleton" for x in out.read_text().splitlines())
+    res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--skeleton-anchor-fraction", "2"])
+    assert res.exit_code != 0 and "skeleton_anchor_fraction" in res.output and "(0, 1]" in res.output
