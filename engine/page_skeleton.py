@@ -15,8 +15,9 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   group's documents holding it as a whole line; a type is **frequent** when df >= sigma;
 * a line's **class** (anchors only): its type when df >= ``strong = max(sigma,
   ceil(anchor_fraction * n))`` (a line on most pages: "Navigation", "Quick search");
-  else its longest prefix of 2-4 tokens that starts >= ``strong`` lines of that many+1
-  tokens ("Available Languages: ...", "Apache > HTTP Server > ... > <section>"); else its
+  else, for a line of at most ``echo_length`` tokens, its longest prefix of 2-4 tokens
+  that starts >= ``strong`` lines of more tokens ("Available Languages: ...", "Apache >
+  HTTP Server > ... > <section>"; long lines are prose or formulas, never such bars); else its
   type when the earlier passes already cover it (``detected``); else none (not an anchor);
 * a **step** joins consecutive anchors of one page (the page start and end are anchors
   "^" and "$"); the lines between them are its **gap**; a step's class pair is
@@ -30,10 +31,12 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   ``line_length`` tokens long (or an echo of at most ``echo_length``);
 * the **walks**: from "^" forwards, every good step is covered (both anchors and the gap)
   until the first step that is not; likewise from "$" backwards;
-* **echo extension**: after the header the walk goes on over lines whose type comes again
-  later in the page and not earlier (a table of contents before the headings it lists);
-  before the footer, over lines whose type came earlier and does not come again (one after
-  them). Both stop at the first line that is not such an echo or is longer than ``echo_length``.
+* **echo extension**: after the header the walk goes on over echo lines (a table of
+  contents before the headings it lists, or the second copy of the sidebar's) but stops at
+  a line equal to the line before it (a breadcrumb's last item followed by the same title as
+  the page's heading: the heading is content); before the footer, over lines whose type
+  came earlier and does not come again (a table of contents after the headings it lists).
+  Both stop at the first line that is not such an echo or is longer than ``echo_length``.
 
 The same rules, with the same kernel, are applied to new documents at ingest from a
 :class:`PageSkeleton` (the group's classes and frequent pairs), see
@@ -76,12 +79,13 @@ def _pair_ok(ok_keys, n_cls, a, b):
 
 
 @njit(cache=True, nogil=True)
-def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, detected,
+def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, detected,
                     ok_keys, n_cls, line_length, echo_length, out):
     """Mark ``out[b] = True`` for every block the walks and echo extensions of the module
     docstring cover, for each document of ``docs`` (int64 indices into ``doc_blocks``,
     int64 (D+1,) block offsets per document). Per block: ``cls`` int64 (-1: no anchor),
-    ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected`` bool.
+    ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected`` bool,
+    ``repeats_previous`` bool (same type as the block before it in its document).
     ``ok_keys``: sorted int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs
     (page start -1, page end -2)."""
     for k in range(docs.shape[0]):
@@ -148,7 +152,8 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
         if header_end >= footer_start:
             continue
         x = header_end + 1
-        while x < footer_start and echo_after[x] and not echo_before[x] and block_len[x] <= echo_length:
+        while x < footer_start and (echo_after[x] or echo_before[x]) and not repeats_previous[x] \
+                and block_len[x] <= echo_length:
             out[x] = True
             x += 1
         stop = x
@@ -207,7 +212,8 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
                     footer_start = pa
         if header_end < footer_start:
             x = header_end + 1
-            while x < footer_start and after[x] and not before[x] and lines[x]["len"] <= params.echo_length:
+            while (x < footer_start and (after[x] or before[x]) and not (x > 0 and types[x] == types[x - 1])
+                   and lines[x]["len"] <= params.echo_length):
                 covered[x] = True
                 x += 1
             stop = x
@@ -220,18 +226,21 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
 
 
 # --------------------------------------------------------------------------- helpers
-def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """bool (B,) twice: the block's type occurs earlier / later in the same document."""
+def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """bool (B,) three times: the block's type occurs earlier / later in the same document;
+    the block before it in its document has the same type."""
     n = types.shape[0]
     before = np.zeros(n, dtype=bool)
     after = np.zeros(n, dtype=bool)
+    repeats = np.zeros(n, dtype=bool)
     if n == 0:
-        return before, after
+        return before, after, repeats
+    repeats[1:] = (types[1:] == types[:-1]) & (block_doc[1:] == block_doc[:-1])
     order = np.lexsort((np.arange(n), types, block_doc))  # by doc, type, position
     same = (block_doc[order][1:] == block_doc[order][:-1]) & (types[order][1:] == types[order][:-1])
     before[order[1:][same]] = True
     after[order[:-1][same]] = True
-    return before, after
+    return before, after, repeats
 
 
 @njit(cache=True, nogil=True)
@@ -330,7 +339,7 @@ class PageSkeleton:
         if line in self.anchor_lines:
             return ("line", line)
         for p in PREFIX_LENGTHS:
-            if len(line) > p and line[:p] in self.anchor_prefixes:
+            if p < len(line) <= self.params.echo_length and line[:p] in self.anchor_prefixes:
                 return ("prefix", line[:p])
         return ("line", line) if detected else None
 
@@ -350,12 +359,12 @@ class PageSkeleton:
         keys = sorted((ids[a] + 2) * (n_cls + 2) + (ids[b] + 2) for a, b in self.pairs if a in ids and b in ids)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
-        before, after = echo_flags(types, np.zeros(n, dtype=np.int64))
+        before, after, repeats = echo_flags(types, np.zeros(n, dtype=np.int64))
         out = np.zeros(n, dtype=bool)
         skeleton_kernel(np.zeros(1, np.int64), np.asarray([0, n], np.int64), cls,
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
-                        np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
+                        repeats, np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
                         self.params.line_length, self.params.echo_length, out)
         return out
 
@@ -390,7 +399,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     block_len = np.diff(block_offsets).astype(np.int64)
     covered_tokens = np.add.reduceat(np.asarray(detected_tokens, dtype=np.int64), block_offsets[:-1])
     detected = covered_tokens * 2 >= block_len
-    before, after = echo_flags(types, block_doc)
+    before, after, repeats = echo_flags(types, block_doc)
     doc_blocks = np.searchsorted(block_doc, np.arange(n_docs + 1), side="left").astype(np.int64)
 
     names = [None] * n_docs if groups is None else list(groups)
@@ -419,7 +428,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     next_cls = n_types
     for p in PREFIX_LENGTHS:
         h = prefix_hashes(tokens, block_offsets, p)
-        cand = live & (h != 0) & (cls < 0)
+        cand = live & (h != 0) & (cls < 0) & (block_len <= params.echo_length)
         if not cand.any():
             continue
         rows = np.stack([bgroup, h.view(np.int64)], axis=1)
@@ -480,7 +489,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
             continue
         mine = (sg == g) & frequent
         keys = np.unique((sa[mine] + 2) * (n_cls + 2) + (sb[mine] + 2))
-        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, detected, keys, n_cls,
+        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, detected, keys, n_cls,
                         params.line_length, params.echo_length, covered_blocks)
         in_group = bgroup == g
 

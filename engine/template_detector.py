@@ -290,6 +290,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats["seconds_corpus"] = time.perf_counter() - t0
 
     seen_groups: set[tuple] = set()
+    mined_levels: list[list[str | None]] = []  # each level without groups equal to an earlier one's
     for k, level in enumerate(levels):
         if len(level) != n_docs:
             raise ValueError(f"levels[{k}] has {len(level)} entries for {n_docs} documents")
@@ -301,6 +302,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         keep = {g for g, ds in members.items() if tuple(ds) not in seen_groups}
         seen_groups.update(tuple(ds) for ds in members.values())
         level = [g if g in keep else None for g in level]
+        mined_levels.append(level)
         t0 = time.perf_counter()
         r = mine_scoped(tokens, doc_offsets, level, _block_miner(config), config.sigma_fraction,
                         config.sigma_floor, block_offsets)
@@ -320,13 +322,16 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     skeletons: list[PageSkeleton] = []
     if config.skeleton:
         t0 = time.perf_counter()
-        r = mine_skeletons(tokens, doc_offsets, block_offsets, levels[0] if levels else None, coverage,
-                           lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
-                           config.skeleton_params())
-        passes["skeleton"] = r.coverage
-        coverage = coverage | r.coverage
-        skeletons = r.skeletons
-        stats["skeleton_groups"] = r.stats
+        detected = coverage.copy()  # every level walks from the same anchors (as the ingest matcher does)
+        stats["skeleton_groups"] = {}
+        for k, level in enumerate(mined_levels or [None]):
+            r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
+                               lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
+                               config.skeleton_params())
+            passes[f"skeleton{k}"] = r.coverage
+            coverage |= r.coverage
+            skeletons.extend(r.skeletons)
+            stats["skeleton_groups"].update(r.stats)
         stats["seconds_skeleton"] = time.perf_counter() - t0
     phrases = sort_template_phrases(phrases)
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),

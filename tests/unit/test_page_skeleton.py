@@ -37,23 +37,24 @@ def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length):
     doc_blocks = np.concatenate([[0], np.cumsum([len(x) for x in doc_lines])]).astype(np.int64)
     block_doc = np.repeat(np.arange(len(doc_lines)), [len(x) for x in doc_lines]).astype(np.int64)
     types = np.asarray([ln["type"] for ln in flat], dtype=np.int64)
-    before, after = echo_flags(types, block_doc)
+    before, after, repeats = echo_flags(types, block_doc)
     n_cls = 6
     keys = np.unique(np.asarray([(a + 2) * (n_cls + 2) + (b + 2) for a, b in pairs], dtype=np.int64))
     out = np.zeros(len(flat), dtype=bool)
     skeleton_kernel(np.arange(len(doc_lines), dtype=np.int64), doc_blocks,
                     np.asarray([-1 if ln["cls"] is None else ln["cls"] for ln in flat], dtype=np.int64),
                     np.asarray([ln["len"] for ln in flat], dtype=np.int64),
-                    np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after,
+                    np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after, repeats,
                     np.asarray([ln["detected"] for ln in flat], dtype=bool), keys, n_cls,
                     line_length, echo_length, out)
     assert out.tolist() == [c for cov in want for c in cov]
 
 
 def test_echo_flags_look_inside_one_document_only():
-    before, after = echo_flags(np.asarray([1, 2, 1, 1, 2]), np.asarray([0, 0, 0, 1, 1]))
-    assert before.tolist() == [False, False, True, False, False]
-    assert after.tolist() == [True, False, False, False, False]
+    before, after, repeats = echo_flags(np.asarray([1, 2, 1, 1, 1, 2]), np.asarray([0, 0, 0, 1, 1, 1]))
+    assert before.tolist() == [False, False, True, False, True, False]
+    assert after.tolist() == [True, False, False, True, False, False]
+    assert repeats.tolist() == [False, False, False, False, True, False]
 
 
 # ----------------------------------------------------------------------------- a small site
