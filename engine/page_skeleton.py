@@ -409,6 +409,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     doc_group = np.asarray([-1 if (g is None and groups is not None) else index.setdefault(g, len(index))
                             for g in names], dtype=np.int64)
     group_names = sorted(index, key=lambda g: index[g])
+    if not group_names:  # every document left out (e.g. a level whose groups repeat an earlier level's)
+        return SkeletonResult(coverage, [], {})
     group_size = np.bincount(doc_group[doc_group >= 0], minlength=len(group_names))
     sigma = np.asarray([sigma_of(int(n)) for n in group_size], dtype=np.int64)
     strong = np.asarray([max(int(s), math.ceil(round(params.anchor_fraction * int(n), 12)))

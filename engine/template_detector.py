@@ -223,13 +223,16 @@ def _block_miner(config: TemplateConfig):
 
 
 def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig | None = None,
-                     levels: Sequence[Sequence[str | None]] = (), is_number: np.ndarray | None = None
-                     ) -> TemplateDetection:
+                     levels: Sequence[Sequence[str | None]] = (), is_number: np.ndarray | None = None,
+                     anchor_coverage: np.ndarray | None = None) -> TemplateDetection:
     """Run the passes of the module docstring and return their union.
 
     is_number: bool (V,) number-token flags per token id (:func:`.slots.number_token_mask`),
     required when ``config.slots``. A level whose groups all equal an earlier level's
     (e.g. sections of one-section sites) is mined again only for groups that differ.
+    anchor_coverage: bool (W,) tokens covered by phrases found outside the detector (a
+    mining run's exact MCFP phrases, applied at ingest next to the detector's records):
+    the page-skeleton walk treats them as found too, so mining and ingest walk alike.
     """
     config = config or TemplateConfig()
     tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
@@ -323,6 +326,12 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     if config.skeleton:
         t0 = time.perf_counter()
         detected = coverage.copy()  # every level walks from the same anchors (as the ingest matcher does)
+        if anchor_coverage is not None:
+            anchor_coverage = np.asarray(anchor_coverage, dtype=bool)
+            if anchor_coverage.shape != detected.shape:
+                raise ValueError(f"anchor_coverage: must be bool of shape ({tokens.shape[0]},), "
+                                 f"got {anchor_coverage.shape}")
+            detected |= anchor_coverage
         stats["skeleton_groups"] = {}
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
@@ -341,6 +350,12 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["coverage_ratio"],
                 stats["seconds_total"])
     return TemplateDetection(phrases, coverage, passes, stats, skeletons)
+
+
+def config_record(config: TemplateConfig) -> dict:
+    """The record that opens a template file: ``{"kind": "config", "template_config": {...}}``;
+    the ingest matcher takes ``run_min_length`` and ``slots`` from it."""
+    return {"kind": "config", "template_config": config.to_dict()}
 
 
 def coverage_char_spans(coverage: np.ndarray, doc_offsets: np.ndarray, char_starts: np.ndarray,
@@ -379,7 +394,8 @@ class TextTemplates:
     """What :func:`detect_templates_in_texts` returns.
 
     detection:  the :class:`TemplateDetection` (phrases, token coverage, stats).
-    records:    one ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
+    records:    the detector's configuration (:func:`config_record`, kind "config"), one
+                ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
                 then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
                 "skeleton"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
     char_spans: per document, its covered [start, end) character spans.
@@ -414,7 +430,7 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
                                                     config.section_depth)
     detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
                                  number_token_mask(vocab.tokens()) if config.slots else None)
-    records = [p.to_record(vocab.token) for p in detection.phrases]
+    records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
     records += [s.to_record(vocab.token) for s in detection.skeletons]
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
     return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),

@@ -104,6 +104,8 @@ class CleanerConfig:
     id_field:      key of the document id used in results and errors (None: no id).
     scope_field:   key of the document's scope (site) for scoped phrases (None: only
                    unscoped phrases apply).
+    url_field:     key of the document's URL: with template records (``Cleaner(templates=)``)
+                   its folders name the site sections whose records apply too.
     meta_field:    key for the metadata object (None only in strip mode without
                    fingerprint: no metadata).
     clean_suffix, chunks_suffix: names of the derived fields.
@@ -120,6 +122,7 @@ class CleanerConfig:
     skip_missing: bool = False
     id_field: str | None = "_id"
     scope_field: str | None = None
+    url_field: str | None = None
     meta_field: str | None = "bloomspan"
     clean_suffix: str = "_clean"
     chunks_suffix: str = "_chunks"
@@ -145,7 +148,7 @@ class CleanerConfig:
             raise IngestConfigError("max_chars", self.max_chars, "must be an integer >= 1")
         if not isinstance(self.skip_missing, bool):
             raise IngestConfigError("skip_missing", self.skip_missing, "must be true or false")
-        for name in ("id_field", "scope_field", "meta_field"):
+        for name in ("id_field", "scope_field", "url_field", "meta_field"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 raise IngestConfigError(name, v, "must be a non-empty string or None")
@@ -164,7 +167,7 @@ class CleanerConfig:
             derived |= {f + self.clean_suffix for f in self.fields}
         if self.chunk_size is not None:
             derived |= {f + self.chunks_suffix for f in self.fields}
-        clash = derived & (set(self.fields) | {self.id_field, self.scope_field})
+        clash = derived & (set(self.fields) | {self.id_field, self.scope_field, self.url_field})
         if clash:
             raise IngestConfigError("fields", self.fields, f"{sorted(clash)} would be overwritten by derived fields; rename")
 
@@ -340,17 +343,37 @@ class Cleaner:
 
     :meth:`clean_batch` is the fast path: all texts of the batch are tokenized and
     scanned together. :meth:`clean` is ``clean_batch([doc])[0]``.
+
+    ``templates``: a :class:`~.template_matcher.TemplateMatcher` (the template detector's
+    records: line-anchored blocks, slots, site scopes, page skeletons) used instead of the
+    plain phrase matcher; ``phrase_set`` may then be None (the matcher's phrases are used).
+    A document's scopes are its ``scope_field`` (site) and the sections of its ``url_field``.
     """
 
-    def __init__(self, phrase_set: PhraseSet, config: CleanerConfig):
+    def __init__(self, phrase_set: PhraseSet | None, config: CleanerConfig, *, templates=None):
+        from .template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher
+
         if not isinstance(config, CleanerConfig):
             raise IngestConfigError("config", config, "must be a CleanerConfig")
+        if templates is not None and not isinstance(templates, TemplateMatcher):
+            raise IngestConfigError("templates", templates, "must be a TemplateMatcher (TemplateMatcher.from_jsonl)")
+        if templates is not None:
+            phrase_set = templates.phrase_set
         if not isinstance(phrase_set, PhraseSet):
             raise IngestConfigError("phrase_set", phrase_set, "must be a PhraseSet (PhraseSet.from_jsonl / from_records)")
         self.phrase_set = phrase_set
         self.config = config
-        self.matcher = PhraseMatcher(phrase_set)
-        self._ids = phrase_set.ids
+        self.templates = templates
+        if templates is not None:
+            self._ids = list(phrase_set.ids) + [TEMPLATE_SPAN_ID]
+        else:
+            self.matcher = PhraseMatcher(phrase_set)
+            self._ids = phrase_set.ids
+
+    def _find(self, texts: list[str], scopes: list) -> list[MatchResult]:
+        if self.templates is not None:
+            return self.templates.find_match_results(texts, scopes)
+        return self.matcher.find_batch(texts, scopes)
 
     def clean(self, doc: Any, doc_id: Any = None) -> CleanResult:
         """Clean one document; never raises for bad input (see :class:`CleanResult`)."""
@@ -395,7 +418,7 @@ class Cleaner:
         texts = [t for _, _, _, fields in todo for t in fields.values()]
         scopes = [sc for _, _, sc, fields in todo for _ in fields]
         try:
-            matches = self.matcher.find_batch(texts, scopes)
+            matches = self._find(texts, scopes)
         except Exception as e:
             if len(todo) == 1:
                 i, doc = todo[0][:2]
@@ -423,8 +446,9 @@ class Cleaner:
         logger.debug("document error: %s", err)
         return CleanResult(doc=doc, doc_id=err.doc_id, action="error", reason=str(err), error=err)
 
-    def _prepare(self, doc: Any, doc_id: Any) -> CleanResult | tuple[str | None, dict[str, str]]:
-        """An error result, or ``(scope, {field: text})`` of the fields to clean."""
+    def _prepare(self, doc: Any, doc_id: Any) -> CleanResult | tuple[Any, dict[str, str]]:
+        """An error result, or ``(scope, {field: text})`` of the fields to clean (with
+        templates, scope is the list of the document's scopes)."""
         cfg = self.config
         if not isinstance(doc, dict):
             return self._error(
@@ -436,6 +460,14 @@ class Cleaner:
             if scope is not None and not isinstance(scope, str):
                 return self._error(doc, FieldTypeError(f"scope must be a string, got {type(scope).__name__}",
                                                        doc_id=doc_id, field=cfg.scope_field))  # fmt: skip
+        if self.templates is not None:
+            url = doc.get(cfg.url_field) if cfg.url_field is not None else None
+            if url is not None and not isinstance(url, str):
+                return self._error(doc, FieldTypeError(f"URL must be a string, got {type(url).__name__}",
+                                                       doc_id=doc_id, field=cfg.url_field))  # fmt: skip
+            from .template_matcher import template_scopes
+
+            scope = template_scopes(scope, url)
         texts: dict[str, str] = {}
         for name in cfg.fields:  # validate every field before touching anything
             if name not in doc or doc[name] is None:

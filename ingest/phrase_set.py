@@ -173,13 +173,13 @@ class PhraseSet:
                 )
 
     # -- construction -----------------------------------------------------------------
-    # (records of kind "skeleton" are skipped: see bloomspan.engine.page_skeleton)
+    # (records of kind "skeleton" and "config" are skipped: see bloomspan.engine.template_detector)
     @classmethod
     def from_records(cls, records: Iterable[Any], *, source: str = "records") -> "PhraseSet":
         """Build from phrase dicts; errors name ``source`` and the 0-based record index."""
         if isinstance(records, (str, bytes, Mapping)):
             raise PhraseSetError(f"expected a list of phrase objects, got {type(records).__name__}", source=source)
-        # Page-skeleton records (template detector) are not phrases: TemplateMatcher reads them.
+        # Skeleton and config records (template detector) are not phrases: TemplateMatcher reads them.
         parsed = [parse_phrase_record(r, source=source, index=i) for i, r in enumerate(records)
                   if not _is_skeleton(r)]
         return cls(parsed, source=source)
@@ -243,5 +243,5 @@ class PhraseSet:
 
 
 def _is_skeleton(obj: Any) -> bool:
-    """A page-skeleton record of the template detector (not a phrase)."""
-    return isinstance(obj, Mapping) and obj.get("kind") == "skeleton"
+    """A page-skeleton or configuration record of the template detector (not a phrase)."""
+    return isinstance(obj, Mapping) and obj.get("kind") in ("skeleton", "config")

@@ -114,18 +114,57 @@ def _rule_of(obj: Mapping, index: int, source: str, length: int) -> tuple[int, i
               "anchored) or 2 lines (not anchored)", "block_lengths")
 
 
+TEMPLATE_SPAN_ID = "bloomspan:template"  # the phrase id mark mode gives a span found by template rules
+
+
+def is_template_record(obj: Any) -> bool:
+    """True for records only the template matcher understands (detector config, skeletons,
+    line-anchored blocks, slotted phrases); a file with none of them is a plain phrase set."""
+    return isinstance(obj, Mapping) and (obj.get("kind") in ("config", "skeleton", "block") or bool(obj.get("slots")))
+
+
+def template_scopes(site: str | None, url: str | None = None) -> list[str]:
+    """The scopes a document belongs to for site-scoped records: its site, and ``site/<the
+    first d folders of the URL path>`` for every d (the detector's sections use one depth;
+    listing all of them lets the matcher find it without knowing which)."""
+    if not site:
+        return []
+    out = [site]
+    if url:
+        from urllib.parse import urlsplit
+
+        folders = [p for p in urlsplit(url).path.split("/") if p][:-1]
+        out += [f"{site}/" + "/".join(folders[:d]) for d in range(1, len(folders) + 1)] or [f"{site}/"]
+    return out
+
+
 class TemplateMatcher:
     """Matcher for the records of a template detection (``TemplatePhrase.to_record``).
 
     records:        dicts as in ``phrases.jsonl`` (see :mod:`.phrase_set`) with the extra
-                    keys ``kind``, ``block_lengths`` and ``anchor``; absent kind = "mcfp".
-    run_min_length: tokens a chain of pair matches needs (TemplateConfig.run_min_length).
+                    keys ``kind``, ``block_lengths`` and ``anchor``; absent kind = "mcfp";
+                    plus skeleton records and at most one config record (kind "config",
+                    written first by the detector).
+    run_min_length: tokens a chain of pair matches needs (TemplateConfig.run_min_length);
+                    None: from the config record (4 without one).
     slots:          read number tokens of the text as the slot (TemplateConfig.slots); a
-                    phrase set mined without slots holds literal numbers instead.
+                    phrase set mined without slots holds literal numbers instead; None:
+                    from the config record (True without one).
     """
 
-    def __init__(self, records: Sequence[Mapping[str, Any]], run_min_length: int = 4, slots: bool = True, *,
-                 source: str = "records"):
+    def __init__(self, records: Sequence[Mapping[str, Any]], run_min_length: int | None = None,
+                 slots: bool | None = None, *, source: str = "records"):
+        records = list(records)
+        configs = [r.get("template_config") for r in records if isinstance(r, Mapping) and r.get("kind") == "config"]
+        if len(configs) > 1 or (configs and not isinstance(configs[0], Mapping)):
+            raise PhraseSetError("expected at most one config record with a 'template_config' object", source=source)
+        mined = configs[0] if configs else {}
+        records = [r for r in records if not (isinstance(r, Mapping) and r.get("kind") == "config")]
+        if run_min_length is None:
+            run_min_length = mined.get("run_min_length", 4)
+        if slots is None:
+            slots = mined.get("slots", True)
+        self.template_config = dict(mined)
         if not isinstance(run_min_length, int) or isinstance(run_min_length, bool) or run_min_length < 1:
             raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
         if not isinstance(slots, bool):
@@ -159,13 +198,22 @@ class TemplateMatcher:
         ids = self.vocabulary.ids_of(tokens, add_new=True)
         symbol = dict(zip(tokens, (ids.astype(np.int64) + 1).tolist()))
         self.slot_symbol = symbol[SLOT_TOKEN]
-        self.automaton = build_automaton([tuple(symbol[t] for t in p.tokens) for p in self.phrase_set])
+        # Two automata: phrases holding the slot read the text with its numbers as the slot;
+        # the others read it as it is, so an exact phrase with a literal number (a mining run's
+        # "(c) 2024 acme") still matches only that number.
+        slotted = [SLOT_TOKEN in p.tokens for p in self.phrase_set]
+        self._slotted_index = np.asarray([i for i, f in enumerate(slotted) if f], dtype=np.int64)
+        self._plain_index = np.asarray([i for i, f in enumerate(slotted) if not f], dtype=np.int64)
+        patterns = [tuple(symbol[t] for t in p.tokens) for p in self.phrase_set]
+        self.automaton = build_automaton([patterns[i] for i in self._plain_index.tolist()])
+        self.slot_automaton = build_automaton([patterns[i] for i in self._slotted_index.tolist()])
         self.scope_ids = {s: i for i, s in enumerate(self.phrase_set.scopes)}
         self.phrase_scope = np.asarray([-1 if p.scope is None else self.scope_ids[p.scope] for p in self.phrase_set],
                                        dtype=np.int64)
 
     @classmethod
-    def from_jsonl(cls, path: str | os.PathLike, run_min_length: int = 4, slots: bool = True) -> "TemplateMatcher":
+    def from_jsonl(cls, path: str | os.PathLike, run_min_length: int | None = None,
+                   slots: bool | None = None) -> "TemplateMatcher":
         """Load records from a ``phrases.jsonl`` file (blank lines skipped)."""
         source = os.fspath(path)
         records = []
@@ -181,6 +229,28 @@ class TemplateMatcher:
     def __len__(self) -> int:
         return len(self.phrase_set)
 
+    def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None):
+        """:meth:`find_batch` as :class:`~bloomspan.ingest.matcher.MatchResult` objects (what the
+        :class:`~bloomspan.ingest.cleaner.Cleaner` consumes): one match per covered span, with
+        phrase index ``len(self.phrase_set)`` (:data:`TEMPLATE_SPAN_ID` in the cleaner)."""
+        from .matcher import MatchResult
+
+        texts = list(texts)
+        out = []
+        pseudo = len(self.phrase_set)
+        for text, m in zip(texts, self.find_batch(texts, scopes)):
+            if m.span_token_start.shape[0] == 0:
+                out.append(MatchResult.no_match(m.token_starts, m.token_ends))
+                continue
+            s, e, n = m.span_token_start, m.span_token_end, m.n_tokens
+            k = np.arange(s.shape[0], dtype=np.int64)
+            gap_start = np.where(s > 0, m.token_ends[np.maximum(s - 1, 0)], 0)
+            gap_end = np.where(e < n, m.token_starts[np.minimum(e, n - 1)], len(text))
+            out.append(MatchResult(n, m.covered_tokens, m.token_starts, m.token_ends, s, e,
+                                   np.full(s.shape[0], pseudo, dtype=np.int32), k, s, e, m.span_char_start,
+                                   m.span_char_end, gap_start.astype(np.int64), gap_end.astype(np.int64)))
+        return out
+
     def find(self, text: str, scopes: str | Sequence[str] | None = None) -> TemplateMatch:
         return self.find_batch([text], [scopes])[0]
 
@@ -193,18 +263,24 @@ class TemplateMatcher:
             raise ValueError(f"scopes has {len(scopes)} entries for {len(texts)} texts")
         ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
         sym = (ids + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to the sentinel 0
+        slot_sym = sym.copy() if self._slotted_index.shape[0] else None
         line_start = np.zeros(ids.shape[0], dtype=bool)
         for d, text in enumerate(texts):
             a, b = int(tok_off[d]), int(tok_off[d + 1])
             if b > a:
                 line_start[a:b] = line_start_flags(text, cstart[a:b])
                 starts = cstart[a:b]
-                if not self.slots:
+                if not self.slots or slot_sym is None:
                     continue
                 nums = np.fromiter((m.start() for m in _NUMBER_RE.finditer(text)), dtype=np.int64)
                 if nums.shape[0]:
-                    sym[a + np.searchsorted(starts, nums)] = self.slot_symbol
+                    slot_sym[a + np.searchsorted(starts, nums)] = self.slot_symbol
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
+        m_idx = self._plain_index[m_idx]
+        if slot_sym is not None and self.slots:
+            s_start, s_end, s_idx = scan_symbols(self.slot_automaton, slot_sym, tok_off)
+            m_start, m_end = np.concatenate([m_start, s_start]), np.concatenate([m_end, s_end])
+            m_idx = np.concatenate([m_idx, self._slotted_index[s_idx]])
         m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
         keep = self._keep(m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes)
         m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
@@ -323,3 +399,26 @@ class TemplateMatcher:
         ok = np.empty(s.shape[0], dtype=bool)
         ok[order] = good[group]
         return out_s[good], out_e[good], out_k[good] // (len(self.scope_ids) + 1), ok
+
+
+def load_phrase_file(path: str | os.PathLike) -> tuple[PhraseSet, "TemplateMatcher | None"]:
+    """A ``phrases.jsonl`` (``bloomspan mine``) or ``templates.jsonl`` (``bloomspan templates``):
+    the phrase set, and a :class:`TemplateMatcher` when the file holds template records
+    (:func:`is_template_record`), else None. Errors name the file and line."""
+    source = os.fspath(path)
+    has_templates = False
+    with open(source, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if '"kind"' in line or '"slots"' in line:
+                try:
+                    if is_template_record(json.loads(line)):
+                        has_templates = True
+                        break
+                except json.JSONDecodeError:
+                    break  # PhraseSet.from_jsonl reports it with its line number
+    if not has_templates:
+        return PhraseSet.from_jsonl(source), None
+    matcher = TemplateMatcher.from_jsonl(source)
+    logger.info("loaded templates from %s: %d phrases, %d skeletons", source, len(matcher.phrase_set),
+                len(matcher.skeletons))
+    return matcher.phrase_set, matcher

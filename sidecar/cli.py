@@ -131,36 +131,44 @@ def _parse_duration(value: str | None, option: str) -> float | None:
 @click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
 @click.option("--chunk-overlap", type=int, default=0, show_default=True)
 @click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
 def clean(phrases_path, template_index, url, username, password, api_key, in_path, out_path, errors_path, fields,
-          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field, fingerprint):
-    """Strip, mark or down-weight known boilerplate in a JSON Lines file."""
+          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field, url_field, fingerprint):
+    """Strip, mark or down-weight known boilerplate in a JSON Lines file.
+
+    --phrases takes `bloomspan mine` phrases or `bloomspan templates` records; with template
+    records (or a template index mined with --templates) whole-line, slotted, site-scoped
+    templates and page skeletons apply (give --scope-field, and --url-field for sections).
+    """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.errors import IngestError
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.template_matcher import load_phrase_file
     from bloomspan.sidecar.clean_jsonl import clean_jsonl
 
     try:
         if phrases_path:
-            phrase_set = PhraseSet.from_jsonl(phrases_path)
+            phrase_set, templates = load_phrase_file(phrases_path)
         else:
             from bloomspan.sidecar.service_state import ServeConfig
-            from bloomspan.sidecar.template_reader import current_run, load_phrase_set
+            from bloomspan.sidecar.template_reader import current_run, load_cleaning_set
 
             client = ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key).opensearch_client()
             physical = current_run(client, template_index)
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {url}; run `bloomspan mine` first")
-            phrase_set = load_phrase_set(client, physical)
+            phrase_set, templates = load_cleaning_set(client, physical)
         config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
                                chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
-                               fingerprint=fingerprint)
+                               url_field=url_field, fingerprint=fingerprint)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
-    summary = clean_jsonl(Cleaner(phrase_set, config), in_path, out_path, errors_path or out_path + ".errors.jsonl",
-                          over_ratio_out, progress=_progress)
+    if templates is not None and scope_field is None:
+        click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
+    summary = clean_jsonl(Cleaner(phrase_set, config, templates=templates), in_path, out_path,
+                          errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=_progress)
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
@@ -185,7 +193,8 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
 @click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
 @click.option("--max-ratio", type=float, default=None)
 @click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
-@click.option("--scope-field", default=None)
+@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
+@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
 @click.option("--phrases", "phrases_path", default=None, envvar="BLOOMSPAN_SERVE_PHRASES", type=click.Path(dir_okay=False, exists=True))
 @click.option("--reload-every", default="10s", show_default=True, help="How often to check the template alias.")
@@ -203,7 +212,7 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
 @click.option("--fingerprint/--no-fingerprint", default=False, show_default=True,
               help="Add bloomspan.fingerprint (chunk Bloom filter of the cleaned text) for near-duplicate collapse.")
 def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
-          clean_indices, fields, mode, max_ratio, route_index, scope_field, template_index, phrases_path, reload_every,
+          clean_indices, fields, mode, max_ratio, route_index, scope_field, url_field, template_index, phrases_path, reload_every,
           require_template, every, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
           emerging_threshold, fingerprint):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
@@ -217,8 +226,8 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
             upstream_url=upstream_url, host=host, port=port, username=username, password=password, api_key=api_key,
             ca_certs=ca_certs, verify_certs=verify_certs, forward_credentials=forward_credentials,
             clean_indices=tuple(clean_indices), fields=tuple(fields), mode=mode, max_ratio=max_ratio,
-            route_index=route_index, scope_field=scope_field, template_index=template_index, phrases_path=phrases_path,
-            reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
+            route_index=route_index, scope_field=scope_field, url_field=url_field, template_index=template_index,
+            phrases_path=phrases_path, reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
             every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
             min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
             emerging_threshold=emerging_threshold, fingerprint=fingerprint)

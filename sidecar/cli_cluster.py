@@ -126,7 +126,14 @@ def cluster_mine_options(f):
         click.option("--timestamp-field", default=None,
                      help="Field that changes when a document changes (else _seq_no/_primary_term)."),
         click.option("--full", is_flag=True, default=False, help="Ignore the previous snapshot: read everything."),
-        click.option("--site-field", default=None, help="Field with the site or URL, for per-site clutter."),
+        click.option("--site-field", default=None,
+                     help="Field with the site or URL: per-site clutter, and the site scope of --templates."),
+        click.option("--templates/--no-templates", default=False, show_default=True,
+                     help="Also run the template detector (whole-line, site-scoped, slotted templates and page "
+                          "skeletons) and publish its records for the cleaner and the proxy."),
+        click.option("--url-field", default=None,
+                     help="Field with the page URL: site sections for --templates (and the site when "
+                          "--site-field is not given)."),
         click.option("--lease-index", default="bloomspan-lease", show_default=True,
                      help="Index of the lease that keeps one run at a time."),
         click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
@@ -150,6 +157,7 @@ def cluster_mine_options(f):
 def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
                          min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
+                         templates=False, url_field=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
                          **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
@@ -164,7 +172,8 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                             username=username, password=password, api_key=api_key, ca_certs=ca_certs,
                             verify_certs=verify_certs, timeout=timeout, batch_size=batch_size, slices=slices,
                             keep_runs=keep_runs, annotate=annotate, timestamp_field=timestamp_field, full=full,
-                            site_field=site_field, lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
+                            site_field=site_field, templates=templates, url_field=url_field,
+                            lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
                             pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
                             top=max(top, 20))  # the run document keeps at least 20
     except ClusterConfigError as exc:
@@ -187,6 +196,10 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
     click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_stored:,} mined, {summary.docs_skipped:,} skipped "
                f"{summary.skipped_by_reason}; tokens {summary.tokens:,}; phrases {summary.phrases:,}; "
                f"covered {summary.covered_share:.2%}")
+    if summary.templates:
+        t = summary.templates
+        click.echo(f"templates: {t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons; covered with "
+                   f"the phrases {t['covered_share']:.2%} of tokens")
     if inc:
         click.echo(f"incremental: {inc.get('reused', 0):,} reused, {inc.get('new', 0):,} new, "
                    f"{inc.get('changed', 0):,} changed, {inc.get('deleted', 0):,} deleted")

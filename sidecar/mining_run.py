@@ -67,6 +67,8 @@ class MineConfig:
     timestamp_field: str | None = None
     full: bool = False
     site_field: str | None = None
+    templates: bool = False
+    url_field: str | None = None
     lease_index: str = "bloomspan-lease"
     lease_ttl: float = 120.0
     scan_mode: str = "auto"
@@ -96,6 +98,12 @@ class MineConfig:
             bad("template_index", "must be a valid lowercase index name (no spaces, commas, wildcards or ':')")
         if not self.lease_index or self.lease_index != self.lease_index.lower():
             bad("lease_index", "must be a valid lowercase index name")
+        for name in ("site_field", "url_field", "timestamp_field"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v):
+                bad(name, "must be a non-empty field name, or left out")
+        if not isinstance(self.templates, bool):
+            bad("templates", "must be true or false")
         if self.scan_mode not in MODES:
             bad("scan_mode", f"must be one of {', '.join(MODES)}")
         for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
@@ -137,6 +145,7 @@ class MineConfig:
                 "filter_bytes": self.filter_bytes, "template_index": self.template_index,
                 "timestamp_field": self.timestamp_field, "annotate": self.annotate, "batch_size": self.batch_size,
                 "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
+                "templates": self.templates, "url_field": self.url_field,
                 "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind}
 
 
@@ -159,6 +168,7 @@ class RunSummary:
     annotate: dict | None = None
     deleted_runs: list = dc_field(default_factory=list)
     seconds: dict = dc_field(default_factory=dict)
+    templates: dict | None = None  # with --templates: phrases, skeletons, covered tokens and share
 
     def as_dict(self) -> dict:
         """JSON-serialisable; ``documents`` (= docs mined) is the key ``serve``'s metrics read."""
@@ -415,6 +425,11 @@ class _Run:
             report["most_cluttered_sites"] = read_site_clutter(
                 self.client, st["indices"], c.site_field, doc_keys, result.coverage, snap.doc_offsets, c.top,
                 c.batch_size)
+        template_docs, template_stats = [], None
+        if c.templates:
+            t0 = time.perf_counter()
+            template_docs, template_stats = self._detect_templates(snap, result, doc_keys)
+            st["seconds"]["templates"] = time.perf_counter() - t0
         skipped = snap.skipped_by_reason()
         covered = int(np.count_nonzero(result.coverage))
         run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
@@ -425,16 +440,70 @@ class _Run:
                    "stats": json_safe({"engine": result.stats, "kind": st["kind"], "seconds": st["seconds"],
                                        "incremental": st["counts"].get("incremental"),
                                        "scan_docs_per_second": st.get("scan", {}).get("docs_per_second")})}
+        if template_stats is not None:
+            run_doc["templates"] = json_safe(template_stats)
         res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
                       coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
-                      bulk_docs=c.bulk_docs, before_swap=self.lease.check, progress=self.progress)
+                      bulk_docs=c.bulk_docs, before_swap=self.lease.check, progress=self.progress,
+                      extra_docs=template_docs)
         st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
                          "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
                          "docs_stored": snap.n_docs, "docs_skipped": sum(skipped.values()),
                          "skipped_by_reason": skipped, "tokens": snap.n_tokens, "covered_tokens": covered,
                          "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
-                         "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted}
+                         "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted,
+                         "templates": None if template_stats is None else {
+                             k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")}}
         st["phase"] = "annotate" if c.annotate else "finalize"
+
+    def _detect_templates(self, snap, result, doc_keys: list[str]) -> tuple[list[tuple[str, dict]], dict]:
+        """Run the template detector (defaults of TemplateConfig) on the snapshot: sites from
+        ``site_field`` (or the URL's host), sections from ``url_field``; the run's exact
+        phrases count as found for the page-skeleton walk, as they do at ingest. Returns the
+        index documents and the stats for the run document."""
+        from bloomspan.engine.slots import number_token_mask
+        from bloomspan.engine.template_detector import (TemplateConfig, config_record, detect_templates,
+                                                        scope_levels)
+
+        from .publication import read_document_fields, site_name
+        from .template_reader import template_documents
+
+        c = self.config
+        blocks = snap.block_offsets()
+        if blocks is None:
+            raise BloomspanSidecarError(
+                f"{snap.folder}: this snapshot keeps no line boundaries (made before --templates existed); "
+                "run once with --full to read the documents again", item=str(snap.folder))
+        if self.progress:
+            self.progress("templates", 0, snap.n_tokens)
+        fields = [f for f in (c.site_field, c.url_field) if f]
+        values = read_document_fields(self.client, self.state["indices"], fields, doc_keys, c.batch_size) if fields else {}
+        urls = values.get(c.url_field) if c.url_field else None
+        if c.site_field:
+            sites = [site_name(v) for v in values[c.site_field]]
+        elif urls is not None:
+            sites = [site_name(u) if u and "://" in u else None for u in urls]
+        else:
+            sites = None
+        config = TemplateConfig()
+        levels = [] if sites is None else scope_levels(sites, urls, config.section_depth)
+        vocab = snap.vocabulary
+        tokens = np.ascontiguousarray(snap.tokens)
+        detection = detect_templates(tokens, snap.doc_offsets, blocks, config, levels,
+                                     number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
+        records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
+        records += [k.to_record(vocab.token) for k in detection.skeletons]
+        covered = detection.coverage | result.coverage
+        stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+                 "covered_tokens": int(covered.sum()),
+                 "covered_share": float(covered.mean()) if covered.size else 0.0,
+                 "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
+                 "detector": detection.stats}
+        if self.progress:
+            self.progress("templates", snap.n_tokens, snap.n_tokens)
+        log.info("templates run=%s phrases=%d skeletons=%d covered_share=%.4f", self.state["run_id"],
+                 stats["phrases"], stats["skeletons"], stats["covered_share"])
+        return template_documents(records), stats
 
     def _phase_annotate(self) -> None:
         from .annotate import annotate

@@ -91,15 +91,11 @@ def site_clutter(site_of_doc: dict[int, str], coverage: np.ndarray, doc_offsets:
     return rows[:top]
 
 
-def read_site_clutter(client, indices: list[str], site_field: str, doc_keys: list[str], coverage: np.ndarray,
-                      doc_offsets: np.ndarray, top: int, batch_size: int) -> list[dict]:
-    """Read ``site_field`` of every document and aggregate covered tokens per site.
-
-    A plain ``helpers.scan`` (scroll) fits here: the pass is short and restarts as a whole.
-    A value that is a URL counts as its host name.
-    """
-    from urllib.parse import urlsplit
-
+def read_document_fields(client, indices: list[str], fields: list[str], doc_keys: list[str],
+                         batch_size: int) -> dict[str, list]:
+    """``{field: [value of document 0, 1, ...]}`` for the stored documents (``doc_keys`` in
+    canonical order); None where a document lacks the field or holds a non-string or empty
+    value. One plain ``helpers.scan`` (scroll): the pass is short and restarts as a whole."""
     from opensearchpy import helpers
 
     from .checkpoint import keys_array
@@ -107,17 +103,35 @@ def read_site_clutter(client, indices: list[str], site_field: str, doc_keys: lis
 
     sorted_keys = keys_array([k.encode("utf-8", "surrogatepass") for k in doc_keys])
     multi = len(indices) > 1
-    site_of_doc: dict[int, str] = {}
-    for hit in helpers.scan(client, index=",".join(indices), query={"_source": [site_field]}, size=batch_size):
-        value = lookup_field(hit.get("_source") or {}, site_field)
-        if not isinstance(value, str) or not value:
-            continue
-        if "://" in value:
-            value = urlsplit(value).hostname or value
+    out: dict[str, list] = {f: [None] * len(doc_keys) for f in fields}
+    for hit in helpers.scan(client, index=",".join(indices), query={"_source": list(fields)}, size=batch_size):
         key = doc_key(hit["_index"], hit["_id"], multi).encode("utf-8", "surrogatepass")
         pos = int(np.searchsorted(sorted_keys, key))
-        if pos < len(doc_keys) and sorted_keys[pos] == key:
-            site_of_doc[pos] = value
+        if pos >= len(doc_keys) or sorted_keys[pos] != key:
+            continue  # written after the snapshot
+        source = hit.get("_source") or {}
+        for f in fields:
+            value = lookup_field(source, f)
+            if isinstance(value, str) and value:
+                out[f][pos] = value
+    return out
+
+
+def site_name(value: str | None) -> str | None:
+    """A site field's value as a site: a URL counts as its host name."""
+    if value and "://" in value:
+        from urllib.parse import urlsplit
+
+        return urlsplit(value).hostname or value
+    return value
+
+
+def read_site_clutter(client, indices: list[str], site_field: str, doc_keys: list[str], coverage: np.ndarray,
+                      doc_offsets: np.ndarray, top: int, batch_size: int) -> list[dict]:
+    """Read ``site_field`` of every document and aggregate covered tokens per site
+    (a value that is a URL counts as its host name)."""
+    sites = read_document_fields(client, indices, [site_field], doc_keys, batch_size)[site_field]
+    site_of_doc = {d: site_name(v) for d, v in enumerate(sites) if v is not None}
     return site_clutter(site_of_doc, coverage, np.asarray(doc_offsets), top)
 
 

@@ -38,6 +38,7 @@ class ServeConfig:
     max_ratio: float | None = None
     route_index: str | None = None
     scope_field: str | None = None
+    url_field: str | None = None
     template_index: str | None = None
     phrases_path: str | None = None
     reload_seconds: float = 10.0
@@ -133,19 +134,21 @@ class CleanerHolder:
             self._client = self.config.opensearch_client()
         return self._client
 
-    def _build(self, phrase_set) -> Any:
+    def _build(self, phrase_set, templates=None) -> Any:
         from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 
         cfg = CleanerConfig(fields=tuple(self.config.fields), mode=self.config.mode, max_ratio=self.config.max_ratio,
                             skip_missing=True, id_field=None, scope_field=self.config.scope_field,
-                            fingerprint=self.config.fingerprint)
-        return Cleaner(phrase_set, cfg)
+                            url_field=self.config.url_field, fingerprint=self.config.fingerprint)
+        return Cleaner(phrase_set, cfg, templates=templates)
 
-    def install(self, phrase_set, run_id: str) -> None:
-        cleaner = self._build(phrase_set)
+    def install(self, phrase_set, run_id: str, templates=None) -> None:
+        """Serve ``phrase_set`` (and the template detector's records, a TemplateMatcher, if any)."""
+        cleaner = self._build(phrase_set, templates)
         self.phrase_set, self.run_id, self.n_phrases = phrase_set, run_id, len(phrase_set)
         self.current = cleaner
-        log.info("cleaner installed run=%s phrases=%d", run_id, len(phrase_set))
+        log.info("cleaner installed run=%s phrases=%d templates=%s", run_id, len(phrase_set),
+                 "no" if templates is None else f"{len(templates.skeletons)} skeletons")
 
     def refresh(self) -> bool:
         """Load the phrase set if its source changed. Returns True when a new cleaner is serving."""
@@ -153,18 +156,20 @@ class CleanerHolder:
             if self.config.phrases_path:
                 if self.current is not None:
                     return False
-                from bloomspan.ingest.phrase_set import PhraseSet
+                from bloomspan.ingest.template_matcher import load_phrase_file
 
-                self.install(PhraseSet.from_jsonl(self.config.phrases_path), run_id=f"file:{self.config.phrases_path}")
+                phrase_set, templates = load_phrase_file(self.config.phrases_path)
+                self.install(phrase_set, run_id=f"file:{self.config.phrases_path}", templates=templates)
                 return True
             if not self.config.template_index:
                 return False
-            from bloomspan.sidecar.template_reader import current_run, load_phrase_set
+            from bloomspan.sidecar.template_reader import current_run, load_cleaning_set
 
             physical = current_run(self.client(), self.config.template_index)
             if physical is None or physical == self.run_id:
                 return False
-            self.install(load_phrase_set(self._client, physical), run_id=physical)
+            phrase_set, templates = load_cleaning_set(self._client, physical)
+            self.install(phrase_set, run_id=physical, templates=templates)
             return True
 
 

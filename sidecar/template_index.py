@@ -158,7 +158,8 @@ def _bulk(client, index: str, actions: Iterable[dict], bulk_docs: int, progress,
 def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_keys: Sequence[str],
             coverage, run_doc: dict, keep_runs: int = 3, bulk_docs: int = 500,
             before_swap: Callable[[], None] | None = None,
-            progress: Callable[[str, int, int | None], None] | None = None) -> PublishResult:
+            progress: Callable[[str, int, int | None], None] | None = None,
+            extra_docs: Sequence[tuple[str, dict]] = ()) -> PublishResult:
     """Write run ``run_id`` to ``NAME-<run_id>`` and move alias ``name`` to it (see module doc).
 
     phrase_docs: phrase documents without ``kind``/``run_id`` (must hold ``phrase_id``).
@@ -166,6 +167,8 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
     coverage:    list of pyroaring BitMaps from :func:`.bitmaps.coverage_bitmaps`
                  (one bitmap of absolute positions, or chunks of COVERAGE_CHUNK_TOKENS).
     run_doc:     run document fields (counts, params, report, stats) without kind/run_id.
+    extra_docs:  ``(_id, source)`` pairs written with the phrases (template detector records,
+                 ``mine --templates``); each source holds its own ``kind``, run_id is added.
     before_swap: called right before the alias moves (the lease check); may raise.
     """
     from bloomspan.mappings import load
@@ -188,11 +191,13 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
             client.indices.delete(index=physical)
         body = load("template-index")["template"]
         client.indices.create(index=physical, body=body)
-        total = len(phrase_docs) + -(-len(doc_keys) // DOCMAP_CHUNK)
+        total = len(phrase_docs) + len(extra_docs) + -(-len(doc_keys) // DOCMAP_CHUNK)
 
         def actions():
             for doc in phrase_docs:
                 yield {"_id": doc["phrase_id"], "_source": {"kind": "phrase", "run_id": run_id, **doc}}
+            for doc_id, doc in extra_docs:
+                yield {"_id": doc_id, "_source": {**doc, "run_id": run_id}}
             for k, first in enumerate(range(0, len(doc_keys), DOCMAP_CHUNK)):
                 yield {"_id": f"docmap-{k:06d}", "_source": {
                     "kind": "docmap", "run_id": run_id, "chunk": k, "first_member": first,

@@ -16,7 +16,8 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(tmp_path / "t.jsonl")])
     assert res.exit_code == 0, res.output
     records = [json.loads(l) for l in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
-    phrases = [r for r in records if r["kind"] != "skeleton"]
+    assert records[0]["kind"] == "config" and records[0]["template_config"]["slots"] is True
+    phrases = [r for r in records if r["kind"] not in ("skeleton", "config")]
     assert phrases and all(r["tokens"] and r["id"].startswith("t") for r in phrases)
     assert any(r.get("scope") for r in phrases)  # site-scoped templates exist
     assert {r["scope"] for r in records if r["kind"] == "skeleton"} <= {r.get("scope") for r in phrases}

@@ -142,3 +142,14 @@ def test_skeleton_config_errors(field, value, fix):
     with pytest.raises(ConfigError) as exc:
         TemplateConfig(**{field: value})
     assert exc.value.field == field and fix in str(exc.value)
+
+
+def test_a_level_without_groups_mines_nothing():
+    """Regression: a section level whose groups all repeat the site level's is passed with
+    every group None; the pass must return nothing instead of indexing an empty sigma array."""
+    from bloomspan.engine.page_skeleton import mine_skeletons
+
+    tokens = np.arange(6, dtype=np.uint32)
+    r = mine_skeletons(tokens, np.asarray([0, 3, 6]), np.asarray([0, 1, 3, 6]), [None, None],
+                       np.zeros(6, dtype=bool), lambda n: 2)
+    assert r.skeletons == [] and not r.coverage.any() and r.coverage.shape == (6,)
