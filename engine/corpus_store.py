@@ -7,6 +7,8 @@ Layout of a work directory (all integers little-endian, all files append-only):
   doc_offsets.i64          int64 (D+1,)  document d is tokens[doc_offsets[d]:doc_offsets[d+1]]
   char_starts.i64          int64 (W,)    (with_offsets only) token start in its document's text
   char_ends.i64            int64 (W,)    (with_offsets only) exclusive end
+  line_starts.u8           uint8 (W,)    (with_lines) 1 where the token is the first token of a
+                                         line of its document's text, else 0 (line_start_flags)
   doc_ids.txt              UTF-8 external document ids, each followed by "\\n"
   doc_ids.i64              int64 (D+1,)  byte offsets: id d is doc_ids.txt[off[d]:off[d+1]-1]
   vocabulary.txt           one token per line, in id order (escaping as in vocabulary.py)
@@ -22,6 +24,11 @@ vocabulary loads on first use.
 
 Token ids do not depend on how a corpus is cut into batches: the vocabulary gives ids in
 order of first occurrence, exactly as :func:`encode_batch` over all texts at once.
+
+Line starts keep the source text's line boundaries, so whole-line templates
+(:mod:`bloomspan.engine.blocks`) can be found without the texts. New stores always write
+them (manifest ``"with_lines": true``); a store made before they existed has no
+``with_lines`` key, opens with ``with_lines`` False and stays without them when appended to.
 """
 from __future__ import annotations
 
@@ -34,8 +41,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from numba import njit
 
-from .tokenizer import encode_batch
+from .tokenizer import CHUNK_CHARS, _chunks, encode_batch
 from .vocabulary import Vocabulary
 from .positional_write import pwrite_all
 
@@ -51,10 +59,55 @@ TOKENS = "tokens.u32"
 DOC_OFFSETS = "doc_offsets.i64"
 CHAR_STARTS = "char_starts.i64"
 CHAR_ENDS = "char_ends.i64"
+LINE_STARTS = "line_starts.u8"
 DOC_IDS = "doc_ids.txt"
 DOC_ID_OFFSETS = "doc_ids.i64"
 VOCAB_TOKENS = "vocabulary.txt"
 LOCK = ".lock"
+
+
+@njit(cache=True, nogil=True)
+def _mark_line_starts(cps, starts, flags):
+    """flags[i] = 1 for i >= 1 when a "\\n" (code point 10) lies in cps[starts[i-1]:starts[i]].
+
+    cps: uint8 or uint32 code points; starts int64 (n,) ascending; flags uint8 (n,).
+    """
+    for i in range(1, starts.shape[0]):
+        for c in range(starts[i - 1], starts[i]):
+            if cps[c] == 10:
+                flags[i] = 1
+                break
+
+
+def _line_starts(texts: Sequence[str], doc_offsets: np.ndarray, char_starts: np.ndarray) -> np.ndarray:
+    """uint8 (W,) line-start flags of a batch: :func:`~.blocks.line_start_flags` of each document.
+
+    doc_offsets int64 (D+1,) and char_starts int64 (W,) as returned by :func:`encode_batch`.
+    One pass over the batch instead of one call per document (which would cost about as
+    much as tokenizing): the texts are joined with "\\n" as in :func:`encode_batch`, a token
+    starts a line when a "\\n" lies between the previous token's start and its own, and the
+    first token of every document starts one anyway, so the joining "\\n" changes nothing.
+    """
+    flags = np.zeros(char_starts.shape[0], dtype=np.uint8)
+    d0 = 0
+    for chunk in _chunks(texts, CHUNK_CHARS):
+        d1 = d0 + len(chunk)
+        a, b = int(doc_offsets[d0]), int(doc_offsets[d1])
+        if b > a:
+            joined = "\n".join(chunk)
+            if joined.isascii():
+                cps = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+            else:
+                cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+            doc_begin = np.zeros(len(chunk), dtype=np.int64)
+            np.cumsum(lengths[:-1] + 1, out=doc_begin[1:])
+            starts = char_starts[a:b] + np.repeat(doc_begin, np.diff(doc_offsets[d0:d1 + 1]))
+            _mark_line_starts(cps, starts, flags[a:b])
+        d0 = d1
+    firsts = doc_offsets[:-1]
+    flags[firsts[firsts < doc_offsets[1:]]] = 1
+    return flags
 
 
 class CorpusStoreError(Exception):
@@ -81,6 +134,8 @@ class CorpusStore:
         self.fsync = fsync
         self._committed = manifest
         self._with_offsets = bool(manifest["with_offsets"])
+        # Absent from manifests written before line starts existed: such stores have none.
+        self._with_lines = bool(manifest.get("with_lines", False))
         self._n_docs = int(manifest["n_docs"])
         self._n_tokens = int(manifest["n_tokens"])
         self._doc_ids_bytes = int(manifest["doc_ids_bytes"])
@@ -103,7 +158,7 @@ class CorpusStore:
         if (wd / MANIFEST).exists():
             raise CorpusStoreError(f"{wd} already holds a corpus store; use CorpusStore.open", wd)
         manifest = {"format": FORMAT, "version": VERSION, "with_offsets": bool(with_offsets),
-                    "generation": 0, "n_docs": 0, "n_tokens": 0, "doc_ids_bytes": 0,
+                    "with_lines": True, "generation": 0, "n_docs": 0, "n_tokens": 0, "doc_ids_bytes": 0,
                     "vocabulary": {"tokens_file": VOCAB_TOKENS, "size": 0, "bytes": 0,
                                    "df_file": None, "n_docs": 0}}
         store = cls(wd, manifest, fsync=fsync)
@@ -142,6 +197,8 @@ class CorpusStore:
                  VOCAB_TOKENS: v["bytes"]}
         if m["with_offsets"]:
             sizes[CHAR_STARTS] = sizes[CHAR_ENDS] = 8 * m["n_tokens"]
+        if m.get("with_lines", False):
+            sizes[LINE_STARTS] = m["n_tokens"]
         if v["df_file"] is not None:
             sizes[v["df_file"]] = 8 * v["size"]
         return sizes
@@ -172,6 +229,8 @@ class CorpusStore:
         names = [TOKENS, DOC_OFFSETS, DOC_IDS, DOC_ID_OFFSETS, VOCAB_TOKENS]
         if self._with_offsets:
             names += [CHAR_STARTS, CHAR_ENDS]
+        if self._with_lines:
+            names.append(LINE_STARTS)
         sizes = self._required_sizes(m)
         for name in names:
             fd = os.open(self.work_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
@@ -217,7 +276,8 @@ class CorpusStore:
             self.flush()
 
     def _append(self, ids: list[str], texts: list[str]) -> None:
-        enc = encode_batch(texts, self._vocabulary, with_offsets=self._with_offsets)
+        # Line starts need the char offsets even when the store does not keep them.
+        enc = encode_batch(texts, self._vocabulary, with_offsets=self._with_offsets or self._with_lines)
         tok, offs = enc[0], enc[1]
         w0, d0 = self._n_tokens, self._n_docs
         pwrite_all(self._fds[TOKENS], tok.astype("<u4", copy=False), 4 * w0)
@@ -225,6 +285,8 @@ class CorpusStore:
         if self._with_offsets:
             pwrite_all(self._fds[CHAR_STARTS], enc[2].astype("<i8", copy=False), 8 * w0)
             pwrite_all(self._fds[CHAR_ENDS], enc[3].astype("<i8", copy=False), 8 * w0)
+        if self._with_lines:
+            pwrite_all(self._fds[LINE_STARTS], _line_starts(texts, offs, enc[2]), w0)
         joined = "\n".join(ids) + "\n"
         data = joined.encode("utf-8", "surrogatepass")
         if joined.isascii():
@@ -318,6 +380,11 @@ class CorpusStore:
         return self._with_offsets
 
     @property
+    def with_lines(self) -> bool:
+        """Whether the store keeps line starts (False for stores made before they existed)."""
+        return self._with_lines
+
+    @property
     def n_docs(self) -> int:
         return self._n_docs
 
@@ -370,6 +437,15 @@ class CorpusStore:
     def doc_offsets(self) -> np.ndarray:
         """int64 (n_docs+1,) read-only memmap: document d is tokens[off[d]:off[d+1]]."""
         return self._view(DOC_OFFSETS, "<i8", self._n_docs + 1)
+
+    @property
+    def line_starts(self) -> np.ndarray | None:
+        """uint8 (n_tokens,) read-only memmap: 1 where a token is the first token of a line of
+        its document's text (token 0 of every non-empty document included), else 0; None
+        when the store has no line starts (``with_lines`` False)."""
+        if not self._with_lines:
+            return None
+        return self._view(LINE_STARTS, "u1", self._n_tokens)
 
     def _check_doc(self, i: int) -> int:
         i = int(i)

@@ -25,6 +25,11 @@ not. Mining is a function of the token sequences, and everything published (phra
 df, bitmaps over canonical numbers, example ids, coverage positions, counts) is derived
 from the snapshot, so it is identical. ``tests/integration/test_incremental.py`` checks
 this after adds, updates and deletes.
+
+Line starts (where the lines of a document's text begin) are a property of each document,
+like its tokens, and travel with them: an unchanged document keeps the previous snapshot's,
+a fetched one gets the delta store's. When unchanged documents come from a snapshot
+without line starts (written before they existed), the new snapshot has none either.
 """
 from __future__ import annotations
 
@@ -93,14 +98,21 @@ def plan(listing: DocLog, prev: Snapshot, use_timestamp: bool) -> IncrementalPla
 
 
 def assemble_full(out_dir, doclog: DocLog, store, info: dict, with_offsets: bool) -> Snapshot:
-    """Snapshot of a full read: the log's records in canonical order, tokens from ``store``."""
+    """Snapshot of a full read: the log's records in canonical order, tokens (and line
+    starts, when the store has them) from ``store``."""
     rows = canonical_rows(doclog.keys())
     keys = doclog.keys()[rows]
     meta = doclog.meta()[rows]
-    source = TokenSource(store.tokens, store.doc_offsets,
-                         *(_store_offsets(store) if with_offsets else (None, None)))
+    source = _store_source(store, with_offsets)
     return write_snapshot(out_dir, keys, meta[:, :4], np.zeros(keys.shape[0], dtype=np.int64), meta[:, 4],
                           [source], store.vocabulary, info, with_offsets)
+
+
+def _store_source(store, with_offsets: bool, remap: np.ndarray | None = None) -> TokenSource:
+    """A corpus store as a token source: tokens, offsets when asked, its line starts if any."""
+    return TokenSource(store.tokens, store.doc_offsets,
+                       *(_store_offsets(store) if with_offsets else (None, None)),
+                       remap=remap, line_starts=store.line_starts)
 
 
 def _store_offsets(store) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +128,8 @@ def _store_offsets(store) -> tuple[np.ndarray, np.ndarray]:
 
 def assemble_incremental(out_dir, the_plan: IncrementalPlan, prev: Snapshot, fetch_log: DocLog, store,
                          info: dict, with_offsets: bool) -> Snapshot:
-    """Snapshot = unchanged documents from ``prev`` + fetched ones from ``store``."""
+    """Snapshot = unchanged documents from ``prev`` + fetched ones from ``store``; with line
+    starts when every side that contributes documents has them."""
     keep = np.flatnonzero(the_plan.unchanged)
     prev_rows = the_plan.prev_row[keep]
     pm = np.asarray(prev.meta())
@@ -138,9 +151,6 @@ def assemble_incremental(out_dir, the_plan: IncrementalPlan, prev: Snapshot, fet
     vocabulary = prev.vocabulary
     delta_tokens = store.vocabulary.tokens()
     remap = vocabulary.ids_of(delta_tokens, add_new=True) if delta_tokens else np.zeros(1, dtype=np.uint32)
-    sources = [prev.token_source(),
-               TokenSource(store.tokens, store.doc_offsets,
-                           *(_store_offsets(store) if with_offsets else (None, None)),
-                           remap=np.asarray(remap, dtype=np.uint32))]
+    sources = [prev.token_source(), _store_source(store, with_offsets, np.asarray(remap, dtype=np.uint32))]
     return write_snapshot(out_dir, keys[order], meta[order], src_id[order], src_doc[order], sources,
                           vocabulary, info, with_offsets)

@@ -12,7 +12,8 @@ stored documents in that order. The snapshot is also what the next incremental r
 
 Layout of a snapshot folder (little-endian, written to ``<dir>.tmp`` and renamed):
 
-  snapshot.json     manifest: counts, source, version mode, whether char offsets are kept
+  snapshot.json     manifest: counts, source, version mode, whether char offsets and line
+                    starts are kept
   keys.bin          UTF-8 keys of ALL documents seen (stored and skipped), ascending
   keys.off          int64 (N+1,) byte offsets into keys.bin
   docs.meta         int64 (N, 4): seq_no, primary_term, ts_hash, status (see checkpoint.py)
@@ -20,7 +21,12 @@ Layout of a snapshot folder (little-endian, written to ``<dir>.tmp`` and renamed
   doc_offsets.i64   int64 (D+1,) stored document d is tokens[off[d]:off[d+1]]
   char_starts.i64   int64 (W,)   (with offsets) token start in its document's text
   char_ends.i64     int64 (W,)   (with offsets) exclusive end
+  line_starts.u8    uint8 (W,)   (with lines) 1 where a token is the first of a line of its
+                                 document's text, else 0 (as in the corpus store)
   vocabulary.txt    the vocabulary (bloomspan.engine.vocabulary format)
+
+Line starts are kept (manifest ``"with_lines": true``) when every source that contributes
+documents has them; snapshots written before they existed lack the key and have none.
 """
 from __future__ import annotations
 
@@ -91,7 +97,8 @@ class TokenSource:
     """Where stored documents' tokens come from: a corpus store or an older snapshot.
 
     tokens uint32 (W,), doc_offsets int64 (D+1,), char_starts/char_ends int64 (W,) or None,
-    remap uint32 (V_src,) or None: token id in the source -> id in the new vocabulary.
+    remap uint32 (V_src,) or None: token id in the source -> id in the new vocabulary,
+    line_starts uint8 (W,) or None: 1 where a token starts a line of its document's text.
     """
 
     tokens: np.ndarray
@@ -99,6 +106,7 @@ class TokenSource:
     char_starts: np.ndarray | None = None
     char_ends: np.ndarray | None = None
     remap: np.ndarray | None = None
+    line_starts: np.ndarray | None = None
 
 
 def _memmap(path: Path, dtype, n: int, mode: str = "w+") -> np.ndarray:
@@ -118,6 +126,10 @@ def write_snapshot(out_dir: str | os.PathLike, keys: np.ndarray, meta: np.ndarra
     src_id:  int64 (N,): which of ``sources`` holds a stored document (ignored otherwise).
     src_doc: int64 (N,): the document number inside that source.
     info:    extra manifest fields (source index, field, version mode, ...).
+
+    Line starts are written when every source that contributes a stored document has
+    ``line_starts`` (see :attr:`Snapshot.with_lines`); offsets are required of every such
+    source when ``with_offsets``.
     """
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
@@ -139,10 +151,14 @@ def write_snapshot(out_dir: str | os.PathLike, keys: np.ndarray, meta: np.ndarra
     doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_offsets[1:])
     n_tokens = int(doc_offsets[-1])
+    contributing = np.unique(src_id[stored])
+    with_lines = all(sources[s].line_starts is not None for s in contributing.tolist())
     outs = {"tokens.u32": ("<u4", "tokens", True)}
     if with_offsets:
         outs["char_starts.i64"] = ("<i8", "char_starts", False)
         outs["char_ends.i64"] = ("<i8", "char_ends", False)
+    if with_lines:
+        outs["line_starts.u8"] = ("u1", "line_starts", False)
     for fname, (dtype, attr, remapped) in outs.items():
         dst = _memmap(tmp / fname, dtype, n_tokens)
         for s, source in enumerate(sources):
@@ -154,8 +170,8 @@ def write_snapshot(out_dir: str | os.PathLike, keys: np.ndarray, meta: np.ndarra
                 raise ValueError(f"source {s} has no {attr}: cannot write a snapshot with offsets")
             use_remap = remapped and source.remap is not None
             remap = source.remap if use_remap else np.zeros(1, dtype=np.uint32)
-            gather_runs(np.asarray(src), starts[mine], lengths[mine], doc_offsets[:-1][mine], np.asarray(dst),
-                        remap, use_remap)
+            gather_runs(np.asarray(src, dtype=dtype), starts[mine], lengths[mine], doc_offsets[:-1][mine],
+                        np.asarray(dst), remap, use_remap)
         if isinstance(dst, np.memmap):
             dst.flush()
             del dst
@@ -168,7 +184,7 @@ def write_snapshot(out_dir: str | os.PathLike, keys: np.ndarray, meta: np.ndarra
     np.ascontiguousarray(meta, dtype="<i8").tofile(tmp / "docs.meta")
     vocabulary.save(tmp / "vocabulary.txt")
     manifest = {"format": FORMAT, "version": VERSION, "n_all": n_all, "n_docs": n_docs, "n_tokens": n_tokens,
-                "with_offsets": bool(with_offsets), **info}
+                "with_offsets": bool(with_offsets), "with_lines": with_lines, **info}
     for f in tmp.iterdir():
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
@@ -177,7 +193,8 @@ def write_snapshot(out_dir: str | os.PathLike, keys: np.ndarray, meta: np.ndarra
         shutil.rmtree(out_dir)
     os.rename(tmp, out_dir)
     fsync_dir(out_dir.parent)
-    log.info("snapshot %s: %d documents (%d stored), %d tokens", out_dir, n_all, n_docs, n_tokens)
+    log.info("snapshot %s: %d documents (%d stored), %d tokens%s", out_dir, n_all, n_docs, n_tokens,
+             "" if with_lines else ", without line starts")
     return Snapshot(out_dir)
 
 
@@ -198,6 +215,8 @@ class Snapshot:
         self.n_docs = int(self.manifest["n_docs"])
         self.n_tokens = int(self.manifest["n_tokens"])
         self.with_offsets = bool(self.manifest["with_offsets"])
+        # Absent from snapshots written before line starts existed: they have none.
+        self.with_lines = bool(self.manifest.get("with_lines", False))
         self._vocabulary = None
         self._keys = None
 
@@ -221,6 +240,22 @@ class Snapshot:
     @property
     def char_ends(self) -> np.ndarray | None:
         return np.asarray(self._array("char_ends.i64", "<i8", self.n_tokens)) if self.with_offsets else None
+
+    @property
+    def line_starts(self) -> np.ndarray | None:
+        """uint8 (W,): 1 where a token is the first of a line of its document's text; None
+        without lines (``with_lines`` False)."""
+        return np.asarray(self._array("line_starts.u8", "u1", self.n_tokens)) if self.with_lines else None
+
+    def block_offsets(self) -> np.ndarray | None:
+        """int64 (B+1,) block (line) boundaries over :attr:`tokens`, strictly increasing from 0
+        to W, every boundary of a non-empty document among them (the ``block_offsets`` of
+        :mod:`bloomspan.engine.blocks`); None without lines."""
+        if not self.with_lines:
+            return None
+        from bloomspan.engine.blocks import block_offsets_from_flags
+
+        return block_offsets_from_flags(self.line_starts.view(np.bool_), self.doc_offsets)
 
     def meta(self, writable: bool = False) -> np.ndarray:
         """int64 (N, 4): seq_no, primary_term, ts_hash, status (a memmap)."""
@@ -261,4 +296,5 @@ class Snapshot:
         return {name: int(np.count_nonzero(status == code)) for code, name in SKIP_REASONS.items()}
 
     def token_source(self) -> TokenSource:
-        return TokenSource(self.tokens, self.doc_offsets, self.char_starts, self.char_ends, None)
+        return TokenSource(self.tokens, self.doc_offsets, self.char_starts, self.char_ends, None,
+                           line_starts=self.line_starts)

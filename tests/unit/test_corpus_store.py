@@ -9,11 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine import corpus_store
+from bloomspan.engine.blocks import line_start_flags
 from bloomspan.engine.corpus_store import CorpusStore, CorpusStoreError
 from bloomspan.engine.tokenizer import encode_batch, token_spans
 from bloomspan.engine.vocabulary import Vocabulary
 
-TEXTS = ["The cat sat on the mat.", "", "İstanbul ΟΔΟΣ — the CAT!", "mat mat mat", "Привет, мир 42"]
+TEXTS = ["The cat sat on the mat.", "", "İstanbul ΟΔΟΣ — the CAT!\nmat", "mat\r\nmat mat",
+         "\n\nПривет, мир 42\n"]
 IDS = ["doc-0", "doc/1", "ünï\ncode", "", "😀"]
 
 
@@ -34,10 +36,17 @@ def _check_store(store: CorpusStore, texts, ext_ids):
     for d, text in enumerate(texts):
         assert store.external_id(d) == ext_ids[d]
         assert np.array_equal(store.doc_tokens(d), ids[off[d]:off[d + 1]])
+        toks, ref_s, ref_e = token_spans(text)
         if store.with_offsets:
             starts, ends = store.char_spans(d)
-            toks, ref_s, ref_e = token_spans(text)
             assert np.array_equal(starts, ref_s) and np.array_equal(ends, ref_e)
+        if store.with_lines:
+            lines = store.line_starts[off[d]:off[d + 1]]
+            assert lines.dtype == np.uint8 and lines.tolist() == line_start_flags(text, ref_s).astype(int).tolist()
+    if store.with_lines:
+        assert store.line_starts.shape == (store.n_tokens,)
+    else:
+        assert store.line_starts is None
 
 
 def test_create_append_open(tmp_path):
@@ -57,7 +66,7 @@ def test_create_append_open(tmp_path):
 
 @settings(derandomize=True, max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(alphabet=st.sampled_from(list("abAB İΣς,.\n😀_")), max_size=15), max_size=12),
+@given(st.lists(st.text(alphabet=st.sampled_from(list("abAB İΣς,.\n\r😀_")), max_size=15), max_size=12),
        st.lists(st.integers(0, 12), max_size=4), st.booleans())
 def test_batches_equal_one_batch(tmp_path_factory, texts, cuts, reopen):
     """However the corpus is cut into appends (and reopens), the store equals encode_batch(all)."""
@@ -84,7 +93,7 @@ def test_crash_between_batches_keeps_the_last_commit(tmp_path):
     store.append(IDS[:3], TEXTS[:3])
     store.append(["lost"], ["a batch that never got committed zzz"], flush=False)
     _crash(store)
-    for name in ["tokens.u32", "doc_offsets.i64", "doc_ids.txt", "vocabulary.txt", "char_ends.i64"]:
+    for name in ["tokens.u32", "doc_offsets.i64", "doc_ids.txt", "vocabulary.txt", "char_ends.i64", "line_starts.u8"]:
         with open(tmp_path / name, "ab") as f:
             f.write(b"\xff" * 13)  # torn writes past the committed end
     (tmp_path / "vocabulary.df.9.i64").write_bytes(b"\x00" * 8)  # a flush cut before its manifest
@@ -95,6 +104,7 @@ def test_crash_between_batches_keeps_the_last_commit(tmp_path):
     _check_store(store, TEXTS, IDS)
     assert not (tmp_path / "vocabulary.df.9.i64").exists()
     assert (tmp_path / "tokens.u32").stat().st_size == 4 * store.n_tokens  # garbage truncated
+    assert (tmp_path / "line_starts.u8").stat().st_size == store.n_tokens
     store.close()
     _check_store(CorpusStore.open(tmp_path), TEXTS, IDS)
 
@@ -151,6 +161,9 @@ def test_errors(tmp_path):
     with pytest.raises(IndexError):
         store.doc_tokens(1)
     store.close()
+    os.truncate(tmp_path / "line_starts.u8", 1)
+    with pytest.raises(CorpusStoreError, match="line_starts.u8 has 1 bytes.*needs 2"):
+        CorpusStore.open(tmp_path)
     os.truncate(tmp_path / "tokens.u32", 4)
     with pytest.raises(CorpusStoreError, match="tokens.u32 has 4 bytes.*needs 8") as info:
         CorpusStore.open(tmp_path)
@@ -172,3 +185,65 @@ def test_reader_sees_committed_state_only(tmp_path):
     writer.close()
     reader.close()
     _check_store(CorpusStore.open(tmp_path), TEXTS, IDS)
+
+
+# ---------------------------------------------------------------------- line starts
+def test_line_starts_mark_the_first_token_of_each_line(tmp_path):
+    """Only "\\n" breaks a line ("\\r\\n" through its "\\n"; a lone "\\r", "\\u2028" or a form feed
+    do not); token 0 of every non-empty document starts a line, documents without tokens
+    have none."""
+    texts = ["one two\nthree", "a\r\nb c\r\n", "a\rb\u2028c\x0cd\x85e", "", "\n\n\nx y\n\nz",
+             "\n \n", "  lead\ntrail\n\n", "ü ğ\nİş 😀 ok\nΣ"]
+    expected = [[1, 0, 1], [1, 1, 0], [1, 0, 0, 0, 0], [], [1, 0, 1], [], [1, 1], [1, 0, 1, 0, 1]]
+    with CorpusStore.create(tmp_path, fsync=False) as store:
+        assert store.with_lines and not store.with_offsets
+        store.append([f"d{i}" for i in range(len(texts))], texts)
+        assert store.line_starts.dtype == np.uint8
+        off = store.doc_offsets
+        assert [store.line_starts[off[d]:off[d + 1]].tolist() for d in range(len(texts))] == expected
+        _check_store(store, texts, [f"d{i}" for i in range(len(texts))])
+    assert json.loads((tmp_path / "manifest.json").read_text())["with_lines"] is True
+    reopened = CorpusStore.open(tmp_path)
+    assert reopened.with_lines
+    assert reopened.line_starts.tolist() == [x for e in expected for x in e]
+
+
+def test_line_starts_of_batches_larger_than_a_chunk(tmp_path, monkeypatch):
+    """The batch is scanned in chunks of documents (as encode_batch does): cuts change nothing."""
+    texts = ["a b\nc", "\nd", "", "e\n\nf g", "h", "ÿ\ni"] * 3
+    ids = [str(i) for i in range(len(texts))]
+    for chunk in (1, 4, 7):
+        monkeypatch.setattr(corpus_store, "CHUNK_CHARS", chunk)
+        with CorpusStore.create(tmp_path / str(chunk), fsync=False) as store:
+            store.append(ids, texts)
+            _check_store(store, texts, ids)
+
+
+def _make_old_store(path, texts, ids, with_offsets):
+    """A store as written before line starts existed: no "with_lines" key, no line_starts.u8."""
+    with CorpusStore.create(path, with_offsets=with_offsets, fsync=False) as store:
+        store.append(ids, texts)
+    manifest_path = path / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["with_lines"]
+    manifest_path.write_text(json.dumps(manifest))
+    (path / "line_starts.u8").unlink()
+
+
+@pytest.mark.parametrize("with_offsets", [False, True])
+def test_store_without_line_starts_opens_and_appends_without_them(tmp_path, with_offsets):
+    _make_old_store(tmp_path, TEXTS[:2], IDS[:2], with_offsets)
+    store = CorpusStore.open(tmp_path, fsync=False)
+    assert not store.with_lines and store.line_starts is None
+    _check_store(store, TEXTS[:2], IDS[:2])
+    store.append(IDS[2:4], TEXTS[2:4])
+    store.append(IDS[4:], TEXTS[4:])
+    assert not store.with_lines and store.line_starts is None
+    _check_store(store, TEXTS, IDS)
+    store.close()
+    assert not (tmp_path / "line_starts.u8").exists()  # an old store stays consistent
+    assert "with_lines" not in json.loads((tmp_path / "manifest.json").read_text())
+    store = CorpusStore.open(tmp_path)
+    assert not store.with_lines
+    _check_store(store, TEXTS, IDS)
+    store.close()
