@@ -3,7 +3,8 @@
 Indexes a deterministic crawl (sites with headers, footers, cookie banners, breadcrumbs and
 disclaimers around natural-like text), mines it through the cluster exactly as a production
 run would (PIT scroll -> mmap'd corpus store -> BloomSpan -> versioned template index behind
-an alias), prints the operator report, then cleans one new page with the published phrases.
+an alias, with the template detector's records), prints the operator report, then cleans one
+new page with the published phrases, and with the site's templates too.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.mining_run import MineConfig, run_mining
     from bloomspan.sidecar.operator_report import render_report, report
-    from bloomspan.sidecar.template_reader import current_run, load_phrase_set
+    from bloomspan.sidecar.template_reader import current_run, load_cleaning_set, load_phrase_set
 
     t_start = time.perf_counter()
     from bloomspan.sidecar.connection import ClusterConfig
@@ -67,7 +68,8 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
 
     mine_config = MineConfig(index=config.index, url=config.url, sigma=config.sigma, min_length=config.min_length,
                              template_index=config.template_index, lease_index=config.lease_index,
-                             work_dir=config.work_dir, site_field="site", full=True, slices=2)
+                             work_dir=config.work_dir, site_field="site", url_field="url", templates=True,
+                             full=True, slices=2)
     t0 = time.perf_counter()
     summary = run_mining(mine_config, client=client,
                          progress=lambda stage, done, total: log.info("stage=%s done=%s total=%s", stage, done, total))
@@ -76,21 +78,33 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     rate = f", read+tokenize {summary.docs_seen / scan_seconds:,.0f} docs/s" if scan_seconds else ""
     say(f"mined {summary.docs_stored:,} documents / {summary.tokens:,} tokens in {mine_seconds:.1f}s{rate}; "
         f"published {summary.phrases:,} phrases as {summary.physical_index} behind alias {config.template_index}")
+    t = summary.templates
+    say(f"template detector (--templates): {t['phrases']:,} short/site-scoped/slotted templates and "
+        f"{t['skeletons']:,} page skeletons; with them {t['covered_share']:.1%} of all tokens are boilerplate "
+        f"(exact phrases alone: {summary.covered_share:.1%})")
     say("")
     say(render_report(report(client, config.template_index, top=10), top=10))
 
-    phrase_set = load_phrase_set(client, current_run(client, config.template_index))
+    physical = current_run(client, config.template_index)
+    phrase_set = load_phrase_set(client, physical)
     cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), mode="strip", id_field=None, skip_missing=True))
     result = cleaner.clean({"text": held_out["text"]})
-    before, after = held_out["text"], result.doc["text"]
+    all_phrases, templates = load_cleaning_set(client, physical)
+    with_templates = Cleaner(all_phrases, CleanerConfig(fields=("text",), mode="strip", id_field=None, skip_missing=True,
+                                                        scope_field="site", url_field="url"), templates=templates)
+    t_result = with_templates.clean({k: held_out[k] for k in ("text", "site", "url")})
+    before, after = held_out["text"], t_result.doc["text"]
     say("")
-    say(f"a new page from {held_out['site']}: {len(before):,} characters, boilerplate ratio "
-        f"{result.boilerplate_ratio:.1%}, {len(after):,} characters after `strip`:")
+    say(f"a new page from {held_out['site']}: {len(before):,} characters; boilerplate ratio "
+        f"{result.boilerplate_ratio:.1%} with the exact phrases, {t_result.boilerplate_ratio:.1%} with the site's "
+        f"templates too; {len(after):,} characters after `strip`:")
     say("  " + after[:400].replace("\n", "\n  ") + ("..." if len(after) > 400 else ""))
     total = time.perf_counter() - t_start
     say("")
     say(f"demo finished in {total:.1f}s. Next: `bloomspan explain --url {config.url} --template-index "
         f"{config.template_index} --id <doc id>`, `bloomspan serve --template-index {config.template_index} "
-        f"--clean-index 'crawl-*'`, `deploy/local/opensearch.sh stop`.")
+        f"--clean-index 'crawl-*' --scope-field site --url-field url`, `deploy/local/opensearch.sh stop`.")
     return {"seconds": total, "mine_seconds": mine_seconds, "phrases": summary.phrases,
-            "covered_share": summary.covered_share, "docs": summary.docs_stored}
+            "covered_share": summary.covered_share, "docs": summary.docs_stored,
+            "template_covered_share": t["covered_share"], "page_ratio": result.boilerplate_ratio,
+            "page_ratio_with_templates": t_result.boilerplate_ratio}
