@@ -37,6 +37,9 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   the page's heading: the heading is content); before the footer, over lines whose type
   came earlier and does not come again (a table of contents after the headings it lists).
   Both stop at the first line that is not such an echo or is longer than ``echo_length``.
+  With ``site_echo_length`` > 0 the forward extension also takes lines of at most that many
+  tokens that occur on another page of the group (a site map's or a chapter list's entries
+  are other pages' titles); 0 switches this off.
 
 The same rules, with the same kernel, are applied to new documents at ingest from a
 :class:`PageSkeleton` (the group's classes and frequent pairs), see
@@ -63,11 +66,14 @@ _MUL = np.uint64(0x9E3779B97F4A7C15)
 @dataclass(frozen=True)
 class SkeletonParams:
     """anchor_fraction: share of a group's documents a line (or line prefix) needs to be an
-    anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens."""
+    anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens;
+    site_echo_length: longest line the forward extension takes because it occurs on another
+    page of the group (0: off)."""
 
     anchor_fraction: float = 0.5
     line_length: int = 8
     echo_length: int = 20
+    site_echo_length: int = 0
 
 
 # --------------------------------------------------------------------------- the walk
@@ -79,13 +85,14 @@ def _pair_ok(ok_keys, n_cls, a, b):
 
 
 @njit(cache=True, nogil=True)
-def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, detected,
-                    ok_keys, n_cls, line_length, echo_length, out):
+def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, elsewhere,
+                    detected, ok_keys, n_cls, line_length, echo_length, out):
     """Mark ``out[b] = True`` for every block the walks and echo extensions of the module
     docstring cover, for each document of ``docs`` (int64 indices into ``doc_blocks``,
     int64 (D+1,) block offsets per document). Per block: ``cls`` int64 (-1: no anchor),
     ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected`` bool,
-    ``repeats_previous`` bool (same type as the block before it in its document).
+    ``repeats_previous`` bool (same type as the block before it in its document),
+    ``elsewhere`` bool (a short line that occurs on another page of the group, or all False).
     ``ok_keys``: sorted int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs
     (page start -1, page end -2)."""
     for k in range(docs.shape[0]):
@@ -152,7 +159,7 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
         if header_end >= footer_start:
             continue
         x = header_end + 1
-        while x < footer_start and (echo_after[x] or echo_before[x]) and not repeats_previous[x] \
+        while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) and not repeats_previous[x] \
                 and block_len[x] <= echo_length:
             out[x] = True
             x += 1
@@ -166,9 +173,9 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
 def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, params: SkeletonParams
                        ) -> list[list[bool]]:
     """Plain twin of :func:`skeleton_kernel`, one page at a time. ``doc_lines[d][i]`` is a
-    dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected`` and ``type``
-    (hashable); ``ok_pairs``: set of frequent (class, class) pairs with "^"/"$" for the
-    page edges. Echo flags are derived from ``type`` here."""
+    dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected``, ``elsewhere`` and
+    ``type`` (hashable); ``ok_pairs``: set of frequent (class, class) pairs with "^"/"$" for
+    the page edges. Echo flags are derived from ``type`` here."""
     out = []
     for lines in doc_lines:
         n = len(lines)
@@ -212,7 +219,8 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
                     footer_start = pa
         if header_end < footer_start:
             x = header_end + 1
-            while (x < footer_start and (after[x] or before[x]) and not (x > 0 and types[x] == types[x - 1])
+            while (x < footer_start and (after[x] or before[x] or lines[x]["elsewhere"])
+                   and not (x > 0 and types[x] == types[x - 1])
                    and lines[x]["len"] <= params.echo_length):
                 covered[x] = True
                 x += 1
@@ -286,6 +294,7 @@ class PageSkeleton:
     frequent_lines: frozenset
     pairs: frozenset
     params: SkeletonParams = SkeletonParams()
+    site_echo_lines: frozenset = frozenset()  # lines on >= 2 pages, <= params.site_echo_length tokens
 
     def to_record(self, token_text: Callable[[int], str]) -> dict:
         """JSON form (kind "skeleton"), read back by :meth:`from_record`."""
@@ -296,7 +305,8 @@ class PageSkeleton:
             return list(k) if k in (START_KEY, END_KEY) else [k[0], words(k[1])]
         rec = {"kind": "skeleton", "sigma": self.sigma, "documents": self.documents,
                "params": {"anchor_fraction": self.params.anchor_fraction, "line_length": self.params.line_length,
-                          "echo_length": self.params.echo_length},
+                          "echo_length": self.params.echo_length, "site_echo_length": self.params.site_echo_length},
+               "site_echo_lines": sorted(words(t) for t in self.site_echo_lines),
                "anchor_lines": sorted(words(t) for t in self.anchor_lines),
                "anchor_prefixes": sorted(words(t) for t in self.anchor_prefixes),
                "frequent_lines": sorted(words(t) for t in self.frequent_lines),
@@ -324,7 +334,7 @@ class PageSkeleton:
             return (k[0], tuple(k[1]))
         p = need("params", dict)
         params = SkeletonParams(float(p.get("anchor_fraction", 0.5)), int(p.get("line_length", 8)),
-                                int(p.get("echo_length", 20)))
+                                int(p.get("echo_length", 20)), int(p.get("site_echo_length", 0)))
         pairs = need("pairs", list)
         if not all(isinstance(x, list) and len(x) == 2 for x in pairs):
             raise ValueError(f"{where}: skeleton key 'pairs': must be a list of [class, class]")
@@ -332,7 +342,8 @@ class PageSkeleton:
                    frozenset(tuple(t) for t in need("anchor_lines", list)),
                    frozenset(tuple(t) for t in need("anchor_prefixes", list)),
                    frozenset(tuple(t) for t in need("frequent_lines", list)),
-                   frozenset((key(a), key(b)) for a, b in pairs), params)
+                   frozenset((key(a), key(b)) for a, b in pairs), params,
+                   frozenset(tuple(t) for t in rec.get("site_echo_lines", [])))
 
     def classify(self, line: tuple, detected: bool):
         """Class key of one line (token tuple) or None (not an anchor)."""
@@ -364,7 +375,8 @@ class PageSkeleton:
         skeleton_kernel(np.zeros(1, np.int64), np.asarray([0, n], np.int64), cls,
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
-                        repeats, np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
+                        repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
+                        np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
                         self.params.line_length, self.params.echo_length, out)
         return out
 
@@ -423,6 +435,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     type_df = np.zeros(n_blocks, dtype=np.int64)
     type_df[live] = _df_per_group(np.stack([bgroup[live], types[live]], axis=1), block_doc[live])
     rare = type_df < bsig
+    elsewhere = live & (type_df >= 2) & (block_len <= params.site_echo_length)
     cls = np.full(n_blocks, -1, dtype=np.int64)
     is_line_anchor = live & (type_df >= bstrong)
     cls[is_line_anchor] = types[is_line_anchor]
@@ -491,7 +504,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
             continue
         mine = (sg == g) & frequent
         keys = np.unique((sa[mine] + 2) * (n_cls + 2) + (sb[mine] + 2))
-        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, detected, keys, n_cls,
+        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, keys, n_cls,
                         params.line_length, params.echo_length, covered_blocks)
         in_group = bgroup == g
 
@@ -502,7 +515,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[in_group & (cls >= n_types)]).tolist())
         skeletons.append(PageSkeleton(
             name, int(sigma[g]), n, block_set(in_group & is_line_anchor), prefixes,
-            block_set(in_group & ~rare), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params))
+            block_set(in_group & ~rare), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
+            block_set(in_group & elsewhere)))
         stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)

@@ -73,6 +73,8 @@ class TemplateConfig:
     skeleton_anchor_fraction: share of a site's pages a line (or line prefix) needs to anchor the walk.
     skeleton_line_length:     longest plain gap line the walk fills, in tokens.
     skeleton_echo_length:     longest echo line (repeated in its page) the walk fills, in tokens.
+    skeleton_site_echo_length: longest line taken after the header because it occurs on another
+                              page of the site (a site map's entries); 0 switches it off.
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
@@ -92,6 +94,7 @@ class TemplateConfig:
     skeleton_anchor_fraction: float = 0.7
     skeleton_line_length: int = 6
     skeleton_echo_length: int = 20
+    skeleton_site_echo_length: int = 0
     engine: str = "bloomspan"
 
     def __post_init__(self) -> None:
@@ -108,6 +111,7 @@ class TemplateConfig:
                               "must be a number in (0, 1] (0.5 = a line on half of a site's pages)")
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
                                 ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
+                                ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
@@ -130,7 +134,7 @@ class TemplateConfig:
 
     def skeleton_params(self) -> SkeletonParams:
         return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
-                              self.skeleton_echo_length)
+                              self.skeleton_echo_length, self.skeleton_site_echo_length)
 
 
 @dataclass

@@ -305,14 +305,15 @@ def sweep_table(rows: Sequence[SweepRow], top: int = 15, max_damage: float = DAM
 
 def default_sweep_configs() -> list[TemplateConfig]:
     """The parameter grid used to choose TemplateConfig's defaults (bench/quality_eval.py --sweep):
-    sigma fraction x scoped MCFP x the page-skeleton knobs (anchor share, gap line lengths).
+    sigma fraction x scoped MCFP x the page-skeleton knobs (anchor share, gap line length, site
+    echoes; echo_length 20 beat 12 everywhere in an earlier sweep).
     The block-miner knobs were swept before the skeleton pass existed (288 configs, see
     bench/RESULTS.md) and keep the values chosen then; slots stay on (see :func:`ablations`)."""
     import itertools
 
-    grid = itertools.product((0.1, 0.15), (None, 12), (0.3, 0.5, 0.7), (6, 8), (12, 20))
+    grid = itertools.product((0.1, 0.15), (None, 12), (0.5, 0.7), (6, 8), (0, 6))
     return [TemplateConfig(sigma_fraction=f, scoped_min_length=m, skeleton_anchor_fraction=a,
-                           skeleton_line_length=ll, skeleton_echo_length=e)
+                           skeleton_line_length=ll, skeleton_site_echo_length=e)
             for f, m, a, ll, e in grid]
 
 

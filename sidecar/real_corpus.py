@@ -300,8 +300,10 @@ DEBIAN_DOC_SITES: tuple[SiteSpec, ...] = (
              ("div.document", "div[itemprop=articleBody]"), exclude=("div.sidemenu",)),
     SiteSpec("git", "git-doc", "/usr/share/doc/git-doc", ("div#content", "div.sectionbody")),
     SiteSpec("attrs", "python-attr-doc", "/usr/share/doc/python-attr-doc/html", ("div[itemprop=articleBody]",)),
+    # div.toc: the chapter's table of contents (links to its sections), navigation like the
+    # other sites' local tables of contents, which sit outside their main elements.
     SiteSpec("debian-reference", "debian-reference-en", "/usr/share/debian-reference",
-             ("div.chapter", "div.appendix", "div.preface", "div.book")),
+             ("div.chapter", "div.appendix", "div.preface", "div.book"), exclude=("div.toc",)),
 )
 
 

@@ -18,7 +18,7 @@ from bloomspan.ingest.template_matcher import TemplateMatcher
 # ----------------------------------------------------------------------------- kernel vs twin
 line_st = st.fixed_dictionaries({
     "type": st.integers(0, 5), "len": st.integers(1, 12), "anchor": st.booleans(),
-    "rare": st.booleans(), "detected": st.booleans()})
+    "rare": st.booleans(), "detected": st.booleans(), "elsewhere": st.booleans()})
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
@@ -45,6 +45,7 @@ def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length):
                     np.asarray([-1 if ln["cls"] is None else ln["cls"] for ln in flat], dtype=np.int64),
                     np.asarray([ln["len"] for ln in flat], dtype=np.int64),
                     np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after, repeats,
+                    np.asarray([ln["elsewhere"] for ln in flat], dtype=bool),
                     np.asarray([ln["detected"] for ln in flat], dtype=bool), keys, n_cls,
                     line_length, echo_length, out)
     assert out.tolist() == [c for cov in want for c in cov]

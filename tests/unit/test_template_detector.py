@@ -126,6 +126,7 @@ def test_detector_finds_web_templates_without_damage(web):
     dict(sigma_floor=2, block_min_length=1, run_min_length=1, global_min_sites=2, global_min_length=3,
          scoped_min_length=3, slots=False, edge_anchors=False),
     dict(sigma_floor=3, skeleton_anchor_fraction=0.2, skeleton_line_length=30, skeleton_echo_length=40),
+    dict(sigma_floor=3, skeleton_anchor_fraction=0.3, skeleton_site_echo_length=12),
     dict(skeleton=False),
 ])
 def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
