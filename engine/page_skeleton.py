@@ -461,21 +461,26 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     cls[detected_only] = types[detected_only]
     n_cls = next_cls
 
-    # frequent steps per group
-    step_a, step_b, step_doc = [], [], []
-    for d in range(n_docs):
-        if doc_group[d] < 0:
-            continue
-        bs = np.arange(doc_blocks[d], doc_blocks[d + 1])
-        seq = np.concatenate([[_START], cls[bs][cls[bs] >= 0], [_END]])
-        step_a.append(seq[:-1])
-        step_b.append(seq[1:])
-        step_doc.append(np.full(seq.shape[0] - 1, d, dtype=np.int64))
+    # Steps: per document of a group, its anchors' classes between the page-edge sentinels.
+    live_docs = np.flatnonzero(doc_group >= 0)
     stats: dict = {}
-    skeletons = []
-    if not step_doc:
+    skeletons: list[PageSkeleton] = []
+    if live_docs.shape[0] == 0:
         return SkeletonResult(coverage, skeletons, stats)
-    sa, sb, sd = np.concatenate(step_a), np.concatenate(step_b), np.concatenate(step_doc)
+    anchor_blocks = np.flatnonzero(cls >= 0)  # block order = document order
+    per_doc = np.bincount(block_doc[anchor_blocks], minlength=n_docs)[live_docs] + 2
+    ends = np.cumsum(per_doc)
+    seq = np.empty(int(ends[-1]), dtype=np.int64)
+    edge = np.zeros(seq.shape[0], dtype=bool)
+    edge[ends - per_doc] = True
+    edge[ends - 1] = True
+    seq[ends - per_doc] = _START
+    seq[ends - 1] = _END
+    seq[~edge] = cls[anchor_blocks]
+    inside = np.ones(seq.shape[0] - 1, dtype=bool)
+    inside[(ends - 1)[:-1]] = False  # no step from one document's end to the next one's start
+    sa, sb = seq[:-1][inside], seq[1:][inside]
+    sd = np.repeat(live_docs, per_doc - 1)
     sg = doc_group[sd]
     gid, pdf, _ = distinct_documents(np.stack([sg, sa, sb], axis=1), sd)
     frequent = pdf[gid] >= sigma[sg]
@@ -483,6 +488,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     first_block = np.zeros(n_cls, dtype=np.int64)  # one block of each class, for the model
     has_cls = cls >= 0
     first_block[cls[has_cls][::-1]] = np.flatnonzero(has_cls)[::-1]
+    type_first = np.zeros(n_types, dtype=np.int64)  # one block of each type
+    type_first[types[::-1]] = np.arange(n_blocks - 1, -1, -1)
 
     def class_key(c: int) -> tuple:
         if c == _START:
@@ -495,28 +502,36 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
             return ("prefix", tuple(tokens[block_offsets[b]:block_offsets[b] + p].tolist()))
         return ("line", tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()))
 
+    def line_set(blocks: np.ndarray) -> frozenset:
+        """The distinct lines (token tuples) of ``blocks``, one tuple per type."""
+        firsts = type_first[np.unique(types[blocks])]
+        return frozenset(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()) for b in firsts.tolist())
+
+    block_order = np.argsort(bgroup, kind="stable")
+    block_bounds = np.searchsorted(bgroup[block_order], np.arange(len(group_names) + 1))
+    doc_order = np.argsort(doc_group, kind="stable")
+    doc_bounds = np.searchsorted(doc_group[doc_order], np.arange(len(group_names) + 1))
+    step_order = np.argsort(sg, kind="stable")
+    step_bounds = np.searchsorted(sg[step_order], np.arange(len(group_names) + 1))
     for g, name in enumerate(group_names):
-        docs = np.flatnonzero(doc_group == g).astype(np.int64)
+        docs = np.sort(doc_order[doc_bounds[g]:doc_bounds[g + 1]]).astype(np.int64)
         n = int(docs.shape[0])
         stats_g = {"documents": n, "sigma": int(sigma[g]), "anchor_documents": int(strong[g])}
         if n < sigma[g]:
             stats[str(name)] = {**stats_g, "skipped": "fewer documents than sigma"}
             continue
-        mine = (sg == g) & frequent
-        keys = np.unique((sa[mine] + 2) * (n_cls + 2) + (sb[mine] + 2))
+        steps = step_order[step_bounds[g]:step_bounds[g + 1]]
+        steps = steps[frequent[steps]]
+        keys = np.unique((sa[steps] + 2) * (n_cls + 2) + (sb[steps] + 2))
         skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, keys, n_cls,
                         params.line_length, params.echo_length, covered_blocks)
-        in_group = bgroup == g
-
-        def block_set(mask):
-            return frozenset(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist())
-                             for b in np.flatnonzero(mask).tolist())
-        pair_list = {(int(a), int(b)) for a, b in zip(sa[mine].tolist(), sb[mine].tolist())}
-        prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[in_group & (cls >= n_types)]).tolist())
+        blocks = block_order[block_bounds[g]:block_bounds[g + 1]]
+        pair_list = {(int(k // (n_cls + 2)) - 2, int(k % (n_cls + 2)) - 2) for k in keys.tolist()}
+        prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[blocks][cls[blocks] >= n_types]).tolist())
         skeletons.append(PageSkeleton(
-            name, int(sigma[g]), n, block_set(in_group & is_line_anchor), prefixes,
-            block_set(in_group & ~rare), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
-            block_set(in_group & elsewhere)))
+            name, int(sigma[g]), n, line_set(blocks[is_line_anchor[blocks]]), prefixes,
+            line_set(blocks[~rare[blocks]]), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
+            line_set(blocks[elsewhere[blocks]])))
         stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)
