@@ -33,8 +33,9 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   until the first step that is not; likewise from "$" backwards;
 * **echo extension**: after the header the walk goes on over echo lines (a table of
   contents before the headings it lists, or the second copy of the sidebar's) but stops at
-  a line equal to the line before it (a breadcrumb's last item followed by the same title as
-  the page's heading: the heading is content); before the footer, over lines whose type
+  a line equal to the line before it within the first two lines after the header (a
+  breadcrumb's last item followed by the same title as the page's heading: the heading is
+  content; deeper in a list, "array" then "ARRAY" are two entries); before the footer, over lines whose type
   came earlier and does not come again (a table of contents after the headings it lists).
   Both stop at the first line that is not such an echo or is longer than ``echo_length``.
   With ``site_echo_length`` > 0 the forward extension also takes lines of at most that many
@@ -159,7 +160,8 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
         if header_end >= footer_start:
             continue
         x = header_end + 1
-        while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) and not repeats_previous[x] \
+        while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
+                and not (repeats_previous[x] and x - header_end <= 2) \
                 and block_len[x] <= echo_length:
             out[x] = True
             x += 1
@@ -220,7 +222,7 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
         if header_end < footer_start:
             x = header_end + 1
             while (x < footer_start and (after[x] or before[x] or lines[x]["elsewhere"])
-                   and not (x > 0 and types[x] == types[x - 1])
+                   and not (x > 0 and types[x] == types[x - 1] and x - header_end <= 2)
                    and lines[x]["len"] <= params.echo_length):
                 covered[x] = True
                 x += 1

@@ -154,3 +154,20 @@ def test_a_level_without_groups_mines_nothing():
     r = mine_skeletons(tokens, np.asarray([0, 3, 6]), np.asarray([0, 1, 3, 6]), [None, None],
                        np.zeros(6, dtype=bool), lambda n: 2)
     assert r.skeletons == [] and not r.coverage.any() and r.coverage.shape == (6,)
+
+
+def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_entry():
+    """A breadcrumb's last item followed by the same heading: the heading is content. Deeper
+    in a table of contents, "array" then "ARRAY" (one type once lowercased) are two entries."""
+    def line(t, cls=None, detected=False, length=2):
+        return {"type": t, "cls": cls, "len": length, "rare": True, "detected": detected, "elsewhere": False}
+    params = SkeletonParams(0.5, 6, 20)
+    header = [line("nav", "nav", True)]
+    body = [line(f"text{i}", length=30) for i in range(3)]
+    # title repeated right after the header: only the breadcrumb copy is taken
+    page = header + [line("title"), line("title")] + body + [line("title")]
+    assert skeleton_reference([page], set(), params)[0][:4] == [True, True, False, False]
+    # a table of contents whose third entry repeats the second: all entries are taken
+    toc = [line("intro"), line("array"), line("array"), line("other")]
+    page = header + toc + body + [line("intro"), line("array"), line("other")]
+    assert skeleton_reference([page], set(), params)[0][:6] == [True] * 5 + [False]
