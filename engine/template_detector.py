@@ -55,7 +55,7 @@ class TemplateConfig:
     block-miner knobs among 288 configs before the page skeleton existed, then
     sigma_fraction, scoped MCFP and the skeleton knobs among 32). The global passes are off
     by default: on that corpus they found no template the site passes missed, only shared
-    code idioms. Site echoes are off: they find 2.4 points more template tokens for 0.1
+    code idioms. Site echoes are off: they find 2.5 points more template tokens for 0.1
     point more damage, over the margin (``skeleton_site_echo_length=6`` switches them on).
 
     sigma_fraction:    per-group sigma as a share of the group's documents.
