@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from numba import njit
 
-from .tokenizer import CHUNK_CHARS, _chunks, encode_batch
+from .blocks import line_starts_batch
+from .tokenizer import encode_batch
 from .vocabulary import Vocabulary
 from .positional_write import pwrite_all
 
@@ -64,50 +64,6 @@ DOC_IDS = "doc_ids.txt"
 DOC_ID_OFFSETS = "doc_ids.i64"
 VOCAB_TOKENS = "vocabulary.txt"
 LOCK = ".lock"
-
-
-@njit(cache=True, nogil=True)
-def _mark_line_starts(cps, starts, flags):
-    """flags[i] = 1 for i >= 1 when a "\\n" (code point 10) lies in cps[starts[i-1]:starts[i]].
-
-    cps: uint8 or uint32 code points; starts int64 (n,) ascending; flags uint8 (n,).
-    """
-    for i in range(1, starts.shape[0]):
-        for c in range(starts[i - 1], starts[i]):
-            if cps[c] == 10:
-                flags[i] = 1
-                break
-
-
-def _line_starts(texts: Sequence[str], doc_offsets: np.ndarray, char_starts: np.ndarray) -> np.ndarray:
-    """uint8 (W,) line-start flags of a batch: :func:`~.blocks.line_start_flags` of each document.
-
-    doc_offsets int64 (D+1,) and char_starts int64 (W,) as returned by :func:`encode_batch`.
-    One pass over the batch instead of one call per document (which would cost about as
-    much as tokenizing): the texts are joined with "\\n" as in :func:`encode_batch`, a token
-    starts a line when a "\\n" lies between the previous token's start and its own, and the
-    first token of every document starts one anyway, so the joining "\\n" changes nothing.
-    """
-    flags = np.zeros(char_starts.shape[0], dtype=np.uint8)
-    d0 = 0
-    for chunk in _chunks(texts, CHUNK_CHARS):
-        d1 = d0 + len(chunk)
-        a, b = int(doc_offsets[d0]), int(doc_offsets[d1])
-        if b > a:
-            joined = "\n".join(chunk)
-            if joined.isascii():
-                cps = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-            else:
-                cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-            doc_begin = np.zeros(len(chunk), dtype=np.int64)
-            np.cumsum(lengths[:-1] + 1, out=doc_begin[1:])
-            starts = char_starts[a:b] + np.repeat(doc_begin, np.diff(doc_offsets[d0:d1 + 1]))
-            _mark_line_starts(cps, starts, flags[a:b])
-        d0 = d1
-    firsts = doc_offsets[:-1]
-    flags[firsts[firsts < doc_offsets[1:]]] = 1
-    return flags
 
 
 class CorpusStoreError(Exception):
@@ -286,7 +242,7 @@ class CorpusStore:
             pwrite_all(self._fds[CHAR_STARTS], enc[2].astype("<i8", copy=False), 8 * w0)
             pwrite_all(self._fds[CHAR_ENDS], enc[3].astype("<i8", copy=False), 8 * w0)
         if self._with_lines:
-            pwrite_all(self._fds[LINE_STARTS], _line_starts(texts, offs, enc[2]), w0)
+            pwrite_all(self._fds[LINE_STARTS], line_starts_batch(texts, offs, enc[2]), w0)
         joined = "\n".join(ids) + "\n"
         data = joined.encode("utf-8", "surrogatepass")
         if joined.isascii():

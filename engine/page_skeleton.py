@@ -48,6 +48,7 @@ The same rules, with the same kernel, are applied to new documents at ingest fro
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -356,20 +357,55 @@ class PageSkeleton:
                 return ("prefix", line[:p])
         return ("line", line) if detected else None
 
+    @functools.cached_property
+    def _pair_table(self) -> tuple[dict, np.ndarray, int]:
+        """(class key -> id, sorted int64 kernel keys of the frequent pairs, n_cls): built once;
+        every class not in a pair shares the id ``n_cls - 1`` (no pair holds it)."""
+        ids: dict = {START_KEY: _START, END_KEY: _END}
+        for a, b in self.pairs:
+            ids.setdefault(a, len(ids) - 2)
+            ids.setdefault(b, len(ids) - 2)
+        n_cls = len(ids) - 1  # + the shared id of classes outside every pair
+        keys = np.asarray(sorted((ids[a] + 2) * (n_cls + 2) + (ids[b] + 2) for a, b in self.pairs), dtype=np.int64)
+        return ids, keys, n_cls
+
+    def map_tokens(self, mapping: Callable) -> "PageSkeleton":
+        """The same skeleton with every token ``t`` replaced by ``mapping(t)`` (e.g. strings
+        to integer ids, which makes line keys cheap to build at ingest)."""
+        def line(t):
+            return tuple(mapping(x) for x in t)
+
+        def key(k):
+            return k if k in (START_KEY, END_KEY) else (k[0], line(k[1]))
+        return PageSkeleton(self.scope, self.sigma, self.documents, frozenset(map(line, self.anchor_lines)),
+                            frozenset(map(line, self.anchor_prefixes)), frozenset(map(line, self.frequent_lines)),
+                            frozenset((key(a), key(b)) for a, b in self.pairs), self.params,
+                            frozenset(map(line, self.site_echo_lines)))
+
+    def tokens(self) -> set:
+        """Every token the skeleton's lines, prefixes and pairs hold."""
+        out = set()
+        for group in (self.anchor_lines, self.anchor_prefixes, self.frequent_lines, self.site_echo_lines):
+            for t in group:
+                out.update(t)
+        for a, b in self.pairs:
+            for k in (a, b):
+                if k not in (START_KEY, END_KEY):
+                    out.update(k[1])
+        return out
+
     def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
         """bool (L,): the lines of one page (token tuples, slots applied as in mining) this
         skeleton covers, given which lines the other passes cover (``detected``)."""
         n = len(lines)
         if n == 0:
             return np.zeros(0, dtype=bool)
-        ids: dict = {START_KEY: _START, END_KEY: _END}
+        ids, keys, n_cls = self._pair_table
         cls = np.full(n, -1, dtype=np.int64)
         for i, (line, det) in enumerate(zip(lines, detected)):
             k = self.classify(line, bool(det))
             if k is not None:
-                cls[i] = ids.setdefault(k, len(ids) - 2)
-        n_cls = len(ids) - 2
-        keys = sorted((ids[a] + 2) * (n_cls + 2) + (ids[b] + 2) for a, b in self.pairs if a in ids and b in ids)
+                cls[i] = ids.get(k, n_cls - 1)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         before, after, repeats = echo_flags(types, np.zeros(n, dtype=np.int64))
@@ -378,7 +414,7 @@ class PageSkeleton:
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
                         repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
-                        np.asarray(detected, dtype=bool), np.asarray(keys, dtype=np.int64), n_cls,
+                        np.asarray(detected, dtype=bool), keys, n_cls,
                         self.params.line_length, self.params.echo_length, out)
         return out
 

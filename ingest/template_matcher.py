@@ -32,13 +32,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from bloomspan.engine.blocks import line_start_flags
+from bloomspan.engine.blocks import line_starts_batch
 from bloomspan.engine.page_skeleton import PageSkeleton
 from bloomspan.engine.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.tokenizer import encode_batch
@@ -50,8 +49,6 @@ from .phrase_set import PhraseSet
 
 logger = logging.getLogger(__name__)
 
-# A number token: a maximal run of letters/digits made only of ASCII digits.
-_NUMBER_RE = re.compile(r"(?<![^\W_])[0-9]+(?![^\W_])")
 _RULE_ANY, _RULE_LINE, _RULE_PAIR = 0, 1, 2
 _ANCHOR = {None: 0, "start": 1, "end": 2}
 
@@ -181,6 +178,9 @@ class TemplateMatcher:
             else:
                 phrase_records.append(r)
         records = phrase_records
+        # Skeletons keyed by integer token ids: line keys at ingest are then built from id arrays.
+        self._skeleton_token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
+        self._id_skeletons = [k.map_tokens(self._skeleton_token_ids.__getitem__) for k in self.skeletons]
         self.phrase_set = PhraseSet.from_records(records, source=source)
         self.slots = slots
         if not slots and any(SLOT_TOKEN in p.tokens for p in self.phrase_set):
@@ -261,23 +261,21 @@ class TemplateMatcher:
         scopes = [None] * len(texts) if scopes is None else list(scopes)
         if len(scopes) != len(texts):
             raise ValueError(f"scopes has {len(scopes)} entries for {len(texts)} texts")
-        ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
-        sym = (ids + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to the sentinel 0
-        slot_sym = sym.copy() if self._slotted_index.shape[0] else None
-        line_start = np.zeros(ids.shape[0], dtype=bool)
-        for d, text in enumerate(texts):
-            a, b = int(tok_off[d]), int(tok_off[d + 1])
-            if b > a:
-                line_start[a:b] = line_start_flags(text, cstart[a:b])
-                starts = cstart[a:b]
-                if not self.slots or slot_sym is None:
-                    continue
-                nums = np.fromiter((m.start() for m in _NUMBER_RE.finditer(text)), dtype=np.int64)
-                if nums.shape[0]:
-                    slot_sym[a + np.searchsorted(starts, nums)] = self.slot_symbol
+        # One tokenization with the batch's own vocabulary: phrase symbols, number tokens and
+        # (for skeletons) line identities all come from its ids.
+        words = Vocabulary()
+        ids, tok_off, cstart, cend = encode_batch(texts, words, True, count_df=False)
+        names = words.tokens()
+        symbol_of = (self.vocabulary.ids_of(names) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
+        sym = symbol_of[ids] if names else np.zeros(0, dtype=np.int32)
+        is_number = number_token_mask(names) if self.slots else np.zeros(len(names), dtype=bool)
+        slot_sym = None
+        if self._slotted_index.shape[0] and self.slots and names:
+            slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
+        line_start = line_starts_batch(texts, tok_off, cstart).view(np.bool_)
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
         m_idx = self._plain_index[m_idx]
-        if slot_sym is not None and self.slots:
+        if slot_sym is not None:
             s_start, s_end, s_idx = scan_symbols(self.slot_automaton, slot_sym, tok_off)
             m_start, m_end = np.concatenate([m_start, s_start]), np.concatenate([m_end, s_end])
             m_idx = np.concatenate([m_idx, self._slotted_index[s_idx]])
@@ -309,21 +307,23 @@ class TemplateMatcher:
             results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
                                          np.unique(phr[phr_doc == d]).astype(np.int64)))
         if self.skeletons:
-            results = self._apply_skeletons(texts, scopes, results, line_start, tok_off)
+            results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, names, is_number)
         return results
 
-    def _apply_skeletons(self, texts, scopes, results, line_start, tok_off) -> list[TemplateMatch]:
-        """Add the lines each page's skeleton covers (mining's walk, same kernel)."""
-        words = Vocabulary()  # the texts' own tokens: line identity needs every word
-        ids, _off, _s, _e = encode_batch(texts, words, True, count_df=False)
-        names = words.tokens()
-        if self.slots:
-            names = [SLOT_TOKEN if num else t for t, num in zip(names, number_token_mask(names).tolist())]
+    def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
+        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` and
+        ``names`` are the batch's own token ids and strings, ``is_number`` its number tokens."""
+        # Token -> the skeletons' integer id (a number token reads as the slot); a token no
+        # skeleton holds gets an id of its own (negative), so lines keep their identity for echoes.
+        known = self._skeleton_token_ids
+        number = known.get(SLOT_TOKEN, -1 - len(names))  # every number is one token, as in mining
+        as_id = np.asarray([number if num else known.get(t, -1 - k)
+                            for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.int64)
         out = []
         for d, match in enumerate(results):
             sc = scopes[d]
             mine = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
-            apply = [k for k in self.skeletons if k.scope is None or k.scope in mine]
+            apply = [k for k in self._id_skeletons if k.scope is None or k.scope in mine]
             a, b = int(tok_off[d]), int(tok_off[d + 1])
             if not apply or b == a:
                 out.append(match)
@@ -331,7 +331,8 @@ class TemplateMatcher:
             mask = match.token_mask()
             starts = np.flatnonzero(line_start[a:b])
             bounds = np.append(starts, b - a)
-            lines = [tuple(names[i] for i in ids[a + x:a + y].tolist()) for x, y in zip(bounds[:-1], bounds[1:])]
+            doc_ids = as_id[ids[a:b]].tolist()
+            lines = [tuple(doc_ids[x:y]) for x, y in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
             detected = [int(mask[x:y].sum()) * 2 >= y - x for x, y in zip(bounds[:-1], bounds[1:])]
             covered = np.zeros(len(lines), dtype=bool)
             for k in apply:
@@ -371,12 +372,13 @@ class TemplateMatcher:
         ps = self.phrase_scope[m_idx]
         if not (ps >= 0).any():
             return aligned
-        allowed = []
-        for sc in scopes:
+        allowed = np.zeros((len(scopes), len(self.scope_ids)), dtype=bool)  # document x scope
+        for d, sc in enumerate(scopes):
             names = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
-            allowed.append({self.scope_ids[x] for x in names if x in self.scope_ids})
-        in_scope = np.fromiter((p < 0 or p in allowed[d] for p, d in zip(ps.tolist(), m_doc.tolist())),
-                               dtype=bool, count=ps.shape[0])
+            for x in names:
+                if x in self.scope_ids:
+                    allowed[d, self.scope_ids[x]] = True
+        in_scope = (ps < 0) | allowed[m_doc, np.maximum(ps, 0)]
         return aligned & in_scope
 
     def _chains(self, s, e, d, idx):

@@ -186,3 +186,23 @@ def test_mine_blocks_validates_thresholds():
         mine_blocks(tokens, doc_offsets, bo, 1, 1, 1)
     with pytest.raises(ValueError, match="count_unit"):
         mine_blocks(tokens, doc_offsets, bo, 2, 1, 1, count_unit=np.array([0, 1]))
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="ab \n\r.ÿ", max_size=15), min_size=1, max_size=6), st.integers(1, 12))
+def test_line_starts_batch_equals_line_start_flags_per_document(texts, chunk):
+    """The batch kernel (one pass over the joined texts, in chunks like encode_batch) gives
+    each document's line_start_flags, however the batch is cut."""
+    from bloomspan.engine.blocks import line_start_flags, line_starts_batch
+    from bloomspan.engine.tokenizer import encode_batch
+    from bloomspan.engine.vocabulary import Vocabulary
+
+    _ids, offsets, starts, _ends = encode_batch(texts, Vocabulary(), with_offsets=True)
+    want = [f for d, t in enumerate(texts) for f in line_start_flags(t, starts[offsets[d]:offsets[d + 1]]).tolist()]
+    saved = blocks.CHUNK_CHARS
+    try:
+        blocks.CHUNK_CHARS = chunk
+        got = line_starts_batch(texts, offsets, starts)
+    finally:
+        blocks.CHUNK_CHARS = saved
+    assert got.dtype == np.uint8 and got.astype(bool).tolist() == want

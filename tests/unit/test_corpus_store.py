@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.engine import corpus_store
+from bloomspan.engine import blocks, corpus_store
 from bloomspan.engine.blocks import line_start_flags
 from bloomspan.engine.corpus_store import CorpusStore, CorpusStoreError
 from bloomspan.engine.tokenizer import encode_batch, token_spans
@@ -213,7 +213,7 @@ def test_line_starts_of_batches_larger_than_a_chunk(tmp_path, monkeypatch):
     texts = ["a b\nc", "\nd", "", "e\n\nf g", "h", "ÿ\ni"] * 3
     ids = [str(i) for i in range(len(texts))]
     for chunk in (1, 4, 7):
-        monkeypatch.setattr(corpus_store, "CHUNK_CHARS", chunk)
+        monkeypatch.setattr(blocks, "CHUNK_CHARS", chunk)  # line_starts_batch's chunks
         with CorpusStore.create(tmp_path / str(chunk), fsync=False) as store:
             store.append(ids, texts)
             _check_store(store, texts, ids)
