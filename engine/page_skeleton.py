@@ -397,26 +397,33 @@ class PageSkeleton:
     def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
         """bool (L,): the lines of one page (token tuples, slots applied as in mining) this
         skeleton covers, given which lines the other passes cover (``detected``)."""
-        n = len(lines)
-        if n == 0:
-            return np.zeros(0, dtype=bool)
+        return self.cover_pages([lines], [detected])[0]
+
+    def cover_pages(self, pages: Sequence[Sequence[tuple]], detected: Sequence[Sequence[bool]]) -> list[np.ndarray]:
+        """:meth:`cover_lines` for many pages with one kernel call: per page, bool (L,)."""
         ids, keys, n_cls = self._pair_table
-        cls = np.full(n, -1, dtype=np.int64)
-        for i, (line, det) in enumerate(zip(lines, detected)):
-            k = self.classify(line, bool(det))
+        lines = [t for page in pages for t in page]
+        det = np.asarray([x for page in detected for x in page], dtype=bool)
+        sizes = np.asarray([len(page) for page in pages], dtype=np.int64)
+        if det.shape[0] != len(lines):
+            raise ValueError("detected: one flag per line of every page")
+        doc_blocks = np.zeros(len(pages) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=doc_blocks[1:])
+        cls = np.full(len(lines), -1, dtype=np.int64)
+        for i, (line, d) in enumerate(zip(lines, det.tolist())):
+            k = self.classify(line, d)
             if k is not None:
                 cls[i] = ids.get(k, n_cls - 1)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
-        before, after, repeats = echo_flags(types, np.zeros(n, dtype=np.int64))
-        out = np.zeros(n, dtype=bool)
-        skeleton_kernel(np.zeros(1, np.int64), np.asarray([0, n], np.int64), cls,
+        before, after, repeats = echo_flags(types, np.repeat(np.arange(len(pages), dtype=np.int64), sizes))
+        out = np.zeros(len(lines), dtype=bool)
+        skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
                         repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
-                        np.asarray(detected, dtype=bool), keys, n_cls,
-                        self.params.line_length, self.params.echo_length, out)
-        return out
+                        det, keys, n_cls, self.params.line_length, self.params.echo_length, out)
+        return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 
 
 @dataclass

@@ -319,28 +319,39 @@ class TemplateMatcher:
         number = known.get(SLOT_TOKEN, -1 - len(names))  # every number is one token, as in mining
         as_id = np.asarray([number if num else known.get(t, -1 - k)
                             for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.int64)
-        out = []
+        # Each skeleton walks all the pages it applies to in one kernel call.
+        pages: dict[int, tuple[list, list]] = {}  # skeleton -> (its documents, their (lines, detected))
         for d, match in enumerate(results):
             sc = scopes[d]
             mine = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
-            apply = [k for k in self._id_skeletons if k.scope is None or k.scope in mine]
+            apply = [k for k, sk in enumerate(self._id_skeletons) if sk.scope is None or sk.scope in mine]
             a, b = int(tok_off[d]), int(tok_off[d + 1])
             if not apply or b == a:
-                out.append(match)
                 continue
             mask = match.token_mask()
-            starts = np.flatnonzero(line_start[a:b])
-            bounds = np.append(starts, b - a)
+            bounds = np.append(np.flatnonzero(line_start[a:b]), b - a)
             doc_ids = as_id[ids[a:b]].tolist()
-            lines = [tuple(doc_ids[x:y]) for x, y in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-            detected = [int(mask[x:y].sum()) * 2 >= y - x for x, y in zip(bounds[:-1], bounds[1:])]
-            covered = np.zeros(len(lines), dtype=bool)
+            lo, hi = bounds[:-1].tolist(), bounds[1:].tolist()
+            lines = [tuple(doc_ids[x:y]) for x, y in zip(lo, hi)]
+            covered = np.add.reduceat(mask.astype(np.int64), bounds[:-1]) * 2 >= np.diff(bounds)
             for k in apply:
-                covered |= k.cover_lines(lines, detected)
-            if not covered.any():
+                pages.setdefault(k, ([], []))
+                pages[k][0].append(d)
+                pages[k][1].append((lines, covered.tolist()))
+        added: dict[int, np.ndarray] = {}  # document -> covered lines
+        for k, (docs, items) in pages.items():
+            cov = self._id_skeletons[k].cover_pages([it[0] for it in items], [it[1] for it in items])
+            for d, c in zip(docs, cov):
+                added[d] = added[d] | c if d in added else c
+        out = []
+        for d, match in enumerate(results):
+            if d not in added or not added[d].any():
                 out.append(match)
                 continue
-            for i in np.flatnonzero(covered).tolist():
+            a = int(tok_off[d])
+            bounds = np.append(np.flatnonzero(line_start[a:int(tok_off[d + 1])]), match.n_tokens)
+            mask = match.token_mask()
+            for i in np.flatnonzero(added[d]).tolist():
                 mask[bounds[i]:bounds[i + 1]] = True
             rise = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
             fall = np.flatnonzero(mask & ~np.concatenate([mask[1:], [False]])) + 1
