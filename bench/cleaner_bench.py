@@ -10,6 +10,8 @@ sites, new pages), as new documents reach the ingest hook. The clean is single-t
 core): each mode (and strip with ``fingerprint=True``) runs ``clean_batch`` over batches of
 ``--batch`` documents after a warm-up batch (numba compile excluded); MB/s counts the UTF-8
 bytes of the cleaned field. Appends a section to ``bench/RESULTS.md``. Issue 6 target: >= 20 MB/s.
+``--templates`` adds two rows: strip with the template detector's records (issue 8) detected
+on the same pages, applied per site and URL section, with and without page skeletons.
 """
 from __future__ import annotations
 
@@ -71,6 +73,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3, help="passes per mode; the best is reported")
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--templates", action="store_true",
+                    help="also clean with the template detector's records (site-scoped, with page skeletons) "
+                         "detected on the same --mine-docs pages")
     args = ap.parse_args(argv)
     command = "python -m bench.cleaner_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
@@ -84,7 +89,19 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         phrase_set = PhraseSet.from_jsonl(build_phrases(Path(tmp), args.phrases, crawl[: args.mine_docs]))
         print(f"{len(phrase_set):,} phrases ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-    docs = [{"text": d["text"]} for d in crawl[args.mine_docs:]]
+    templates = None
+    if args.templates:
+        from bloomspan.engine.template_detector import detect_templates_in_texts
+        from bloomspan.ingest.template_matcher import TemplateMatcher
+
+        t0 = time.perf_counter()
+        mined = crawl[: args.mine_docs]
+        found = detect_templates_in_texts([d["text"] for d in mined], [d["site"] for d in mined],
+                                          [d["url"] for d in mined])
+        templates = TemplateMatcher(found.records)
+        print(f"{len(templates.phrase_set):,} template phrases and {len(templates.skeletons):,} skeletons ready in "
+              f"{time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    docs = [{"text": d["text"], "site": d["site"], "url": d["url"]} for d in crawl[args.mine_docs:]]
     del crawl
     rows = {}
     t0 = time.perf_counter()
@@ -96,6 +113,14 @@ def main(argv=None) -> int:
         rows[label] = r = run_mode(cleaner, docs, args.batch, args.repeats)
         print(f"{label:22s} {r['mb_s_cpu']:7.1f} MB/s per CPU-second ({r['mb_s_wall']:.1f} wall)  "
               f"{r['docs_s_cpu']:8.0f} docs/s  boilerplate {r['boilerplate_share']:.1%}", file=sys.stderr)
+    if templates is not None:
+        scoped = CleanerConfig(fields=("text",), id_field=None, scope_field="site", url_field="url")
+        no_skeleton = TemplateMatcher([r for r in found.records if r["kind"] != "skeleton"])
+        for label, matcher in (("strip, site templates", templates),
+                               ("strip, site templates without skeletons", no_skeleton)):
+            rows[label] = r = run_mode(Cleaner(None, scoped, templates=matcher), docs, args.batch, args.repeats)
+            print(f"{label:22s} {r['mb_s_cpu']:7.1f} MB/s per CPU-second ({r['mb_s_wall']:.1f} wall)  "
+                  f"{r['docs_s_cpu']:8.0f} docs/s  boilerplate {r['boilerplate_share']:.1%}", file=sys.stderr)
     lines = [
         f"\n### Cleaner throughput: {len(phrase_set):,} phrases, {len(docs):,} web pages "
         f"({rows['strip']['mb']:.1f} MB), one core",
