@@ -134,6 +134,10 @@ def cluster_mine_options(f):
         click.option("--url-field", default=None,
                      help="Field with the page URL: site sections for --templates (and the site when "
                           "--site-field is not given)."),
+        click.option("--template-config", "template_config_path", default=None,
+                     type=click.Path(dir_okay=False, exists=True),
+                     help="JSON object of TemplateConfig fields for --templates, e.g. "
+                          '{"skeleton_site_echo_length": 6} (the others keep their defaults).'),
         click.option("--lease-index", default="bloomspan-lease", show_default=True,
                      help="Index of the lease that keeps one run at a time."),
         click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
@@ -157,7 +161,7 @@ def cluster_mine_options(f):
 def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
                          min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
-                         templates=False, url_field=None,
+                         templates=False, url_field=None, template_config_path=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
                          **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
@@ -166,6 +170,13 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
 
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
+    template_config = None
+    if template_config_path:
+        try:
+            with open(template_config_path, encoding="utf-8") as fh:
+                template_config = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(f"{template_config_path}: {exc}", param_hint="--template-config") from None
     try:
         config = MineConfig(index=index, url=url, field=field, sigma=sigma, min_length=min_length,
                             template_index=template_index, work_dir=work_dir or "./bloomspan-work", engine=engine, filter_bytes=filter_bytes,
@@ -173,6 +184,7 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                             verify_certs=verify_certs, timeout=timeout, batch_size=batch_size, slices=slices,
                             keep_runs=keep_runs, annotate=annotate, timestamp_field=timestamp_field, full=full,
                             site_field=site_field, templates=templates, url_field=url_field,
+                            template_config=template_config,
                             lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
                             pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
                             top=max(top, 20))  # the run document keeps at least 20

@@ -69,6 +69,7 @@ class MineConfig:
     site_field: str | None = None
     templates: bool = False
     url_field: str | None = None
+    template_config: dict | None = None  # TemplateConfig fields for --templates (None: its defaults)
     lease_index: str = "bloomspan-lease"
     lease_ttl: float = 120.0
     scan_mode: str = "auto"
@@ -104,6 +105,8 @@ class MineConfig:
                 bad(name, "must be a non-empty field name, or left out")
         if not isinstance(self.templates, bool):
             bad("templates", "must be true or false")
+        if self.template_config is not None:
+            self.detector_config()  # validates every field
         if self.scan_mode not in MODES:
             bad("scan_mode", f"must be one of {', '.join(MODES)}")
         for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
@@ -128,6 +131,25 @@ class MineConfig:
         return ClusterConfig(url=self.url, username=self.username, password=self.password, api_key=self.api_key,
                              ca_certs=self.ca_certs, verify_certs=self.verify_certs, timeout=self.timeout)
 
+    def detector_config(self):
+        """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied."""
+        from bloomspan.engine.config import ConfigError
+        from bloomspan.engine.template_detector import TemplateConfig
+
+        given = self.template_config or {}
+        if not isinstance(given, dict):
+            raise ClusterConfigError("template_config", given, "must be a JSON object of TemplateConfig fields")
+        known = {f.name for f in fields(TemplateConfig)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise ClusterConfigError("template_config", unknown,
+                                     f"unknown TemplateConfig fields; known: {', '.join(sorted(known))}")
+        try:
+            return TemplateConfig(**given)
+        except ConfigError as exc:
+            raise ClusterConfigError("template_config", {exc.field: exc.value},
+                                     str(exc).split(": ", 1)[-1]) from None
+
     def mining_config(self):
         from bloomspan.engine.config import MiningConfig
 
@@ -146,6 +168,7 @@ class MineConfig:
                 "timestamp_field": self.timestamp_field, "annotate": self.annotate, "batch_size": self.batch_size,
                 "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
                 "templates": self.templates, "url_field": self.url_field,
+                "template_config": self.detector_config().to_dict() if self.templates else None,
                 "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind}
 
 
@@ -457,13 +480,12 @@ class _Run:
         st["phase"] = "annotate" if c.annotate else "finalize"
 
     def _detect_templates(self, snap, result, doc_keys: list[str]) -> tuple[list[tuple[str, dict]], dict]:
-        """Run the template detector (defaults of TemplateConfig) on the snapshot: sites from
+        """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: sites from
         ``site_field`` (or the URL's host), sections from ``url_field``; the run's exact
         phrases count as found for the page-skeleton walk, as they do at ingest. Returns the
         index documents and the stats for the run document."""
         from bloomspan.engine.slots import number_token_mask
-        from bloomspan.engine.template_detector import (TemplateConfig, config_record, detect_templates,
-                                                        scope_levels)
+        from bloomspan.engine.template_detector import config_record, detect_templates, scope_levels
 
         from .publication import read_document_fields, site_name
         from .template_reader import template_documents
@@ -485,7 +507,7 @@ class _Run:
             sites = [site_name(u) if u and "://" in u else None for u in urls]
         else:
             sites = None
-        config = TemplateConfig()
+        config = c.detector_config()
         levels = [] if sites is None else scope_levels(sites, urls, config.section_depth)
         vocab = snap.vocabulary
         tokens = np.ascontiguousarray(snap.tokens)

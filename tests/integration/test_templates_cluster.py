@@ -81,11 +81,14 @@ def test_templates_without_site_use_the_url_host_and_old_snapshots_ask_for_full(
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, crawl[:120], shards=1)
     base = dict(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
-                lease_index=f"{index_prefix}lease", url_field="url", templates=True)
+                lease_index=f"{index_prefix}lease", url_field="url", templates=True,
+                template_config={"skeleton_site_echo_length": 6})
     summary = run_mining(MineConfig(**base), client=os_client)
     assert summary.templates["skeletons"] >= 1
     run = os_client.get(index=current_run(os_client, tpl), id="run")["_source"]
     assert run["templates"]["documents_with_site"] == 120
+    assert run["params"]["template_config"]["skeleton_site_echo_length"] == 6
+    assert run["templates"]["detector"]["config"]["skeleton_site_echo_length"] == 6
     # an incremental run after a change keeps line boundaries through the snapshot
     os_client.index(index=src, id=crawl[0]["id"], body={**{k: v for k, v in crawl[0].items() if k != "id"},
                                                         "text": crawl[0]["text"] + "\nOne more line"}, refresh=True)

@@ -42,3 +42,25 @@ def test_password_never_echoed_on_errors():
 def test_env_variables_configure_flags():
     r = CliRunner().invoke(cluster_cli, ["mine"], env={"BLOOMSPAN_MINE_INDEX": "src", "BLOOMSPAN_MINE_SIGMA": "1"})
     assert r.exit_code == 2 and "--sigma" in r.output
+
+
+def test_template_config_errors_name_the_option_and_the_field(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"skeleton_line_length": 0}')
+    r = _run("mine", "--index", "src", "--templates", "--template-config", str(bad))
+    assert r.exit_code == 2 and "--template-config" in r.output and "skeleton_line_length" in r.output
+    bad.write_text('{"no_such_knob": 1}')
+    r = _run("mine", "--index", "src", "--templates", "--template-config", str(bad))
+    assert r.exit_code == 2 and "no_such_knob" in r.output and "known:" in r.output
+    bad.write_text("not json")
+    r = _run("mine", "--index", "src", "--templates", "--template-config", str(bad))
+    assert r.exit_code == 2 and "--template-config" in r.output
+
+
+def test_template_config_reaches_the_detector():
+    from bloomspan.sidecar.mining_run import MineConfig
+
+    c = MineConfig(index="src", templates=True, template_config={"skeleton_site_echo_length": 6})
+    assert c.detector_config().skeleton_site_echo_length == 6 and c.detector_config().slots is True
+    assert c.params()["template_config"]["skeleton_site_echo_length"] == 6
+    assert MineConfig(index="src").params()["template_config"] is None
