@@ -57,6 +57,7 @@ def report(client, template_index: str, top: int = 20) -> dict:
         "top_hogs": hogs,
         "most_cluttered_docs": (rep.get("most_cluttered_docs") or [])[:top],
         "most_cluttered_sites": (rep.get("most_cluttered_sites") or [])[:top],
+        "templates": {k: v for k, v in (run.get("templates") or {}).items() if k != "detector"} or None,
     }
 
 
@@ -83,6 +84,10 @@ def render_report(rep: dict, top: int = 10) -> str:
              f"({rep['phrases']:,} phrases)",
              f"documents entirely boilerplate: {rep['docs_fully_covered']:,}; without any: "
              f"{rep['docs_without_coverage']:,}; mean share per document {rep['mean_doc_covered_fraction']:.2%}"]
+    t = rep.get("templates")
+    if t:
+        lines.append(f"with the template detector (--templates): {t['covered_tokens']:,} tokens = "
+                     f"{t['covered_share']:.2%} ({t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons)")
     hist = rep.get("clutter_histogram") or []
     if hist:
         total = max(1, sum(b["docs"] for b in hist))

@@ -44,6 +44,11 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
     assert kinds["template_config"] == 1 and kinds["phrase"] == summary.phrases
     run = os_client.get(index=physical, id="run")["_source"]
     assert run["templates"]["covered_tokens"] == t["covered_tokens"] and run["params"]["templates"] is True
+    from bloomspan.sidecar.operator_report import render_report, report
+
+    rep = report(os_client, tpl)
+    assert rep["templates"]["skeletons"] == t["skeletons"] and "detector" not in rep["templates"]
+    assert f"{t['skeletons']:,} page skeletons" in render_report(rep)
 
     # The published records, applied by the cleaner to the mined pages, cover exactly what the
     # run covered (the run's exact phrases are anchors of the skeleton walk on both sides).
