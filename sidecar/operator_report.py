@@ -178,10 +178,36 @@ def explain(client, template_index: str, doc_id: str) -> dict:
              "psi": phrases[i]["psi"], "occurrences": len(spans), "spans": spans} for i, spans in found.items()]
     rows.sort(key=lambda r: (-r["occurrences"] * len(r["text"]), -r["psi"], r["text"]))
     n = len(tokens)
-    return {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
-            "field_status": status, "tokens": n, "covered_tokens": int(covered.sum()),
-            "covered_share": float(covered.sum()) / n if n else 0.0,
-            "spans": covered_char_spans(covered, starts, ends), "phrases": rows, "text": text}
+    out = {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
+           "field_status": status, "tokens": n, "covered_tokens": int(covered.sum()),
+           "covered_share": float(covered.sum()) / n if n else 0.0,
+           "spans": covered_char_spans(covered, starts, ends), "phrases": rows, "text": text}
+    if run.get("templates") and text:
+        out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text)
+    return out
+
+
+def _explain_templates(client, run: dict, source: dict, text: str) -> dict:
+    """What the template detector's records of the run (``mine --templates``) cover in ``text``,
+    with the document's site and URL section scopes read from the run's fields."""
+    from bloomspan.ingest.template_matcher import template_scopes
+
+    from .field_paths import lookup_field
+    from .publication import site_name
+    from .template_reader import load_cleaning_set
+
+    params = run.get("params") or {}
+    _, matcher = load_cleaning_set(client, run["physical_index"])
+    site_field, url_field = params.get("site_field"), params.get("url_field")
+    url = lookup_field(source, url_field) if url_field else None
+    url = url if isinstance(url, str) else None
+    site = lookup_field(source, site_field) if site_field else None
+    site = site_name(site) if isinstance(site, str) else (site_name(url) if url and "://" in url else None)
+    scopes = template_scopes(site, url)
+    m = matcher.find(text, scopes)
+    return {"scopes": scopes, "covered_tokens": m.covered_tokens,
+            "covered_share": m.covered_tokens / m.n_tokens if m.n_tokens else 0.0,
+            "spans": [[int(a), int(b)] for a, b in zip(m.span_char_start.tolist(), m.span_char_end.tolist())]}
 
 
 def render_explain(exp: dict, top: int = 20) -> str:
@@ -194,4 +220,12 @@ def render_explain(exp: dict, top: int = 20) -> str:
         lines.append(f"  x{r['occurrences']} df={r['df']:>6} chars {s}-{e}: {_clip(text[s:e], 100)!r}")
     if len(exp["phrases"]) > top:
         lines.append(f"  ... {len(exp['phrases']) - top} more")
+    t = exp.get("templates")
+    if t:
+        lines.append(f"with the template detector's records (scopes {t['scopes']}): {t['covered_tokens']} tokens "
+                     f"covered = {t['covered_share']:.1%}, {len(t['spans'])} span(s)")
+        for s, e in t["spans"][:top]:
+            lines.append(f"  chars {s}-{e}: {_clip(text[s:e], 100)!r}")
+        if len(t["spans"]) > top:
+            lines.append(f"  ... {len(t['spans']) - top} more")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from bloomspan.engine.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.sidecar.corpora.web import generate_web
 from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.operator_report import explain, render_explain, render_report, report
 from bloomspan.sidecar.service import create_app
 from bloomspan.sidecar.service_state import ServeConfig
 from bloomspan.sidecar.template_reader import current_run, load_cleaning_set, load_phrase_set
@@ -44,8 +45,6 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
     assert kinds["template_config"] == 1 and kinds["phrase"] == summary.phrases
     run = os_client.get(index=physical, id="run")["_source"]
     assert run["templates"]["covered_tokens"] == t["covered_tokens"] and run["params"]["templates"] is True
-    from bloomspan.sidecar.operator_report import render_report, report
-
     rep = report(os_client, tpl)
     assert rep["templates"]["skeletons"] == t["skeletons"] and "detector" not in rep["templates"]
     assert f"{t['skeletons']:,} page skeletons" in render_report(rep)
@@ -60,6 +59,11 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
     assert all(r.ok for r in results)
     assert sum(r.covered_tokens for r in results) == t["covered_tokens"]
     assert sum(r.n_tokens for r in results) == summary.tokens == sum(len(tokenize(d["text"])) for d in crawl)
+
+    exp = explain(os_client, tpl, crawl[7]["id"])  # the cleaner above saw the same page and scopes
+    assert exp["templates"]["scopes"][0] == crawl[7]["site"]
+    assert exp["templates"]["covered_tokens"] == results[7].covered_tokens >= exp["covered_tokens"]
+    assert "template detector's records" in render_explain(exp)
     # A plain reader of the same index still gets the exact phrases only.
     assert len(load_phrase_set(os_client, physical)) == summary.phrases
 
