@@ -164,14 +164,19 @@ def block_documents(block_offsets: np.ndarray, doc_offsets: np.ndarray) -> np.nd
 
 # --------------------------------------------------------------------------- block types
 @njit(cache=True, nogil=True)
-def block_hashes(tokens, block_offsets, out):
-    """out[b] (uint64) = hash of tokens[block_offsets[b]:block_offsets[b+1]] and its length."""
-    for b in range(block_offsets.shape[0] - 1):
-        h = np.uint64(block_offsets[b + 1] - block_offsets[b]) * _HASH_ADD
-        for i in range(block_offsets[b], block_offsets[b + 1]):
+def span_hashes(tokens, starts, ends, out):
+    """out[k] (uint64) = hash of tokens[starts[k]:ends[k]] and its length."""
+    for k in range(starts.shape[0]):
+        h = np.uint64(ends[k] - starts[k]) * _HASH_ADD
+        for i in range(starts[k], ends[k]):
             h = (h ^ np.uint64(tokens[i])) * _HASH_MUL
             h ^= h >> np.uint64(29)
-        out[b] = h
+        out[k] = h
+
+
+def block_hashes(tokens, block_offsets, out):
+    """out[b] (uint64) = hash of tokens[block_offsets[b]:block_offsets[b+1]] and its length."""
+    span_hashes(tokens, block_offsets[:-1], block_offsets[1:], out)
 
 
 @njit(cache=True, nogil=True)

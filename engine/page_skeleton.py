@@ -56,13 +56,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from numba import njit
 
-from .blocks import block_documents, block_types, distinct_documents
+from .blocks import block_documents, block_types, distinct_documents, span_hashes
 from .slots import SLOT_ID, SLOT_TOKEN
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
 START_KEY, END_KEY = ("^",), ("$",)
 _START, _END = -1, -2
-_MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass(frozen=True)
@@ -254,25 +253,16 @@ def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np
     return before, after, repeats
 
 
-@njit(cache=True, nogil=True)
-def _prefix_hash_kernel(tokens, block_offsets, p, out):
-    """out[b] = hash of the first p tokens of block b when it has more than p tokens, else 0."""
-    for b in range(block_offsets.shape[0] - 1):
-        a = block_offsets[b]
-        if block_offsets[b + 1] - a <= p:
-            out[b] = 0
-            continue
-        h = np.uint64(p) * _MUL
-        for i in range(a, a + p):
-            h = (h ^ np.uint64(tokens[i])) * _MUL
-            h ^= h >> np.uint64(29)
-        out[b] = h | np.uint64(1)  # never 0
-
-
 def prefix_hashes(tokens: np.ndarray, block_offsets: np.ndarray, p: int) -> np.ndarray:
-    out = np.empty(block_offsets.shape[0] - 1, dtype=np.uint64)
+    """uint64 (B,): a hash of the first ``p`` tokens of each block longer than ``p`` tokens
+    (never 0), else 0 (:func:`.blocks.span_hashes`)."""
+    starts = block_offsets[:-1]
+    longer = np.flatnonzero(np.diff(block_offsets) > p)
+    hashed = np.empty(longer.shape[0], dtype=np.uint64)
     with np.errstate(over="ignore"):
-        _prefix_hash_kernel(np.ascontiguousarray(tokens, dtype=np.uint32), block_offsets, p, out)
+        span_hashes(np.ascontiguousarray(tokens, dtype=np.uint32), starts[longer], starts[longer] + p, hashed)
+    out = np.zeros(block_offsets.shape[0] - 1, dtype=np.uint64)
+    out[longer] = hashed | np.uint64(1)
     return out
 
 
