@@ -120,6 +120,11 @@ def is_template_record(obj: Any) -> bool:
     return isinstance(obj, Mapping) and (obj.get("kind") in ("config", "skeleton", "block") or bool(obj.get("slots")))
 
 
+def _scope_names(scopes: str | Sequence[str] | None) -> tuple[str, ...]:
+    """A document's scopes as given to :meth:`TemplateMatcher.find_batch`: one, several or none."""
+    return () if scopes is None else (scopes,) if isinstance(scopes, str) else tuple(scopes)
+
+
 def template_scopes(site: str | None, url: str | None = None) -> list[str]:
     """The scopes a document belongs to for site-scoped records: its site, and ``site/<the
     first d folders of the URL path>`` for every d (the detector's sections use one depth;
@@ -166,7 +171,6 @@ class TemplateMatcher:
             raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
         if not isinstance(slots, bool):
             raise ValueError(f"slots={slots!r}: must be True or False (as TemplateConfig.slots when mined)")
-        records = list(records)
         self.skeletons: list[PageSkeleton] = []
         phrase_records = []
         for i, r in enumerate(records):
@@ -321,9 +325,9 @@ class TemplateMatcher:
                             for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.int64)
         # Each skeleton walks all the pages it applies to in one kernel call.
         pages: dict[int, tuple[list, list]] = {}  # skeleton -> (its documents, their (lines, detected))
+        walked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # document -> (line bounds, covered tokens)
         for d, match in enumerate(results):
-            sc = scopes[d]
-            mine = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
+            mine = _scope_names(scopes[d])
             apply = [k for k, sk in enumerate(self._id_skeletons) if sk.scope is None or sk.scope in mine]
             a, b = int(tok_off[d]), int(tok_off[d + 1])
             if not apply or b == a:
@@ -334,6 +338,7 @@ class TemplateMatcher:
             lo, hi = bounds[:-1].tolist(), bounds[1:].tolist()
             lines = [tuple(doc_ids[x:y]) for x, y in zip(lo, hi)]
             covered = np.add.reduceat(mask.astype(np.int64), bounds[:-1]) * 2 >= np.diff(bounds)
+            walked[d] = (bounds, mask)
             for k in apply:
                 pages.setdefault(k, ([], []))
                 pages[k][0].append(d)
@@ -348,9 +353,7 @@ class TemplateMatcher:
             if d not in added or not added[d].any():
                 out.append(match)
                 continue
-            a = int(tok_off[d])
-            bounds = np.append(np.flatnonzero(line_start[a:int(tok_off[d + 1])]), match.n_tokens)
-            mask = match.token_mask()
+            bounds, mask = walked[d]
             for i in np.flatnonzero(added[d]).tolist():
                 mask[bounds[i]:bounds[i + 1]] = True
             rise = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
@@ -385,8 +388,7 @@ class TemplateMatcher:
             return aligned
         allowed = np.zeros((len(scopes), len(self.scope_ids)), dtype=bool)  # document x scope
         for d, sc in enumerate(scopes):
-            names = () if sc is None else (sc,) if isinstance(sc, str) else tuple(sc)
-            for x in names:
+            for x in _scope_names(sc):
                 if x in self.scope_ids:
                     allowed[d, self.scope_ids[x]] = True
         in_scope = (ps < 0) | allowed[m_doc, np.maximum(ps, 0)]
