@@ -79,6 +79,7 @@ from .errors import (
 )
 from .matcher import BATCH_CHARS, MatchResult, PhraseMatcher
 from .phrase_set import PhraseSet
+from .template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher, template_scopes
 
 logger = logging.getLogger(__name__)
 
@@ -351,8 +352,6 @@ class Cleaner:
     """
 
     def __init__(self, phrase_set: PhraseSet | None, config: CleanerConfig, *, templates=None):
-        from .template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher
-
         if not isinstance(config, CleanerConfig):
             raise IngestConfigError("config", config, "must be a CleanerConfig")
         if templates is not None and not isinstance(templates, TemplateMatcher):
@@ -465,8 +464,6 @@ class Cleaner:
             if url is not None and not isinstance(url, str):
                 return self._error(doc, FieldTypeError(f"URL must be a string, got {type(url).__name__}",
                                                        doc_id=doc_id, field=cfg.url_field))  # fmt: skip
-            from .template_matcher import template_scopes
-
             scope = template_scopes(scope, url)
         texts: dict[str, str] = {}
         for name in cfg.fields:  # validate every field before touching anything
