@@ -12,8 +12,8 @@ import logging
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
-TEMPLATE_FIELDS = PHRASE_FIELDS + ["occurrences", "slots", "template_kind", "block_lengths", "anchor"]
 TEMPLATE_KINDS = ["template", "skeleton", "template_config"]
+BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
 def current_run(client, alias: str) -> str | None:
@@ -27,11 +27,13 @@ def current_run(client, alias: str) -> str | None:
     return indices[0]
 
 
-def _scan(client, index: str, kinds: list[str], fields: list[str] | None):
+def _scan(client, index: str, kinds: list[str], fields: list[str] | None = None):
+    """Documents of ``kinds``: only ``fields`` of each, or all but :data:`BULKY_FIELDS`."""
     from opensearchpy import helpers
 
-    yield from helpers.scan(client, index=index, query={"query": {"terms": {"kind": kinds}}},
-                            _source=fields if fields is not None else True, size=1000, preserve_order=False)
+    source = {"_source": fields} if fields is not None else {"_source_excludes": BULKY_FIELDS}
+    yield from helpers.scan(client, index=index, query={"query": {"terms": {"kind": kinds}}}, size=1000,
+                            preserve_order=False, **source)
 
 
 def phrase_documents(client, index: str):
@@ -87,12 +89,15 @@ def load_cleaning_set(client, index: str):
     """``(phrase_set, templates)`` for a cleaner: the index's phrases, and a
     :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over them plus the template
     detector's records when the run was made with ``--templates`` (else None)."""
+    from bloomspan.ingest.phrase_set import PhraseSet
     from bloomspan.ingest.template_matcher import TemplateMatcher
 
-    config, skeletons, templates = None, [], []
-    for hit in _scan(client, index, TEMPLATE_KINDS, None):
+    config, phrases, skeletons, templates = None, [], [], []
+    for hit in _scan(client, index, ["phrase", *TEMPLATE_KINDS]):  # one pass over the index
         src = hit["_source"]
-        if src["kind"] == "template_config":
+        if src["kind"] == "phrase":
+            phrases.append(_phrase_record(src))
+        elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
         elif src["kind"] == "skeleton":
             skeletons.append(src["skeleton"])
@@ -105,8 +110,8 @@ def load_cleaning_set(client, index: str):
                     rec[k] = src[k]
             templates.append(rec)
     if config is None:
-        return load_phrase_set(client, index), None
-    phrases = [_phrase_record(src) for src in phrase_documents(client, index)]
+        log.info("loaded phrases index=%s count=%d", index, len(phrases))
+        return PhraseSet.from_records(phrases, source=index), None
     skeletons.sort(key=lambda r: r.get("scope") or "")
     matcher = TemplateMatcher([config] + phrases + templates + skeletons, source=index)
     log.info("loaded templates index=%s phrases=%d templates=%d skeletons=%d", index, len(phrases), len(templates),
