@@ -426,8 +426,8 @@ class _Run:
 
     # ------------------------------------------------------------------ mining and publishing
     def _phase_publish(self) -> None:
-        from .publication import (coverage_for, json_safe, mine_snapshot, phrase_documents_for, read_site_clutter,
-                                  run_report)
+        from .publication import (coverage_for, document_sites, json_safe, mine_snapshot, phrase_documents_for,
+                                  read_document_fields, run_report, site_clutter)
         from .snapshot import Snapshot
         from .template_index import publish
 
@@ -444,14 +444,17 @@ class _Run:
         doc_keys = snap.stored_keys()
         phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, self.progress)
         report = run_report(snap, result, doc_keys, phrase_docs, c.top, c.bins)
+        # One read of the site and URL fields serves the clutter report and the template detector.
+        fields = [f for f in (c.site_field, c.url_field if c.templates else None) if f]
+        values = read_document_fields(self.client, st["indices"], fields, doc_keys, c.batch_size) if fields else {}
+        sites = document_sites(values.get(c.site_field), values.get(c.url_field))
         if c.site_field:
-            report["most_cluttered_sites"] = read_site_clutter(
-                self.client, st["indices"], c.site_field, doc_keys, result.coverage, snap.doc_offsets, c.top,
-                c.batch_size)
+            report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
+                                                          result.coverage, snap.doc_offsets, c.top)
         template_docs, template_stats = [], None
         if c.templates:
             t0 = time.perf_counter()
-            template_docs, template_stats = self._detect_templates(snap, result, doc_keys)
+            template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field))
             st["seconds"]["templates"] = time.perf_counter() - t0
         skipped = snap.skipped_by_reason()
         covered = int(np.count_nonzero(result.coverage))
@@ -479,15 +482,15 @@ class _Run:
                              k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")}}
         st["phase"] = "annotate" if c.annotate else "finalize"
 
-    def _detect_templates(self, snap, result, doc_keys: list[str]) -> tuple[list[tuple[str, dict]], dict]:
-        """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: sites from
-        ``site_field`` (or the URL's host), sections from ``url_field``; the run's exact
-        phrases count as found for the page-skeleton walk, as they do at ingest. Returns the
-        index documents and the stats for the run document."""
+    def _detect_templates(self, snap, result, sites: list | None, urls: list | None
+                          ) -> tuple[list[tuple[str, dict]], dict]:
+        """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: the
+        documents' sites (:func:`.publication.document_sites`) and URL sections as scopes; the
+        run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
+        Returns the index documents and the stats for the run document."""
         from bloomspan.engine.slots import number_token_mask
         from bloomspan.engine.template_detector import config_record, detect_templates, scope_levels
 
-        from .publication import read_document_fields, site_name
         from .template_reader import template_documents
 
         c = self.config
@@ -498,15 +501,6 @@ class _Run:
                 "run once with --full to read the documents again", item=str(snap.folder))
         if self.progress:
             self.progress("templates", 0, snap.n_tokens)
-        fields = [f for f in (c.site_field, c.url_field) if f]
-        values = read_document_fields(self.client, self.state["indices"], fields, doc_keys, c.batch_size) if fields else {}
-        urls = values.get(c.url_field) if c.url_field else None
-        if c.site_field:
-            sites = [site_name(v) for v in values[c.site_field]]
-        elif urls is not None:
-            sites = [site_name(u) if u and "://" in u else None for u in urls]
-        else:
-            sites = None
         config = c.detector_config()
         levels = [] if sites is None else scope_levels(sites, urls, config.section_depth)
         vocab = snap.vocabulary

@@ -193,17 +193,18 @@ def _explain_templates(client, run: dict, source: dict, text: str) -> dict:
     from bloomspan.ingest.template_matcher import template_scopes
 
     from .field_paths import lookup_field
-    from .publication import site_name
+    from .publication import document_sites
     from .template_reader import load_cleaning_set
 
     params = run.get("params") or {}
     _, matcher = load_cleaning_set(client, run["physical_index"])
-    site_field, url_field = params.get("site_field"), params.get("url_field")
-    url = lookup_field(source, url_field) if url_field else None
-    url = url if isinstance(url, str) else None
-    site = lookup_field(source, site_field) if site_field else None
-    site = site_name(site) if isinstance(site, str) else (site_name(url) if url and "://" in url else None)
-    scopes = template_scopes(site, url)
+
+    def read(field):  # as the run read it (publication.read_document_fields): a non-empty string or None
+        value = lookup_field(source, field) if field else None
+        return [value if isinstance(value, str) and value else None] if field else None
+    url = read(params.get("url_field"))
+    site = document_sites(read(params.get("site_field")), url)
+    scopes = template_scopes(site[0] if site else None, url[0] if url else None)
     m = matcher.find(text, scopes)
     return {"scopes": scopes, "covered_tokens": m.covered_tokens,
             "covered_share": m.covered_tokens / m.n_tokens if m.n_tokens else 0.0,

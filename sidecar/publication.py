@@ -126,13 +126,15 @@ def site_name(value: str | None) -> str | None:
     return value
 
 
-def read_site_clutter(client, indices: list[str], site_field: str, doc_keys: list[str], coverage: np.ndarray,
-                      doc_offsets: np.ndarray, top: int, batch_size: int) -> list[dict]:
-    """Read ``site_field`` of every document and aggregate covered tokens per site
-    (a value that is a URL counts as its host name)."""
-    sites = read_document_fields(client, indices, [site_field], doc_keys, batch_size)[site_field]
-    site_of_doc = {d: site_name(v) for d, v in enumerate(sites) if v is not None}
-    return site_clutter(site_of_doc, coverage, np.asarray(doc_offsets), top)
+def document_sites(site_values: list | None, url_values: list | None) -> list[str | None] | None:
+    """Each document's site: its site field's value (a URL counts as its host) when a site
+    field was read, else the host of its URL; None when neither field was read. Mining
+    (``--site-field``, ``--url-field``) and ``explain`` both resolve sites here."""
+    if site_values is not None:
+        return [site_name(v) for v in site_values]
+    if url_values is not None:
+        return [site_name(u) if u and "://" in u else None for u in url_values]
+    return None
 
 
 def run_report(snapshot, result, doc_keys: list[str], phrase_docs: list[dict], top: int, bins: int) -> dict:
