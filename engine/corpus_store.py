@@ -45,7 +45,7 @@ import numpy as np
 from .blocks import line_starts_batch
 from .tokenizer import encode_batch
 from .vocabulary import Vocabulary
-from .positional_write import pwrite_all
+from .durable_writes import fsync_dir, pwrite_all
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +72,6 @@ class CorpusStoreError(Exception):
     def __init__(self, message: str, path: str | os.PathLike | None = None):
         super().__init__(message)
         self.path = None if path is None else str(path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class CorpusStore:
@@ -298,7 +290,7 @@ class CorpusStore:
                 os.fsync(f.fileno())
         os.replace(tmp, self.work_dir / MANIFEST)
         if self.fsync:
-            _fsync_dir(self.work_dir)
+            fsync_dir(self.work_dir)
 
     def close(self) -> None:
         """Flush pending appends and release files and the writer lock."""

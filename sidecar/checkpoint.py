@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import CheckpointError
-from bloomspan.engine.positional_write import pwrite_all
+from bloomspan.engine.durable_writes import fsync_dir, pwrite_all
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +42,6 @@ LISTED = 255     # incremental listing: version known, text not read
 SKIP_REASONS = {MISSING: "missing", EMPTY: "empty", NOT_TEXT: "not_text"}
 
 META_COLUMNS = ("seq_no", "primary_term", "ts_hash", "status", "store_doc")
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_json_atomic(path: Path, data: dict, fsync: bool = True) -> None:
