@@ -62,6 +62,16 @@ def _status_text(value):
     return STORED, value
 
 
+def _read(store, log, key, value, seq) -> None:
+    """One document as a run reads it: its version in the log, its text in the store if stored."""
+    status, t = _status_text(value)
+    meta = np.array([[seq, 1, 0, status, -1]], dtype=np.int64)
+    if status == STORED:
+        meta[0, 4] = store.n_docs
+        store.append([key], [t], flush=False)
+    log.append([key], meta)
+
+
 def _without_lines(store: CorpusStore) -> CorpusStore:
     """The store as if written before line starts existed (no "with_lines", no line_starts.u8)."""
     store.close()
@@ -84,13 +94,7 @@ def _full(tmp, name, docs: dict, rnd, with_offsets=True, duplicate=True, lines=T
     if duplicate and order:
         order.insert(0, order[-1])  # an early, stale read of a key re-read later
     for key in order:
-        text, seq = docs[key]
-        status, t = _status_text(text)
-        meta = np.array([[seq, 1, 0, status, -1]], dtype=np.int64)
-        if status == STORED:
-            meta[0, 4] = store.n_docs
-            store.append([key], [t], flush=False)
-        log.append([key], meta)
+        _read(store, log, key, *docs[key])
     store.flush()
     if not lines:
         store = _without_lines(store)
@@ -139,12 +143,7 @@ def _incremental(tmp, base: Snapshot, before: dict, after: dict, rnd, lines=True
     delta = CorpusStore.create(tmp / "delta", with_offsets=True)
     flog = DocLog(tmp, "fetch")
     for key in fetch:
-        status, t = _status_text(after[key][0])
-        meta = np.array([[after[key][1], 1, 0, status, -1]], dtype=np.int64)
-        if status == STORED:
-            meta[0, 4] = delta.n_docs
-            delta.append([key], [t], flush=False)
-        flog.append([key], meta)
+        _read(delta, flog, key, *after[key])
     delta.flush()
     if not lines:
         delta = _without_lines(delta)
