@@ -24,11 +24,17 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   **frequent** when >= sigma documents of the group hold that step;
 * a line is an **echo** when its type occurs again in the same page (a local table of
   contents repeats the page's headings; a breadcrumb repeats its title);
-* a step is **good** when: its gap is empty and its pair is frequent or both anchors were
-  detected; or, never for the page's largest gap (the content), its gap is non-empty,
-  every gap line is an echo of at most ``echo_length`` tokens and neither anchor is a page
-  edge; or its pair is frequent and every gap line is rare (type df < sigma) and at most
-  ``line_length`` tokens long (or an echo of at most ``echo_length``);
+* a gap line is **navigation-like** when it is rare and at most ``line_length`` tokens
+  long (or an echo of at most ``echo_length``), or frequent and at most ``echo_length``
+  tokens long (a menu entry on some of the group's pages);
+* a step is **good** when: its gap is empty and its pair is frequent, or both anchors were
+  detected, or neither anchor is a page edge (two lines that are each on most pages or
+  already found, side by side); or, never for the page's largest gap (the content), its gap
+  is non-empty and: every gap line is an echo of at most ``echo_length`` tokens and neither
+  anchor is a page edge; or every gap line is navigation-like and the pair is frequent; or
+  every gap line is navigation-like, the step comes before the largest gap, does not start
+  at the page start and its gap holds >= ``toc_min_lines`` lines repeated later in the page
+  (a sidebar holding the page's table of contents, whatever the pages around it hold);
 * the **walks**: from "^" forwards, every good step is covered (both anchors and the gap)
   until the first step that is not; likewise from "$" backwards;
 * **echo extension**: after the header the walk goes on over echo lines (a table of
@@ -41,6 +47,15 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   With ``site_echo_length`` > 0 the forward extension also takes lines of at most that many
   tokens that occur on another page of the group (a site map's or a chapter list's entries
   are other pages' titles); 0 switches this off.
+* **tables of contents**, anywhere in the page (a "quick view" box between the page's
+  summary and its body): a run of >= ``toc_min_lines`` **entries**, rare lines of at most
+  ``toc_line_length`` tokens that occur exactly twice in the page, whose second copies
+  (the headings) come after the run, in the same order and never adjacent (text between
+  headings; a repeated code block's copies are adjacent). The run is covered with the
+  frequent title line of at most ``TOC_TITLE_LENGTH`` tokens just before it ("Topics") and
+  the lines just after it of at most ``line_length`` tokens that are frequent or occur on
+  another page of the group and occur once in the page (a "See also" list of other pages'
+  titles). ``toc_min_lines`` 0 switches this off.
 
 The same rules, with the same kernel, are applied to new documents at ingest from a
 :class:`PageSkeleton` (the group's classes and frequent pairs), see
@@ -60,6 +75,7 @@ from .blocks import block_documents, block_types, distinct_documents, span_hashe
 from .slots import SLOT_ID, SLOT_TOKEN
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
+TOC_TITLE_LENGTH = 3  # longest title line ("Contents", "Topics") taken with a table of contents
 START_KEY, END_KEY = ("^",), ("$",)
 _START, _END = -1, -2
 
@@ -69,12 +85,15 @@ class SkeletonParams:
     """anchor_fraction: share of a group's documents a line (or line prefix) needs to be an
     anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens;
     site_echo_length: longest line the forward extension takes because it occurs on another
-    page of the group (0: off)."""
+    page of the group (0: off); toc_min_lines: fewest entries of a table of contents (0:
+    tables of contents off); toc_line_length: longest entry in tokens."""
 
     anchor_fraction: float = 0.5
     line_length: int = 8
     echo_length: int = 20
     site_echo_length: int = 0
+    toc_min_lines: int = 3
+    toc_line_length: int = 10
 
 
 # --------------------------------------------------------------------------- the walk
@@ -87,15 +106,17 @@ def _pair_ok(ok_keys, n_cls, a, b):
 
 @njit(cache=True, nogil=True)
 def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, elsewhere,
-                    detected, ok_keys, n_cls, line_length, echo_length, out):
-    """Mark ``out[b] = True`` for every block the walks and echo extensions of the module
-    docstring cover, for each document of ``docs`` (int64 indices into ``doc_blocks``,
-    int64 (D+1,) block offsets per document). Per block: ``cls`` int64 (-1: no anchor),
-    ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected`` bool,
-    ``repeats_previous`` bool (same type as the block before it in its document),
-    ``elsewhere`` bool (a short line that occurs on another page of the group, or all False).
-    ``ok_keys``: sorted int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs
-    (page start -1, page end -2)."""
+                    detected, next_same, shared, ok_keys, n_cls, line_length, echo_length, toc_min_lines,
+                    toc_line_length, out):
+    """Mark ``out[b] = True`` for every block the walks, echo extensions and tables of
+    contents of the module docstring cover, for each document of ``docs`` (int64 indices
+    into ``doc_blocks``, int64 (D+1,) block offsets per document). Per block: ``cls`` int64
+    (-1: no anchor), ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected``
+    bool, ``repeats_previous`` bool (same type as the block before it in its document),
+    ``elsewhere`` bool (a short line that occurs on another page of the group, or all False),
+    ``next_same`` int64 (the next block of the same type in the document, -1: none),
+    ``shared`` bool (the line occurs on another page of the group). ``ok_keys``: sorted int64
+    keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs (page start -1, page end -2)."""
     for k in range(docs.shape[0]):
         d = docs[k]
         b0, b1 = doc_blocks[d], doc_blocks[d + 1]
@@ -128,20 +149,26 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
             a, c = cl[s], cl[s + 1]
             g0, g1 = pos[s] + 1, pos[s + 1]
             if g1 == g0:
-                good[s] = _pair_ok(ok_keys, n_cls, a, c) or (
+                good[s] = (a != _START and c != _END) or _pair_ok(ok_keys, n_cls, a, c) or (
                     (a == _START or detected[pos[s]]) and (c == _END or detected[pos[s + 1]]))
                 continue
             if s == largest:
                 continue
             all_echo = a != _START and c != _END
-            short_rare = True
+            navigation = True
+            toc_lines = 0
             for b in range(g0, g1):
                 echo = (echo_before[b] or echo_after[b]) and block_len[b] <= echo_length
                 if not echo:
                     all_echo = False
-                if not ((block_len[b] <= line_length or echo) and rare[b]):
-                    short_rare = False
-            good[s] = all_echo or (short_rare and _pair_ok(ok_keys, n_cls, a, c))
+                elif echo_after[b]:
+                    toc_lines += 1
+                if not (((block_len[b] <= line_length or echo) and rare[b])
+                        or (not rare[b] and block_len[b] <= echo_length)):
+                    navigation = False
+            good[s] = all_echo or (navigation and (
+                _pair_ok(ok_keys, n_cls, a, c)
+                or (s < largest and a != _START and toc_min_lines > 0 and toc_lines >= toc_min_lines)))
         header_end = b0 - 1  # last block reached from the start
         footer_start = b1  # first block reached from the end
         for direction in range(2):
@@ -157,27 +184,72 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
                     header_end = pos[s + 1]
                 else:
                     footer_start = pos[s]
-        if header_end >= footer_start:
-            continue
-        x = header_end + 1
-        while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
-                and not (repeats_previous[x] and x - header_end <= 2) \
-                and block_len[x] <= echo_length:
-            out[x] = True
+        if header_end < footer_start:
+            x = header_end + 1
+            while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
+                    and not (repeats_previous[x] and x - header_end <= 2) \
+                    and block_len[x] <= echo_length:
+                out[x] = True
+                x += 1
+            stop = x
+            x = footer_start - 1
+            while x >= stop and echo_before[x] and not echo_after[x] and block_len[x] <= echo_length:
+                out[x] = True
+                x -= 1
+        if toc_min_lines > 0:
+            _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, shared, line_length,
+                                      toc_min_lines, toc_line_length, out)
+
+
+@njit(cache=True, nogil=True)
+def _toc_entry(b, block_len, rare, echo_before, next_same, toc_line_length):
+    """The later copy of block ``b`` when ``b`` can be a table-of-contents entry (a rare
+    line of at most ``toc_line_length`` tokens on the page exactly twice, this being the
+    first copy), else -1."""
+    n = next_same[b]
+    if n < 0 or not rare[b] or echo_before[b] or block_len[b] > toc_line_length or next_same[n] >= 0:
+        return -1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, shared, line_length,
+                              toc_min_lines, toc_line_length, out):
+    """Anywhere in the page ``[b0, b1)``: a run of >= ``toc_min_lines`` entries whose second
+    copies come after the run, in the same order, never adjacent (headings with text between
+    them), plus the short frequent title just before it ("Topics", "Contents") and the short
+    lines after it that are frequent or on another page and never repeated in the page (a
+    "See also" list of other pages' titles)."""
+    x = b0
+    while x < b1:
+        e = x
+        prev = -1
+        while e < b1:
+            n = _toc_entry(e, block_len, rare, echo_before, next_same, toc_line_length)
+            if n < 0 or (prev >= 0 and n - prev < 2):
+                break
+            prev = n
+            e += 1
+        if e - x < toc_min_lines or next_same[x] < e:
             x += 1
-        stop = x
-        x = footer_start - 1
-        while x >= stop and echo_before[x] and not echo_after[x] and block_len[x] <= echo_length:
-            out[x] = True
-            x -= 1
+            continue
+        for b in range(x, e):
+            out[b] = True
+        if x > b0 and not rare[x - 1] and block_len[x - 1] <= TOC_TITLE_LENGTH:
+            out[x - 1] = True
+        while e < b1 and block_len[e] <= line_length and (shared[e] or not rare[e]) \
+                and next_same[e] < 0 and not echo_before[e]:
+            out[e] = True
+            e += 1
+        x = e
 
 
 def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, params: SkeletonParams
                        ) -> list[list[bool]]:
     """Plain twin of :func:`skeleton_kernel`, one page at a time. ``doc_lines[d][i]`` is a
-    dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected``, ``elsewhere`` and
-    ``type`` (hashable); ``ok_pairs``: set of frequent (class, class) pairs with "^"/"$" for
-    the page edges. Echo flags are derived from ``type`` here."""
+    dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected``, ``elsewhere``,
+    ``shared`` and ``type`` (hashable); ``ok_pairs``: set of frequent (class, class) pairs
+    with "^"/"$" for the page edges. Echo flags and later copies are derived from ``type``."""
     out = []
     for lines in doc_lines:
         n = len(lines)
@@ -185,6 +257,7 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
         types = [ln["type"] for ln in lines]
         before = [types[i] in types[:i] for i in range(n)]
         after = [types[i] in types[i + 1:] for i in range(n)]
+        copies = [[j for j in range(n) if types[j] == types[i]] for i in range(n)]
         anchors = [(-1, "^")] + [(i, ln["cls"]) for i, ln in enumerate(lines) if ln["cls"] is not None] + [(n, "$")]
         steps = list(zip(anchors, anchors[1:]))
         gaps = [sum(lines[i]["len"] for i in range(pa + 1, pb)) for (pa, _), (pb, _) in steps]
@@ -193,18 +266,26 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
         def is_echo(i):
             return (before[i] or after[i]) and lines[i]["len"] <= params.echo_length
 
+        def navigation_like(i):
+            ln = lines[i]
+            return (ln["rare"] and (ln["len"] <= params.line_length or is_echo(i))) or (
+                not ln["rare"] and ln["len"] <= params.echo_length)
+
         def good(k):
             (pa, ca), (pb, cb) = steps[k]
             gap = range(pa + 1, pb)
             if not gap:
-                return (ca, cb) in ok_pairs or ((ca == "^" or lines[pa]["detected"])
-                                                and (cb == "$" or lines[pb]["detected"]))
+                return (ca != "^" and cb != "$") or (ca, cb) in ok_pairs or (
+                    (ca == "^" or lines[pa]["detected"]) and (cb == "$" or lines[pb]["detected"]))
             if k == largest:
                 return False
             if ca != "^" and cb != "$" and all(is_echo(i) for i in gap):
                 return True
-            return (ca, cb) in ok_pairs and all(
-                lines[i]["rare"] and (lines[i]["len"] <= params.line_length or is_echo(i)) for i in gap)
+            if not all(navigation_like(i) for i in gap):
+                return False
+            toc_lines = sum(1 for i in gap if is_echo(i) and after[i])
+            return (ca, cb) in ok_pairs or (k < largest and ca != "^" and params.toc_min_lines > 0
+                                            and toc_lines >= params.toc_min_lines)
 
         header_end, footer_start = -1, n
         for order in (range(len(steps)), reversed(range(len(steps)))):
@@ -231,8 +312,44 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
             while x >= stop and before[x] and not after[x] and lines[x]["len"] <= params.echo_length:
                 covered[x] = True
                 x -= 1
+        if params.toc_min_lines > 0:
+            _tables_of_contents_reference(lines, copies, covered, params)
         out.append(covered)
     return out
+
+
+def _tables_of_contents_reference(lines: Sequence[Mapping], copies: Sequence[list], covered: list,
+                                  params: SkeletonParams) -> None:
+    """Plain twin of :func:`_cover_tables_of_contents` (``copies[i]``: the positions of line
+    ``i``'s type in the page)."""
+    n = len(lines)
+
+    def second_copy(i):  # an entry: a rare short line on the page exactly twice, i the first
+        ln = lines[i]
+        ok = ln["rare"] and ln["len"] <= params.toc_line_length and len(copies[i]) == 2 and copies[i][0] == i
+        return copies[i][1] if ok else None
+
+    x = 0
+    while x < n:
+        run = []
+        for i in range(x, n):
+            later = second_copy(i)
+            if later is None or (run and later - run[-1] < 2):
+                break
+            run.append(later)
+        e = x + len(run)
+        if len(run) < params.toc_min_lines or run[0] < e:
+            x += 1
+            continue
+        for i in range(x, e):
+            covered[i] = True
+        if x > 0 and not lines[x - 1]["rare"] and lines[x - 1]["len"] <= TOC_TITLE_LENGTH:
+            covered[x - 1] = True
+        while (e < n and lines[e]["len"] <= params.line_length and (lines[e]["shared"] or not lines[e]["rare"])
+               and len(copies[e]) == 1):
+            covered[e] = True
+            e += 1
+        x = e
 
 
 # --------------------------------------------------------------------------- helpers
@@ -251,6 +368,18 @@ def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np
     before[order[1:][same]] = True
     after[order[:-1][same]] = True
     return before, after, repeats
+
+
+def next_same_type(types: np.ndarray, block_doc: np.ndarray) -> np.ndarray:
+    """int64 (B,): the next block of the same type in the same document, -1 where none."""
+    n = types.shape[0]
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    order = np.lexsort((np.arange(n), types, block_doc))
+    same = (block_doc[order][1:] == block_doc[order][:-1]) & (types[order][1:] == types[order][:-1])
+    out[order[:-1][same]] = order[1:][same]
+    return out
 
 
 def prefix_hashes(tokens: np.ndarray, block_offsets: np.ndarray, p: int) -> np.ndarray:
@@ -288,6 +417,7 @@ class PageSkeleton:
     pairs: frozenset
     params: SkeletonParams = SkeletonParams()
     site_echo_lines: frozenset = frozenset()  # lines on >= 2 pages, <= params.site_echo_length tokens
+    shared_lines: frozenset = frozenset()  # rare lines on >= 2 pages, <= params.line_length tokens
 
     def to_record(self, token_text: Callable[[int], str]) -> dict:
         """JSON form (kind "skeleton"), read back by :meth:`from_record`."""
@@ -298,8 +428,10 @@ class PageSkeleton:
             return list(k) if k in (START_KEY, END_KEY) else [k[0], words(k[1])]
         rec = {"kind": "skeleton", "sigma": self.sigma, "documents": self.documents,
                "params": {"anchor_fraction": self.params.anchor_fraction, "line_length": self.params.line_length,
-                          "echo_length": self.params.echo_length, "site_echo_length": self.params.site_echo_length},
+                          "echo_length": self.params.echo_length, "site_echo_length": self.params.site_echo_length,
+                          "toc_min_lines": self.params.toc_min_lines, "toc_line_length": self.params.toc_line_length},
                "site_echo_lines": sorted(words(t) for t in self.site_echo_lines),
+               "shared_lines": sorted(words(t) for t in self.shared_lines),
                "anchor_lines": sorted(words(t) for t in self.anchor_lines),
                "anchor_prefixes": sorted(words(t) for t in self.anchor_prefixes),
                "frequent_lines": sorted(words(t) for t in self.frequent_lines),
@@ -326,8 +458,10 @@ class PageSkeleton:
                                  "['line'|'prefix', [tokens]]")
             return (k[0], tuple(k[1]))
         p = need("params", dict)
+        # records written before tables of contents existed have no toc keys: they keep walking without them
         params = SkeletonParams(float(p.get("anchor_fraction", 0.5)), int(p.get("line_length", 8)),
-                                int(p.get("echo_length", 20)), int(p.get("site_echo_length", 0)))
+                                int(p.get("echo_length", 20)), int(p.get("site_echo_length", 0)),
+                                int(p.get("toc_min_lines", 0)), int(p.get("toc_line_length", 10)))
         pairs = need("pairs", list)
         if not all(isinstance(x, list) and len(x) == 2 for x in pairs):
             raise ValueError(f"{where}: skeleton key 'pairs': must be a list of [class, class]")
@@ -336,7 +470,8 @@ class PageSkeleton:
                    frozenset(tuple(t) for t in need("anchor_prefixes", list)),
                    frozenset(tuple(t) for t in need("frequent_lines", list)),
                    frozenset((key(a), key(b)) for a, b in pairs), params,
-                   frozenset(tuple(t) for t in rec.get("site_echo_lines", [])))
+                   frozenset(tuple(t) for t in rec.get("site_echo_lines", [])),
+                   frozenset(tuple(t) for t in rec.get("shared_lines", [])))
 
     def classify(self, line: tuple, detected: bool):
         """Class key of one line (token tuple) or None (not an anchor)."""
@@ -370,12 +505,13 @@ class PageSkeleton:
         return PageSkeleton(self.scope, self.sigma, self.documents, frozenset(map(line, self.anchor_lines)),
                             frozenset(map(line, self.anchor_prefixes)), frozenset(map(line, self.frequent_lines)),
                             frozenset((key(a), key(b)) for a, b in self.pairs), self.params,
-                            frozenset(map(line, self.site_echo_lines)))
+                            frozenset(map(line, self.site_echo_lines)), frozenset(map(line, self.shared_lines)))
 
     def tokens(self) -> set:
         """Every token the skeleton's lines, prefixes and pairs hold."""
         out = set()
-        for group in (self.anchor_lines, self.anchor_prefixes, self.frequent_lines, self.site_echo_lines):
+        for group in (self.anchor_lines, self.anchor_prefixes, self.frequent_lines, self.site_echo_lines,
+                      self.shared_lines):
             for t in group:
                 out.update(t)
         for a, b in self.pairs:
@@ -406,13 +542,17 @@ class PageSkeleton:
                 cls[i] = ids.get(k, n_cls - 1)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
-        before, after, repeats = echo_flags(types, np.repeat(np.arange(len(pages), dtype=np.int64), sizes))
+        block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
+        before, after, repeats = echo_flags(types, block_doc)
         out = np.zeros(len(lines), dtype=bool)
+        p = self.params
         skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
                         repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
-                        det, keys, n_cls, self.params.line_length, self.params.echo_length, out)
+                        det, next_same_type(types, block_doc),
+                        np.asarray([t in self.shared_lines for t in lines], dtype=bool), keys, n_cls,
+                        p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 
 
@@ -447,6 +587,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     covered_tokens = np.add.reduceat(np.asarray(detected_tokens, dtype=np.int64), block_offsets[:-1])
     detected = covered_tokens * 2 >= block_len
     before, after, repeats = echo_flags(types, block_doc)
+    next_same = next_same_type(types, block_doc)
     doc_blocks = np.searchsorted(block_doc, np.arange(n_docs + 1), side="left").astype(np.int64)
 
     names = [None] * n_docs if groups is None else list(groups)
@@ -471,6 +612,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     type_df[live] = _df_per_group(np.stack([bgroup[live], types[live]], axis=1), block_doc[live])
     rare = type_df < bsig
     elsewhere = live & (type_df >= 2) & (block_len <= params.site_echo_length)
+    shared = live & (type_df >= 2)
     cls = np.full(n_blocks, -1, dtype=np.int64)
     is_line_anchor = live & (type_df >= bstrong)
     cls[is_line_anchor] = types[is_line_anchor]
@@ -558,15 +700,18 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         steps = step_order[step_bounds[g]:step_bounds[g + 1]]
         steps = steps[frequent[steps]]
         keys = np.unique((sa[steps] + 2) * (n_cls + 2) + (sb[steps] + 2))
-        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, keys, n_cls,
-                        params.line_length, params.echo_length, covered_blocks)
+        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, next_same,
+                        shared, keys, n_cls, params.line_length, params.echo_length, params.toc_min_lines,
+                        params.toc_line_length, covered_blocks)
         blocks = block_order[block_bounds[g]:block_bounds[g + 1]]
         pair_list = {(int(k // (n_cls + 2)) - 2, int(k % (n_cls + 2)) - 2) for k in keys.tolist()}
         prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[blocks][cls[blocks] >= n_types]).tolist())
         skeletons.append(PageSkeleton(
             name, int(sigma[g]), n, line_set(blocks[is_line_anchor[blocks]]), prefixes,
             line_set(blocks[~rare[blocks]]), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
-            line_set(blocks[elsewhere[blocks]])))
+            line_set(blocks[elsewhere[blocks]]),
+            line_set(blocks[shared[blocks] & rare[blocks] & (block_len[blocks] <= params.line_length)])
+            if params.toc_min_lines > 0 else frozenset()))
         stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)

@@ -76,6 +76,9 @@ class TemplateConfig:
     skeleton_echo_length:     longest echo line (repeated in its page) the walk fills, in tokens.
     skeleton_site_echo_length: longest line taken after the header because it occurs on another
                               page of the site (a site map's entries); 0 switches it off.
+    skeleton_toc_lines:       fewest entries of an in-page table of contents the pass takes
+                              anywhere in the page (a "quick view" box); 0 switches it off.
+    skeleton_toc_line_length: longest table-of-contents entry, in tokens.
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
@@ -96,6 +99,8 @@ class TemplateConfig:
     skeleton_line_length: int = 6
     skeleton_echo_length: int = 20
     skeleton_site_echo_length: int = 0
+    skeleton_toc_lines: int = 3
+    skeleton_toc_line_length: int = 10
     engine: str = "bloomspan"
 
     def __post_init__(self) -> None:
@@ -113,6 +118,7 @@ class TemplateConfig:
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
                                 ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
                                 ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
+                                ("skeleton_toc_lines", 0, "lines, 0 = off"), ("skeleton_toc_line_length", 1, "tokens"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
@@ -135,7 +141,8 @@ class TemplateConfig:
 
     def skeleton_params(self) -> SkeletonParams:
         return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
-                              self.skeleton_echo_length, self.skeleton_site_echo_length)
+                              self.skeleton_echo_length, self.skeleton_site_echo_length,
+                              self.skeleton_toc_lines, self.skeleton_toc_line_length)
 
 
 @dataclass

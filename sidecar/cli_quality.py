@@ -36,7 +36,8 @@ TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
     ("edge_anchors", bool), ("section_depth", int), ("global_sigma", int), ("global_min_sites", int),
     ("global_min_length", None), ("global_blocks", bool), ("scoped_min_length", None), ("slots", bool),
     ("skeleton", bool), ("skeleton_anchor_fraction", float), ("skeleton_line_length", int),
-    ("skeleton_echo_length", int), ("skeleton_site_echo_length", int), ("engine", str),
+    ("skeleton_echo_length", int), ("skeleton_site_echo_length", int), ("skeleton_toc_lines", int),
+    ("skeleton_toc_line_length", int), ("engine", str),
 )
 
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bloomspan.engine.config import ConfigError
-from bloomspan.engine.page_skeleton import (PageSkeleton, SkeletonParams, echo_flags, skeleton_kernel,
-                                            skeleton_reference)
+from bloomspan.engine.page_skeleton import (PageSkeleton, SkeletonParams, echo_flags, next_same_type,
+                                            skeleton_kernel, skeleton_reference)
 from bloomspan.engine.template_detector import TemplateConfig, detect_templates_in_texts
 from bloomspan.ingest.errors import PhraseSetError
 from bloomspan.ingest.template_matcher import TemplateMatcher
@@ -18,25 +18,32 @@ from bloomspan.ingest.template_matcher import TemplateMatcher
 # ----------------------------------------------------------------------------- kernel vs twin
 line_st = st.fixed_dictionaries({
     "type": st.integers(0, 5), "len": st.integers(1, 12), "anchor": st.booleans(),
-    "rare": st.booleans(), "detected": st.booleans(), "elsewhere": st.booleans()})
+    "rare": st.booleans(), "detected": st.booleans(), "elsewhere": st.booleans(), "shared": st.booleans()})
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
-@given(st.lists(st.lists(line_st, max_size=12), min_size=1, max_size=5),
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(st.lists(line_st, max_size=14), min_size=1, max_size=5),
        st.sets(st.tuples(st.integers(-2, 5), st.integers(-2, 5)), max_size=25),
-       st.integers(1, 10), st.integers(1, 12))
-def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length):
-    params = SkeletonParams(0.5, line_length, echo_length)
+       st.integers(1, 10), st.integers(1, 12), st.integers(0, 4), st.integers(1, 12))
+def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length, toc_min_lines, toc_line_length):
+    params = SkeletonParams(0.5, line_length, echo_length, 0, toc_min_lines, toc_line_length)
     # a line's class is its type when it is an anchor; -1 / -2 are the page start / end
     doc_lines = [[{**ln, "cls": ln["type"] if ln["anchor"] else None} for ln in lines] for lines in docs]
     name = {-1: "^", -2: "$"}
     ok_pairs = {(name.get(a, a), name.get(b, b)) for a, b in pairs}
     want = skeleton_reference(doc_lines, ok_pairs, params)
 
+    assert kernel_cover(doc_lines, pairs, params) == [c for cov in want for c in cov]
+
+
+def kernel_cover(doc_lines, pairs, params: SkeletonParams) -> list[bool]:
+    """skeleton_kernel on pages given as the twin takes them (integer classes < 6, pairs with
+    -1/-2 for the page edges; any hashable types)."""
     flat = [ln for lines in doc_lines for ln in lines]
     doc_blocks = np.concatenate([[0], np.cumsum([len(x) for x in doc_lines])]).astype(np.int64)
     block_doc = np.repeat(np.arange(len(doc_lines)), [len(x) for x in doc_lines]).astype(np.int64)
-    types = np.asarray([ln["type"] for ln in flat], dtype=np.int64)
+    type_ids: dict = {}
+    types = np.asarray([type_ids.setdefault(ln["type"], len(type_ids)) for ln in flat], dtype=np.int64)
     before, after, repeats = echo_flags(types, block_doc)
     n_cls = 6
     keys = np.unique(np.asarray([(a + 2) * (n_cls + 2) + (b + 2) for a, b in pairs], dtype=np.int64))
@@ -46,16 +53,19 @@ def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length):
                     np.asarray([ln["len"] for ln in flat], dtype=np.int64),
                     np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after, repeats,
                     np.asarray([ln["elsewhere"] for ln in flat], dtype=bool),
-                    np.asarray([ln["detected"] for ln in flat], dtype=bool), keys, n_cls,
-                    line_length, echo_length, out)
-    assert out.tolist() == [c for cov in want for c in cov]
+                    np.asarray([ln["detected"] for ln in flat], dtype=bool), next_same_type(types, block_doc),
+                    np.asarray([ln["shared"] for ln in flat], dtype=bool), keys, n_cls,
+                    params.line_length, params.echo_length, params.toc_min_lines, params.toc_line_length, out)
+    return out.tolist()
 
 
 def test_echo_flags_look_inside_one_document_only():
-    before, after, repeats = echo_flags(np.asarray([1, 2, 1, 1, 1, 2]), np.asarray([0, 0, 0, 1, 1, 1]))
+    types, docs = np.asarray([1, 2, 1, 1, 1, 2]), np.asarray([0, 0, 0, 1, 1, 1])
+    before, after, repeats = echo_flags(types, docs)
     assert before.tolist() == [False, False, True, False, True, False]
     assert after.tolist() == [True, False, False, True, False, False]
     assert repeats.tolist() == [False, False, False, False, True, False]
+    assert next_same_type(types, docs).tolist() == [2, -1, -1, 4, -1, -1]
 
 
 # ----------------------------------------------------------------------------- a small site
@@ -160,8 +170,9 @@ def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_ent
     """A breadcrumb's last item followed by the same heading: the heading is content. Deeper
     in a table of contents, "array" then "ARRAY" (one type once lowercased) are two entries."""
     def line(t, cls=None, detected=False, length=2):
-        return {"type": t, "cls": cls, "len": length, "rare": True, "detected": detected, "elsewhere": False}
-    params = SkeletonParams(0.5, 6, 20)
+        return {"type": t, "cls": cls, "len": length, "rare": True, "detected": detected, "elsewhere": False,
+                "shared": False}
+    params = SkeletonParams(0.5, 6, 20, 0, 0)
     header = [line("nav", "nav", True)]
     body = [line(f"text{i}", length=30) for i in range(3)]
     # title repeated right after the header: only the breadcrumb copy is taken
@@ -171,3 +182,98 @@ def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_ent
     toc = [line("intro"), line("array"), line("array"), line("other")]
     page = header + toc + body + [line("intro"), line("array"), line("other")]
     assert skeleton_reference([page], set(), params)[0][:6] == [True] * 5 + [False]
+
+
+def _line(t, cls=None, length=2, rare=True, shared=False):
+    return {"type": t, "cls": cls, "len": length, "rare": rare, "detected": False, "elsewhere": False,
+            "shared": shared}
+
+
+def quick_view_page(entries: int, spaced: bool = True) -> list[dict]:
+    """A page whose table of contents sits mid-page, after the summary, as Apache's module
+    pages have it: header, title, summary, "Topics", entries, "See also", two other pages'
+    titles, then the body where each entry comes back as a heading over a paragraph."""
+    page = [_line("nav", 0, rare=False), _line("title"), _line("summary", length=40),
+            _line("Topics", rare=False)]
+    page += [_line(f"entry{i}") for i in range(entries)]
+    page += [_line("See also", rare=False), _line("other page", shared=True), _line("another page", shared=True)]
+    for i in range(entries):
+        page += [_line(f"entry{i}")] + ([_line(f"text{i}", length=30)] if spaced else [])
+    return page + [_line("footer", 1, rare=False)]
+
+
+@pytest.mark.parametrize("entries,spaced,taken", [(3, True, True), (2, True, False), (3, False, False)])
+def test_a_table_of_contents_mid_page_is_taken_with_its_title_and_see_also(entries, spaced, taken):
+    """Its entries come back later, in order, as headings with text between them: the run,
+    "Topics" and the "See also" lines after it are covered; two entries are too few, and
+    copies side by side (a repeated code block) are no table of contents."""
+    page = quick_view_page(entries, spaced)
+    params = SkeletonParams(0.5, 6, 20, 0, 3, 10)
+    want = skeleton_reference([page], set(), params)[0]
+    assert kernel_cover([page], set(), params) == want
+    box = range(3, 3 + 1 + entries + 3)  # "Topics" .. "another page"
+    assert all(want[i] for i in box) == taken
+    assert not any(want[i] for i in range(1, 3))  # title and summary are content
+    assert not any(want[i] for i in range(box.stop, len(page) - 1))  # the body too
+    off = skeleton_reference([page], set(), SkeletonParams(0.5, 6, 20, 0, 0, 10))[0]
+    assert not any(off[i] for i in box)
+
+
+def test_a_sidebar_holding_the_page_toc_is_walked_without_a_frequent_pair():
+    """Between two anchors before the content, a gap of menu entries and >= toc_min_lines
+    lines repeated later in the page is navigation even when the pair is new to the site."""
+    toc = [_line(f"h{i}", length=9) for i in range(3)]
+    page = ([_line("nav", 0, rare=False), _line("menu a"), _line("frequent menu", rare=False, length=10)] + toc
+            + [_line("search", 1, rare=False), _line("intro", length=40)] + [x for i in range(3) for x in (_line(f"h{i}", length=9),
+                                                                              _line(f"p{i}", length=60))]
+            + [_line("footer", 2, rare=False)])
+    for toc_min_lines, covered in ((3, True), (4, False)):
+        params = SkeletonParams(0.5, 6, 20, 0, toc_min_lines, 10)
+        want = skeleton_reference([page], {("^", 0)}, params)[0]
+        assert kernel_cover([page], {(-1, 0)}, params) == want
+        assert all(want[:7]) == covered
+        assert not any(want[7:14])  # the introduction, the headings and their text are content
+
+
+def apache_page(i: int, topics: list[str], rng) -> tuple[str, range, range]:
+    """(text, line numbers of the quick-view box, of the content) of a page laid out like
+    Apache's manual: the table of contents box sits between the summary and the body."""
+    words = [f"w{k}" for k in range(300)]
+    box = ["Topics", *topics, "See also", *[f"Title{(i + k) % 30} of guide" for k in (1, 2)]]
+    body = [x for t in topics for x in (t, " ".join(rng.choice(words, 20)))]
+    lines = ["Modules | Directives | FAQ | Glossary | Sitemap", "Apache HTTP Server Version 2.4",
+             f"Title{i} of guide", " ".join(rng.choice(words, 25)), *box, *body,
+             "Copyright 2026 The Apache Software Foundation"]
+    return "\n".join(lines), range(4, 4 + len(box)), [2, 3, *range(4 + len(box), len(lines) - 1)]
+
+
+def covered_line_numbers(text: str, spans) -> set[int]:
+    covered = np.zeros(len(text) + 1, dtype=bool)
+    for a, b in spans:
+        covered[a:b] = True
+    out, pos = set(), 0
+    for i, line in enumerate(text.split("\n")):
+        if line and covered[pos:pos + len(line)].all():
+            out.add(i)
+        pos += len(line) + 1
+    return out
+
+
+def test_quick_view_box_found_at_mining_and_at_ingest():
+    rng = np.random.default_rng(3)
+    pages = [apache_page(i, [f"Topic {i} {k} alpha" for k in range(3 + i % 3)], rng) for i in range(30)]
+    texts = [p[0] for p in pages]
+    on = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False))
+    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_toc_lines=0))
+    text, box, content = pages[4]
+    found = covered_line_numbers(text, on.char_spans[4])
+    assert set(box) <= found and not set(box) & covered_line_numbers(text, off.char_spans[4])
+    assert not set(content) & found
+    # ingest walks a page the same way, and a new page too
+    matcher = TemplateMatcher(json.loads(json.dumps(on.records)), slots=False)
+    m = matcher.find(text, "s")
+    assert covered_line_numbers(text, zip(m.span_char_start.tolist(), m.span_char_end.tolist())) == found
+    text, box, content = apache_page(77, ["Fresh topic one", "Fresh topic two", "Fresh topic three"], rng)
+    m = matcher.find(text, "s")
+    got = covered_line_numbers(text, zip(m.span_char_start.tolist(), m.span_char_end.tolist()))
+    assert set(box[:-2]) <= got and not set(content) & got  # box[-2:]: titles of no page seen (78, 79)
