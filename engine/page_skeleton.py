@@ -52,10 +52,19 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   ``toc_line_length`` tokens that occur exactly twice in the page, whose second copies
   (the headings) come after the run, in the same order and never adjacent (text between
   headings; a repeated code block's copies are adjacent). The run is covered with the
-  frequent title line of at most ``TOC_TITLE_LENGTH`` tokens just before it ("Topics") and
+  frequent title line of at most ``TITLE_LENGTH`` tokens just before it ("Topics") and
   the lines just after it of at most ``line_length`` tokens that are frequent or occur on
   another page of the group and occur once in the page (a "See also" list of other pages'
   titles). ``toc_min_lines`` 0 switches this off.
+* **boxes**, between the header and the footer: a run of >= ``box_min_lines`` lines of at
+  most ``line_length`` tokens, each on >= ``box_fraction`` of the group's documents (and
+  >= sigma), is a box of links in the page's middle ("Bugfix checklist / httpd changelog /
+  Known issues / Report a bug" inside Apache's quick-view box); it is covered with its
+  neighbours backwards and forwards while they are a frequent title of at most
+  ``TITLE_LENGTH`` tokens, an echo of at most ``echo_length`` tokens or a rare line of at
+  most ``line_length`` tokens on another page of the group; forwards it stops at a line
+  whose type came earlier in the page (the first heading its table of contents listed).
+  ``box_min_lines`` 0 switches this off.
 
 The same rules, with the same kernel, are applied to new documents at ingest from a
 :class:`PageSkeleton` (the group's classes and frequent pairs), see
@@ -75,7 +84,7 @@ from .blocks import block_documents, block_types, distinct_documents, span_hashe
 from .slots import SLOT_ID, SLOT_TOKEN
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
-TOC_TITLE_LENGTH = 3  # longest title line ("Contents", "Topics") taken with a table of contents
+TITLE_LENGTH = 3  # longest title line ("Topics", "See also") taken next to a table of contents or a box
 START_KEY, END_KEY = ("^",), ("$",)
 _START, _END = -1, -2
 
@@ -86,7 +95,9 @@ class SkeletonParams:
     anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens;
     site_echo_length: longest line the forward extension takes because it occurs on another
     page of the group (0: off); toc_min_lines: fewest entries of a table of contents (0:
-    tables of contents off); toc_line_length: longest entry in tokens."""
+    tables of contents off); toc_line_length: longest entry in tokens; box_fraction: share of
+    a group's documents each line of a box's seed is on; box_min_lines: fewest seed lines (0:
+    boxes off)."""
 
     anchor_fraction: float = 0.5
     line_length: int = 8
@@ -94,6 +105,8 @@ class SkeletonParams:
     site_echo_length: int = 0
     toc_min_lines: int = 3
     toc_line_length: int = 10
+    box_fraction: float = 0.4
+    box_min_lines: int = 4
 
 
 # --------------------------------------------------------------------------- the walk
@@ -106,8 +119,8 @@ def _pair_ok(ok_keys, n_cls, a, b):
 
 @njit(cache=True, nogil=True)
 def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, elsewhere,
-                    detected, next_same, shared, ok_keys, n_cls, line_length, echo_length, toc_min_lines,
-                    toc_line_length, out):
+                    detected, next_same, shared, box_seed, ok_keys, n_cls, line_length, echo_length, toc_min_lines,
+                    toc_line_length, box_min_lines, out):
     """Mark ``out[b] = True`` for every block the walks, echo extensions and tables of
     contents of the module docstring cover, for each document of ``docs`` (int64 indices
     into ``doc_blocks``, int64 (D+1,) block offsets per document). Per block: ``cls`` int64
@@ -115,7 +128,8 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
     bool, ``repeats_previous`` bool (same type as the block before it in its document),
     ``elsewhere`` bool (a short line that occurs on another page of the group, or all False),
     ``next_same`` int64 (the next block of the same type in the document, -1: none),
-    ``shared`` bool (the line occurs on another page of the group). ``ok_keys``: sorted int64
+    ``shared`` bool (the line occurs on another page of the group), ``box_seed`` bool (a short
+    line on >= box_fraction of the group's documents). ``ok_keys``: sorted int64
     keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs (page start -1, page end -2)."""
     for k in range(docs.shape[0]):
         d = docs[k]
@@ -185,6 +199,9 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
                 else:
                     footer_start = pos[s]
         if header_end < footer_start:
+            if box_min_lines > 0:
+                _cover_boxes(header_end + 1, footer_start, block_len, rare, echo_before, echo_after, shared, box_seed,
+                             line_length, echo_length, box_min_lines, out)
             x = header_end + 1
             while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
                     and not (repeats_previous[x] and x - header_end <= 2) \
@@ -199,6 +216,50 @@ def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_af
         if toc_min_lines > 0:
             _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, shared, line_length,
                                       toc_min_lines, toc_line_length, out)
+
+
+@njit(cache=True, nogil=True)
+def _box_neighbour(b, block_len, rare, echo_before, echo_after, shared, line_length, echo_length):
+    """Whether block ``b`` next to a box belongs to it: a short frequent title, an echo of at
+    most ``echo_length`` tokens, or a rare line of at most ``line_length`` tokens that is on
+    another page of the group (another page's title)."""
+    echo = (echo_before[b] or echo_after[b]) and block_len[b] <= echo_length
+    if block_len[b] > line_length and not echo:
+        return False
+    return (not rare[b] and block_len[b] <= TITLE_LENGTH) or echo or (rare[b] and shared[b])
+
+
+@njit(cache=True, nogil=True)
+def _cover_boxes(lo, hi, block_len, rare, echo_before, echo_after, shared, box_seed, line_length, echo_length,
+                 box_min_lines, out):
+    """In the page's middle ``[lo, hi)``: a run of >= ``box_min_lines`` seed lines (a box of
+    links on a large share of the pages, e.g. "Bugfix checklist / httpd changelog / Known
+    issues") and its neighbours (:func:`_box_neighbour`) backwards, and forwards up to the
+    first line whose type came earlier in the page (a heading its table of contents listed)."""
+    b = lo
+    while b < hi:
+        if not box_seed[b]:
+            b += 1
+            continue
+        e = b
+        while e < hi and box_seed[e]:
+            e += 1
+        if e - b < box_min_lines:
+            b = e
+            continue
+        for x in range(b, e):
+            out[x] = True
+        k = b - 1
+        while k >= lo and _box_neighbour(k, block_len, rare, echo_before, echo_after, shared, line_length,
+                                         echo_length):
+            out[k] = True
+            k -= 1
+        k = e
+        while k < hi and not echo_before[k] and _box_neighbour(k, block_len, rare, echo_before, echo_after, shared,
+                                                                line_length, echo_length):
+            out[k] = True
+            k += 1
+        b = k
 
 
 @njit(cache=True, nogil=True)
@@ -235,7 +296,7 @@ def _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, s
             continue
         for b in range(x, e):
             out[b] = True
-        if x > b0 and not rare[x - 1] and block_len[x - 1] <= TOC_TITLE_LENGTH:
+        if x > b0 and not rare[x - 1] and block_len[x - 1] <= TITLE_LENGTH:
             out[x - 1] = True
         while e < b1 and block_len[e] <= line_length and (shared[e] or not rare[e]) \
                 and next_same[e] < 0 and not echo_before[e]:
@@ -248,7 +309,7 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
                        ) -> list[list[bool]]:
     """Plain twin of :func:`skeleton_kernel`, one page at a time. ``doc_lines[d][i]`` is a
     dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected``, ``elsewhere``,
-    ``shared`` and ``type`` (hashable); ``ok_pairs``: set of frequent (class, class) pairs
+    ``shared``, ``box_seed`` and ``type`` (hashable); ``ok_pairs``: set of frequent (class, class) pairs
     with "^"/"$" for the page edges. Echo flags and later copies are derived from ``type``."""
     out = []
     for lines in doc_lines:
@@ -301,6 +362,8 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
                 else:
                     footer_start = pa
         if header_end < footer_start:
+            if params.box_min_lines > 0:
+                _boxes_reference(lines, before, after, range(header_end + 1, footer_start), covered, params)
             x = header_end + 1
             while (x < footer_start and (after[x] or before[x] or lines[x]["elsewhere"])
                    and not (x > 0 and types[x] == types[x - 1] and x - header_end <= 2)
@@ -316,6 +379,37 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
             _tables_of_contents_reference(lines, copies, covered, params)
         out.append(covered)
     return out
+
+
+def _boxes_reference(lines: Sequence[Mapping], before: list, after: list, middle: range, covered: list,
+                     params: SkeletonParams) -> None:
+    """Plain twin of :func:`_cover_boxes` on the page's ``middle`` lines."""
+    def neighbour(i):
+        ln = lines[i]
+        echo = (before[i] or after[i]) and ln["len"] <= params.echo_length
+        if ln["len"] > params.line_length and not echo:
+            return False
+        return (not ln["rare"] and ln["len"] <= TITLE_LENGTH) or echo or (ln["rare"] and ln["shared"])
+
+    b = middle.start
+    while b < middle.stop:
+        run = 0
+        while b + run < middle.stop and lines[b + run]["box_seed"]:
+            run += 1
+        if run == 0 or run < params.box_min_lines:
+            b += max(run, 1)
+            continue
+        for i in range(b, b + run):
+            covered[i] = True
+        k = b - 1
+        while k >= middle.start and neighbour(k):
+            covered[k] = True
+            k -= 1
+        k = b + run
+        while k < middle.stop and not before[k] and neighbour(k):
+            covered[k] = True
+            k += 1
+        b = k
 
 
 def _tables_of_contents_reference(lines: Sequence[Mapping], copies: Sequence[list], covered: list,
@@ -343,7 +437,7 @@ def _tables_of_contents_reference(lines: Sequence[Mapping], copies: Sequence[lis
             continue
         for i in range(x, e):
             covered[i] = True
-        if x > 0 and not lines[x - 1]["rare"] and lines[x - 1]["len"] <= TOC_TITLE_LENGTH:
+        if x > 0 and not lines[x - 1]["rare"] and lines[x - 1]["len"] <= TITLE_LENGTH:
             covered[x - 1] = True
         while (e < n and lines[e]["len"] <= params.line_length and (lines[e]["shared"] or not lines[e]["rare"])
                and len(copies[e]) == 1):
@@ -418,6 +512,7 @@ class PageSkeleton:
     params: SkeletonParams = SkeletonParams()
     site_echo_lines: frozenset = frozenset()  # lines on >= 2 pages, <= params.site_echo_length tokens
     shared_lines: frozenset = frozenset()  # rare lines on >= 2 pages, <= params.line_length tokens
+    box_seed_lines: frozenset = frozenset()  # lines on >= box_fraction of the pages, <= params.line_length tokens
 
     def to_record(self, token_text: Callable[[int], str]) -> dict:
         """JSON form (kind "skeleton"), read back by :meth:`from_record`."""
@@ -429,9 +524,11 @@ class PageSkeleton:
         rec = {"kind": "skeleton", "sigma": self.sigma, "documents": self.documents,
                "params": {"anchor_fraction": self.params.anchor_fraction, "line_length": self.params.line_length,
                           "echo_length": self.params.echo_length, "site_echo_length": self.params.site_echo_length,
-                          "toc_min_lines": self.params.toc_min_lines, "toc_line_length": self.params.toc_line_length},
+                          "toc_min_lines": self.params.toc_min_lines, "toc_line_length": self.params.toc_line_length,
+                          "box_fraction": self.params.box_fraction, "box_min_lines": self.params.box_min_lines},
                "site_echo_lines": sorted(words(t) for t in self.site_echo_lines),
                "shared_lines": sorted(words(t) for t in self.shared_lines),
+               "box_seed_lines": sorted(words(t) for t in self.box_seed_lines),
                "anchor_lines": sorted(words(t) for t in self.anchor_lines),
                "anchor_prefixes": sorted(words(t) for t in self.anchor_prefixes),
                "frequent_lines": sorted(words(t) for t in self.frequent_lines),
@@ -458,10 +555,11 @@ class PageSkeleton:
                                  "['line'|'prefix', [tokens]]")
             return (k[0], tuple(k[1]))
         p = need("params", dict)
-        # records written before tables of contents existed have no toc keys: they keep walking without them
+        # records written before tables of contents and boxes existed lack their keys: they walk without them
         params = SkeletonParams(float(p.get("anchor_fraction", 0.5)), int(p.get("line_length", 8)),
                                 int(p.get("echo_length", 20)), int(p.get("site_echo_length", 0)),
-                                int(p.get("toc_min_lines", 0)), int(p.get("toc_line_length", 10)))
+                                int(p.get("toc_min_lines", 0)), int(p.get("toc_line_length", 10)),
+                                float(p.get("box_fraction", 0.4)), int(p.get("box_min_lines", 0)))
         pairs = need("pairs", list)
         if not all(isinstance(x, list) and len(x) == 2 for x in pairs):
             raise ValueError(f"{where}: skeleton key 'pairs': must be a list of [class, class]")
@@ -471,7 +569,8 @@ class PageSkeleton:
                    frozenset(tuple(t) for t in need("frequent_lines", list)),
                    frozenset((key(a), key(b)) for a, b in pairs), params,
                    frozenset(tuple(t) for t in rec.get("site_echo_lines", [])),
-                   frozenset(tuple(t) for t in rec.get("shared_lines", [])))
+                   frozenset(tuple(t) for t in rec.get("shared_lines", [])),
+                   frozenset(tuple(t) for t in rec.get("box_seed_lines", [])))
 
     def classify(self, line: tuple, detected: bool):
         """Class key of one line (token tuple) or None (not an anchor)."""
@@ -505,13 +604,14 @@ class PageSkeleton:
         return PageSkeleton(self.scope, self.sigma, self.documents, frozenset(map(line, self.anchor_lines)),
                             frozenset(map(line, self.anchor_prefixes)), frozenset(map(line, self.frequent_lines)),
                             frozenset((key(a), key(b)) for a, b in self.pairs), self.params,
-                            frozenset(map(line, self.site_echo_lines)), frozenset(map(line, self.shared_lines)))
+                            frozenset(map(line, self.site_echo_lines)), frozenset(map(line, self.shared_lines)),
+                            frozenset(map(line, self.box_seed_lines)))
 
     def tokens(self) -> set:
         """Every token the skeleton's lines, prefixes and pairs hold."""
         out = set()
         for group in (self.anchor_lines, self.anchor_prefixes, self.frequent_lines, self.site_echo_lines,
-                      self.shared_lines):
+                      self.shared_lines, self.box_seed_lines):
             for t in group:
                 out.update(t)
         for a, b in self.pairs:
@@ -551,8 +651,9 @@ class PageSkeleton:
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
                         repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
                         det, next_same_type(types, block_doc),
-                        np.asarray([t in self.shared_lines for t in lines], dtype=bool), keys, n_cls,
-                        p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, out)
+                        np.asarray([t in self.shared_lines for t in lines], dtype=bool),
+                        np.asarray([t in self.box_seed_lines for t in lines], dtype=bool), keys, n_cls,
+                        p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, p.box_min_lines, out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 
 
@@ -613,6 +714,10 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     rare = type_df < bsig
     elsewhere = live & (type_df >= 2) & (block_len <= params.site_echo_length)
     shared = live & (type_df >= 2)
+    box_strong = np.asarray([max(int(s), math.ceil(round(params.box_fraction * int(n), 12)))
+                             for s, n in zip(sigma, group_size)], dtype=np.int64)
+    box_seed = live & (type_df >= np.where(live, box_strong[np.maximum(bgroup, 0)], 0)) & (
+        block_len <= params.line_length)
     cls = np.full(n_blocks, -1, dtype=np.int64)
     is_line_anchor = live & (type_df >= bstrong)
     cls[is_line_anchor] = types[is_line_anchor]
@@ -701,8 +806,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         steps = steps[frequent[steps]]
         keys = np.unique((sa[steps] + 2) * (n_cls + 2) + (sb[steps] + 2))
         skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, next_same,
-                        shared, keys, n_cls, params.line_length, params.echo_length, params.toc_min_lines,
-                        params.toc_line_length, covered_blocks)
+                        shared, box_seed, keys, n_cls, params.line_length, params.echo_length, params.toc_min_lines,
+                        params.toc_line_length, params.box_min_lines, covered_blocks)
         blocks = block_order[block_bounds[g]:block_bounds[g + 1]]
         pair_list = {(int(k // (n_cls + 2)) - 2, int(k % (n_cls + 2)) - 2) for k in keys.tolist()}
         prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[blocks][cls[blocks] >= n_types]).tolist())
@@ -711,7 +816,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
             line_set(blocks[~rare[blocks]]), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
             line_set(blocks[elsewhere[blocks]]),
             line_set(blocks[shared[blocks] & rare[blocks] & (block_len[blocks] <= params.line_length)])
-            if params.toc_min_lines > 0 else frozenset()))
+            if params.toc_min_lines > 0 or params.box_min_lines > 0 else frozenset(),
+            line_set(blocks[box_seed[blocks]]) if params.box_min_lines > 0 else frozenset()))
         stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)

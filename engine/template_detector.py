@@ -79,6 +79,8 @@ class TemplateConfig:
     skeleton_toc_lines:       fewest entries of an in-page table of contents the pass takes
                               anywhere in the page (a "quick view" box); 0 switches it off.
     skeleton_toc_line_length: longest table-of-contents entry, in tokens.
+    skeleton_box_fraction:    share of a site's pages each line of a mid-page box's seed is on.
+    skeleton_box_lines:       fewest such lines in a row that make a box; 0 switches boxes off.
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
@@ -101,6 +103,8 @@ class TemplateConfig:
     skeleton_site_echo_length: int = 0
     skeleton_toc_lines: int = 3
     skeleton_toc_line_length: int = 10
+    skeleton_box_fraction: float = 0.4
+    skeleton_box_lines: int = 4
     engine: str = "bloomspan"
 
     def __post_init__(self) -> None:
@@ -115,10 +119,15 @@ class TemplateConfig:
                 self.skeleton_anchor_fraction, bool) or not 0.0 < self.skeleton_anchor_fraction <= 1.0:
             raise ConfigError("skeleton_anchor_fraction", self.skeleton_anchor_fraction,
                               "must be a number in (0, 1] (0.5 = a line on half of a site's pages)")
+        if not isinstance(self.skeleton_box_fraction, (int, float)) or isinstance(
+                self.skeleton_box_fraction, bool) or not 0.0 < self.skeleton_box_fraction <= 1.0:
+            raise ConfigError("skeleton_box_fraction", self.skeleton_box_fraction,
+                              "must be a number in (0, 1] (0.4 = a line on 40% of a site's pages)")
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
                                 ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
                                 ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
                                 ("skeleton_toc_lines", 0, "lines, 0 = off"), ("skeleton_toc_line_length", 1, "tokens"),
+                                ("skeleton_box_lines", 0, "lines, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
@@ -142,7 +151,8 @@ class TemplateConfig:
     def skeleton_params(self) -> SkeletonParams:
         return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
                               self.skeleton_echo_length, self.skeleton_site_echo_length,
-                              self.skeleton_toc_lines, self.skeleton_toc_line_length)
+                              self.skeleton_toc_lines, self.skeleton_toc_line_length,
+                              float(self.skeleton_box_fraction), self.skeleton_box_lines)
 
 
 @dataclass

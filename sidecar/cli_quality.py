@@ -37,7 +37,8 @@ TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
     ("global_min_length", None), ("global_blocks", bool), ("scoped_min_length", None), ("slots", bool),
     ("skeleton", bool), ("skeleton_anchor_fraction", float), ("skeleton_line_length", int),
     ("skeleton_echo_length", int), ("skeleton_site_echo_length", int), ("skeleton_toc_lines", int),
-    ("skeleton_toc_line_length", int), ("engine", str),
+    ("skeleton_toc_line_length", int), ("skeleton_box_fraction", float), ("skeleton_box_lines", int),
+    ("engine", str),
 )
 
 

@@ -18,15 +18,17 @@ from bloomspan.ingest.template_matcher import TemplateMatcher
 # ----------------------------------------------------------------------------- kernel vs twin
 line_st = st.fixed_dictionaries({
     "type": st.integers(0, 5), "len": st.integers(1, 12), "anchor": st.booleans(),
-    "rare": st.booleans(), "detected": st.booleans(), "elsewhere": st.booleans(), "shared": st.booleans()})
+    "rare": st.booleans(), "detected": st.booleans(), "elsewhere": st.booleans(), "shared": st.booleans(),
+    "box_seed": st.booleans()})
 
 
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(st.lists(st.lists(line_st, max_size=14), min_size=1, max_size=5),
        st.sets(st.tuples(st.integers(-2, 5), st.integers(-2, 5)), max_size=25),
-       st.integers(1, 10), st.integers(1, 12), st.integers(0, 4), st.integers(1, 12))
-def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length, toc_min_lines, toc_line_length):
-    params = SkeletonParams(0.5, line_length, echo_length, 0, toc_min_lines, toc_line_length)
+       st.integers(1, 10), st.integers(1, 12), st.integers(0, 4), st.integers(1, 12), st.integers(0, 3))
+def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length, toc_min_lines, toc_line_length,
+                                  box_min_lines):
+    params = SkeletonParams(0.5, line_length, echo_length, 0, toc_min_lines, toc_line_length, 0.4, box_min_lines)
     # a line's class is its type when it is an anchor; -1 / -2 are the page start / end
     doc_lines = [[{**ln, "cls": ln["type"] if ln["anchor"] else None} for ln in lines] for lines in docs]
     name = {-1: "^", -2: "$"}
@@ -54,8 +56,10 @@ def kernel_cover(doc_lines, pairs, params: SkeletonParams) -> list[bool]:
                     np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after, repeats,
                     np.asarray([ln["elsewhere"] for ln in flat], dtype=bool),
                     np.asarray([ln["detected"] for ln in flat], dtype=bool), next_same_type(types, block_doc),
-                    np.asarray([ln["shared"] for ln in flat], dtype=bool), keys, n_cls,
-                    params.line_length, params.echo_length, params.toc_min_lines, params.toc_line_length, out)
+                    np.asarray([ln["shared"] for ln in flat], dtype=bool),
+                    np.asarray([ln.get("box_seed", False) for ln in flat], dtype=bool), keys, n_cls,
+                    params.line_length, params.echo_length, params.toc_min_lines, params.toc_line_length,
+                    params.box_min_lines, out)
     return out.tolist()
 
 
@@ -148,6 +152,8 @@ def test_skeleton_record_round_trip_and_errors(site):
 @pytest.mark.parametrize("field,value,fix", [
     ("skeleton", "yes", "True or False"), ("skeleton_anchor_fraction", 0.0, "(0, 1]"),
     ("skeleton_line_length", 0, ">= 1"), ("skeleton_echo_length", "8", ">= 1"),
+    ("skeleton_toc_lines", -1, ">= 0"), ("skeleton_toc_line_length", 0, ">= 1"),
+    ("skeleton_box_fraction", 1.5, "(0, 1]"), ("skeleton_box_lines", 2.0, ">= 0"),
 ])
 def test_skeleton_config_errors(field, value, fix):
     with pytest.raises(ConfigError) as exc:
@@ -171,8 +177,8 @@ def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_ent
     in a table of contents, "array" then "ARRAY" (one type once lowercased) are two entries."""
     def line(t, cls=None, detected=False, length=2):
         return {"type": t, "cls": cls, "len": length, "rare": True, "detected": detected, "elsewhere": False,
-                "shared": False}
-    params = SkeletonParams(0.5, 6, 20, 0, 0)
+                "shared": False, "box_seed": False}
+    params = SkeletonParams(0.5, 6, 20, 0, 0, 10, 0.4, 0)
     header = [line("nav", "nav", True)]
     body = [line(f"text{i}", length=30) for i in range(3)]
     # title repeated right after the header: only the breadcrumb copy is taken
@@ -184,9 +190,9 @@ def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_ent
     assert skeleton_reference([page], set(), params)[0][:6] == [True] * 5 + [False]
 
 
-def _line(t, cls=None, length=2, rare=True, shared=False):
+def _line(t, cls=None, length=2, rare=True, shared=False, box_seed=False):
     return {"type": t, "cls": cls, "len": length, "rare": rare, "detected": False, "elsewhere": False,
-            "shared": shared}
+            "shared": shared, "box_seed": box_seed}
 
 
 def quick_view_page(entries: int, spaced: bool = True) -> list[dict]:
@@ -208,14 +214,14 @@ def test_a_table_of_contents_mid_page_is_taken_with_its_title_and_see_also(entri
     "Topics" and the "See also" lines after it are covered; two entries are too few, and
     copies side by side (a repeated code block) are no table of contents."""
     page = quick_view_page(entries, spaced)
-    params = SkeletonParams(0.5, 6, 20, 0, 3, 10)
+    params = SkeletonParams(0.5, 6, 20, 0, 3, 10, 0.4, 0)
     want = skeleton_reference([page], set(), params)[0]
     assert kernel_cover([page], set(), params) == want
     box = range(3, 3 + 1 + entries + 3)  # "Topics" .. "another page"
     assert all(want[i] for i in box) == taken
     assert not any(want[i] for i in range(1, 3))  # title and summary are content
     assert not any(want[i] for i in range(box.stop, len(page) - 1))  # the body too
-    off = skeleton_reference([page], set(), SkeletonParams(0.5, 6, 20, 0, 0, 10))[0]
+    off = skeleton_reference([page], set(), SkeletonParams(0.5, 6, 20, 0, 0, 10, 0.4, 0))[0]
     assert not any(off[i] for i in box)
 
 
@@ -228,7 +234,7 @@ def test_a_sidebar_holding_the_page_toc_is_walked_without_a_frequent_pair():
                                                                               _line(f"p{i}", length=60))]
             + [_line("footer", 2, rare=False)])
     for toc_min_lines, covered in ((3, True), (4, False)):
-        params = SkeletonParams(0.5, 6, 20, 0, toc_min_lines, 10)
+        params = SkeletonParams(0.5, 6, 20, 0, toc_min_lines, 10, 0.4, 0)
         want = skeleton_reference([page], {("^", 0)}, params)[0]
         assert kernel_cover([page], {(-1, 0)}, params) == want
         assert all(want[:7]) == covered
@@ -277,3 +283,38 @@ def test_quick_view_box_found_at_mining_and_at_ingest():
     m = matcher.find(text, "s")
     got = covered_line_numbers(text, zip(m.span_char_start.tolist(), m.span_char_end.tolist()))
     assert set(box[:-2]) <= got and not set(content) & got  # box[-2:]: titles of no page seen (78, 79)
+
+
+def module_page(i: int, rng) -> tuple[str, range, list[int]]:
+    """(text, line numbers of the box, of the content) of a page laid out like Apache's module
+    pages: a box in the middle listing the module's directives (whose headings read "<name>
+    Directive", so no table of contents; pages i and i + 15 are one module in two languages,
+    so each name is on two pages), four links found on most pages, other pages' titles."""
+    words = [f"w{k}" for k in range(300)]
+    names = [f"Dir{i % 15}x{k}" for k in range(2 + i % 3)]
+    box = ["Directives", *names, "Bugfix checklist", "httpd changelog", "Known issues", "Report a bug",
+           "See also", *[f"Title{(i + k) % 30} of guide" for k in (1, 2)]]
+    heading = "Directive" if i < 15 else "Direktive"
+    body = [x for n in names for x in (f"{n} {heading}", " ".join(rng.choice(words, 20)))]
+    lines = ["Modules | Directives | FAQ | Glossary | Sitemap", "Apache HTTP Server Version 2.4",
+             f"Title{i} of guide", " ".join(rng.choice(words, 25)), *box, *body,
+             "Copyright 2026 The Apache Software Foundation"]
+    return "\n".join(lines), range(4, 4 + len(box)), [2, 3, *range(4 + len(box), len(lines) - 1)]
+
+
+def test_a_box_of_frequent_links_mid_page_is_taken_with_its_neighbours():
+    rng = np.random.default_rng(5)
+    pages = [module_page(i, rng) for i in range(30)]
+    texts = [p[0] for p in pages]
+    on = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False))
+    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_box_lines=0))
+    text, box, content = pages[7]
+    found = covered_line_numbers(text, on.char_spans[7])
+    assert set(box) <= found and not set(content) & found
+    assert not {box[0], box[1], box[-1]} & covered_line_numbers(text, off.char_spans[7])
+    matcher = TemplateMatcher(json.loads(json.dumps(on.records)), slots=False)
+    m = matcher.find(text, "s")
+    assert covered_line_numbers(text, zip(m.span_char_start.tolist(), m.span_char_end.tolist())) == found
+    # the four links and "See also" are five seed lines: asking for six finds no box
+    six = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_box_lines=6))
+    assert not {box[0], box[1]} & covered_line_numbers(text, six.char_spans[7])
