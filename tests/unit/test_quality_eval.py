@@ -154,9 +154,12 @@ def test_best_row_respects_the_damage_limit():
     def row(mean, recall, damage):
         return SweepRow(TemplateConfig(), TokenScore(mean, recall, damage), 0.0)
 
-    rows = [row(0.9, 0.9, 0.02), row(0.6, 0.7, 0.004), row(0.6, 0.8, 0.001), row(0.5, 0.9, 0.0)]
-    assert best_row(rows, max_damage=0.005).score.recall == 0.8
-    assert best_row(rows).score.recall == 0.8  # default limit 0.4 %
+    rows = [row(0.99, 0.99, 0.02), row(0.8, 0.96, 0.0049), row(0.9, 0.95, 0.003), row(0.95, 0.9, 0.0),
+            row(0.6, 0.99, 0.0)]
+    assert best_row(rows).score.recall == 0.96  # goals met, most found; default limit: the 0.5 %
+    assert best_row(rows, max_damage=0.004).score.recall == 0.95
+    assert best_row(rows, max_damage=0.001).score.recall == 0.99  # no row meets the goals: most found
+    assert best_row([row(0.9, 0.9, 0.02)]) is None
     assert best_row([row(0.9, 0.9, 0.02)]) is None
 
 

@@ -127,6 +127,8 @@ def test_detector_finds_web_templates_without_damage(web):
          scoped_min_length=3, slots=False, edge_anchors=False),
     dict(sigma_floor=3, skeleton_anchor_fraction=0.2, skeleton_line_length=30, skeleton_echo_length=40),
     dict(sigma_floor=3, skeleton_anchor_fraction=0.3, skeleton_site_echo_length=12),
+    dict(sigma_floor=3, skeleton_toc_lines=2, skeleton_toc_line_length=20, skeleton_box_lines=2,
+         skeleton_box_fraction=0.2, skeleton_line_length=10),
     dict(skeleton=False),
 ])
 def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
