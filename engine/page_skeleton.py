@@ -86,6 +86,7 @@ from .slots import SLOT_ID, SLOT_TOKEN
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
 TITLE_LENGTH = 3  # longest title line ("Topics", "See also") taken next to a table of contents or a box
 START_KEY, END_KEY = ("^",), ("$",)
+_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED = 1, 2, 4, 8  # line flag bits of a model (PageSkeleton._line_flags)
 _START, _END = -1, -2
 
 
@@ -593,6 +594,16 @@ class PageSkeleton:
         keys = np.asarray(sorted((ids[a] + 2) * (n_cls + 2) + (ids[b] + 2) for a, b in self.pairs), dtype=np.int64)
         return ids, keys, n_cls
 
+    @functools.cached_property
+    def _line_flags(self) -> dict:
+        """line -> bits (_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED): one lookup per line at ingest."""
+        table: dict = {}
+        for bit, group in ((_FREQUENT, self.frequent_lines), (_SITE_ECHO, self.site_echo_lines),
+                           (_SHARED, self.shared_lines), (_BOX_SEED, self.box_seed_lines)):
+            for t in group:
+                table[t] = table.get(t, 0) | bit
+        return table
+
     def map_tokens(self, mapping: Callable) -> "PageSkeleton":
         """The same skeleton with every token ``t`` replaced by ``mapping(t)`` (e.g. strings
         to integer ids, which makes line keys cheap to build at ingest)."""
@@ -644,15 +655,14 @@ class PageSkeleton:
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
         before, after, repeats = echo_flags(types, block_doc)
+        table = self._line_flags
+        flags = np.fromiter((table.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
         out = np.zeros(len(lines), dtype=bool)
         p = self.params
         skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
-                        np.asarray([len(t) for t in lines], np.int64),
-                        np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
-                        repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool),
-                        det, next_same_type(types, block_doc),
-                        np.asarray([t in self.shared_lines for t in lines], dtype=bool),
-                        np.asarray([t in self.box_seed_lines for t in lines], dtype=bool), keys, n_cls,
+                        np.asarray([len(t) for t in lines], np.int64), (flags & _FREQUENT) == 0, before, after,
+                        repeats, (flags & _SITE_ECHO) != 0, det, next_same_type(types, block_doc),
+                        (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0, keys, n_cls,
                         p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, p.box_min_lines, out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 
