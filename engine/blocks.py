@@ -363,8 +363,8 @@ def _expand(block_doc: np.ndarray, types: np.ndarray, n_types: int):
 
 
 def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length: int, run_min_length: int,
-                scope: str | None = None, count_unit: np.ndarray | None = None, edges: bool = True
-                ) -> BlockMiningResult:
+                scope: str | None = None, count_unit: np.ndarray | None = None, edges: bool = True,
+                single_use: np.ndarray | None = None) -> BlockMiningResult:
     """Whole-block templates of a corpus (definitions in the module docstring).
 
     tokens uint32 (W,), doc_offsets int64 (D+1,), block_offsets int64 (B+1,); sigma >= 2;
@@ -375,6 +375,9 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
     edges: the start and the end of a document act as blocks of 0 tokens, so "the first
     line of a page" pairs with the start in every page where it comes first (a pair
     phrase with ``anchor="start"``/``"end"`` and one block).
+    single_use: bool (B,), optional: blocks that never count as repeated, each a type of its
+    own (lines of numbers only: a code listing's line numbers or a table's cells repeat on
+    every page without being a template); they join no phrase and no chain.
     """
     for name, value, low in (("sigma", sigma, 2), ("block_min_length", block_min_length, 1),
                              ("run_min_length", run_min_length, 1)):
@@ -395,6 +398,16 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
                              "one unit per document")
         block_unit = count_unit[block_doc]
     types, n_types = block_types(tokens, block_offsets)
+    if single_use is not None:
+        single_use = np.asarray(single_use, dtype=bool)
+        if single_use.shape != (n_blocks,):
+            raise ValueError(f"single_use has shape {single_use.shape}: must be ({n_blocks},), one flag per block")
+        k = int(single_use.sum())
+        if k:
+            types = types.copy()
+            types[single_use] = n_types + np.arange(k, dtype=types.dtype)
+            uniq, inv = np.unique(types, return_inverse=True)  # dense again (a type may be gone)
+            types, n_types = inv.astype(types.dtype), int(uniq.shape[0])
     _g, type_df, type_count = distinct_documents(types[:, None], block_unit)
     # distinct_documents numbers groups by sorted key, i.e. by type id: group t == type t.
     single_ok = (type_df[types] >= sigma) & (block_len >= block_min_length)
@@ -464,17 +477,30 @@ def _slots(tokens, block_offsets, b, e) -> tuple[int, ...]:
     return tuple(np.flatnonzero(seg == np.uint32(SLOT_ID)).tolist())
 
 
+class _SingleUse(tuple):
+    """A block that equals no other block, itself included elsewhere (identity equality)."""
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
 def mine_blocks_reference(docs: Sequence[Sequence[Sequence[int]]], sigma: int, block_min_length: int,
-                          run_min_length: int, edges: bool = True, units: Sequence[int] | None = None
+                          run_min_length: int, edges: bool = True, units: Sequence[int] | None = None,
+                          single_use: Sequence[Sequence[bool]] | None = None
                           ) -> tuple[set[tuple], list[list[bool]]]:
     """Brute force over documents given as lists of blocks (token-id tuples); ``units[d]``
-    is document d's counting unit (default: d).
+    is document d's counting unit (default: d); ``single_use[d][k]``: block k of document d
+    equals no other block.
 
     Returns ``(phrases, covered)``: the set of (tokens, df, occurrences, block_lengths, anchor)
     of every reported phrase, and per document the per-block template flags.
     """
     start, end = ("<start>",), ("<end>",)  # virtual blocks; never equal to a token tuple
-    framed = [[start] + [tuple(b) for b in blocks] + [end] if blocks else [] for blocks in docs]
+    def block(d, k, b):
+        return _SingleUse(b) if single_use is not None and single_use[d][k] else tuple(b)
+    framed = [[start] + [block(d, k, b) for k, b in enumerate(blocks)] + [end] if blocks else []
+              for d, blocks in enumerate(docs)]
     type_docs: dict[tuple, set] = {}
     type_occ: dict[tuple, int] = {}
     pair_docs: dict[tuple, set] = {}

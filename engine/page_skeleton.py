@@ -636,8 +636,11 @@ class PageSkeleton:
         skeleton covers, given which lines the other passes cover (``detected``)."""
         return self.cover_pages([lines], [detected])[0]
 
-    def cover_pages(self, pages: Sequence[Sequence[tuple]], detected: Sequence[Sequence[bool]]) -> list[np.ndarray]:
-        """:meth:`cover_lines` for many pages with one kernel call: per page, bool (L,)."""
+    def cover_pages(self, pages: Sequence[Sequence[tuple]], detected: Sequence[Sequence[bool]],
+                    single_use: Sequence[Sequence[bool]] | None = None) -> list[np.ndarray]:
+        """:meth:`cover_lines` for many pages with one kernel call: per page, bool (L,).
+        ``single_use[p][i]``: line i of page p is no anchor unless detected (numbers only), as
+        in :func:`mine_skeletons`."""
         ids, keys, n_cls = self._pair_table
         lines = [t for page in pages for t in page]
         det = np.asarray([x for page in detected for x in page], dtype=bool)
@@ -646,17 +649,20 @@ class PageSkeleton:
             raise ValueError("detected: one flag per line of every page")
         doc_blocks = np.zeros(len(pages) + 1, dtype=np.int64)
         np.cumsum(sizes, out=doc_blocks[1:])
+        single = [False] * len(lines) if single_use is None else [x for page in single_use for x in page]
+        if len(single) != len(lines):
+            raise ValueError("single_use: one flag per line of every page")
         cls = np.full(len(lines), -1, dtype=np.int64)
-        for i, (line, d) in enumerate(zip(lines, det.tolist())):
-            k = self.classify(line, d)
+        for i, (line, d, one) in enumerate(zip(lines, det.tolist(), single)):
+            k = (("line", line) if d else None) if one else self.classify(line, d)
             if k is not None:
                 cls[i] = ids.get(k, n_cls - 1)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
-        block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
-        before, after, repeats = echo_flags(types, block_doc)
         table = self._line_flags
         flags = np.fromiter((table.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
+        block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
+        before, after, repeats = echo_flags(types, block_doc)
         out = np.zeros(len(lines), dtype=bool)
         p = self.params
         skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
@@ -679,12 +685,15 @@ class SkeletonResult:
 
 def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
                    groups: Sequence[str | None] | None, detected_tokens: np.ndarray, sigma_of: Callable[[int], int],
-                   params: SkeletonParams = SkeletonParams()) -> SkeletonResult:
+                   params: SkeletonParams = SkeletonParams(), single_use: np.ndarray | None = None) -> SkeletonResult:
     """Run the pass on a corpus whose other passes cover ``detected_tokens`` (bool (W,)).
 
     tokens: uint32 (W,) with slots applied; groups: one name (or None: left out) per
     document, or None for one group of all documents (scope None); sigma_of(n): the
-    group sigma for n documents.
+    group sigma for n documents; single_use: bool (B,), optional: lines that are no evidence
+    of a template however often they repeat (numbers only: a code listing's line numbers), so
+    never anchors (unless detected) nor box seeds; they stay lines of the walk and echoes (a
+    version list in a changelog's sidebar). :meth:`PageSkeleton.cover_pages` takes the same flags.
     """
     tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
     n_docs = doc_offsets.shape[0] - 1
@@ -693,6 +702,9 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     if n_blocks == 0 or n_docs == 0:
         return SkeletonResult(coverage, [], {})
     types, n_types = block_types(tokens, block_offsets)
+    single = np.zeros(n_blocks, dtype=bool) if single_use is None else np.asarray(single_use, dtype=bool)  # no anchor
+    if single.shape != (n_blocks,):
+        raise ValueError(f"single_use has shape {single.shape}: must be ({n_blocks},), one flag per line")
     block_doc = block_documents(block_offsets, doc_offsets)
     block_len = np.diff(block_offsets).astype(np.int64)
     covered_tokens = np.add.reduceat(np.asarray(detected_tokens, dtype=np.int64), block_offsets[:-1])
@@ -727,15 +739,15 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     box_strong = np.asarray([max(int(s), math.ceil(round(params.box_fraction * int(n), 12)))
                              for s, n in zip(sigma, group_size)], dtype=np.int64)
     box_seed = live & (type_df >= np.where(live, box_strong[np.maximum(bgroup, 0)], 0)) & (
-        block_len <= params.line_length)
+        block_len <= params.line_length) & ~single
     cls = np.full(n_blocks, -1, dtype=np.int64)
-    is_line_anchor = live & (type_df >= bstrong)
+    is_line_anchor = live & (type_df >= bstrong) & ~single
     cls[is_line_anchor] = types[is_line_anchor]
     prefix_of: dict[int, tuple[int, np.ndarray]] = {}
     next_cls = n_types
     for p in PREFIX_LENGTHS:
         h = prefix_hashes(tokens, block_offsets, p)
-        cand = live & (h != 0) & (cls < 0) & (block_len <= params.echo_length)
+        cand = live & (h != 0) & (cls < 0) & (block_len <= params.echo_length) & ~single
         if not cand.any():
             continue
         rows = np.stack([bgroup, h.view(np.int64)], axis=1)

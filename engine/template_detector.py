@@ -237,10 +237,23 @@ def unit_corpus(tokens: np.ndarray, doc_offsets: np.ndarray, units: np.ndarray, 
     return out, unit_offsets, where
 
 
+def slot_only_lines(tokens: np.ndarray, block_offsets: np.ndarray, config: TemplateConfig) -> np.ndarray | None:
+    """bool (B,): lines whose tokens are all the slot (numbers only: a code listing's line
+    numbers, a table of counts), or None with slots off. Every such line reads the same once
+    numbers are slots, so it would repeat on every page; the passes count each as unique."""
+    if not config.slots:
+        return None
+    counts = np.concatenate([[0], np.cumsum(tokens == np.uint32(SLOT_ID), dtype=np.int64)])
+    lengths = np.diff(block_offsets)
+    return (lengths > 0) & (counts[block_offsets[1:]] - counts[block_offsets[:-1]] == lengths)
+
+
 def _block_miner(config: TemplateConfig):
+    """The whole-line pass for one group (slot-only lines never repeat)."""
     def miner(sub: SubCorpus, sigma: int):
         r = mine_blocks(sub.tokens, sub.doc_offsets, sub.block_offsets, sigma, config.block_min_length,
-                        config.run_min_length, scope=sub.name, edges=config.edge_anchors)
+                        config.run_min_length, scope=sub.name, edges=config.edge_anchors,
+                        single_use=slot_only_lines(sub.tokens, sub.block_offsets, config))
         return r.phrases, r.coverage, {"block_" + k: v for k, v in r.stats.items()}
     return miner
 
@@ -293,7 +306,8 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     if config.global_blocks and n_units >= sigma_global:
         t0 = time.perf_counter()
         r = mine_blocks(tokens, doc_offsets, block_offsets, sigma_global, config.block_min_length,
-                        config.run_min_length, count_unit=units, edges=config.edge_anchors)
+                        config.run_min_length, count_unit=units, edges=config.edge_anchors,
+                        single_use=slot_only_lines(tokens, block_offsets, config))
         phrases.extend(r.phrases)
         passes["global_blocks"] = r.coverage
         stats["global_blocks"] = r.stats
@@ -359,7 +373,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
                                lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
-                               config.skeleton_params())
+                               config.skeleton_params(), slot_only_lines(tokens, block_offsets, config))
             passes[f"skeleton{k}"] = r.coverage
             coverage |= r.coverage
             skeletons.extend(r.skeletons)

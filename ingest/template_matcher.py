@@ -324,7 +324,7 @@ class TemplateMatcher:
         as_id = np.asarray([number if num else known.get(t, -1 - k)
                             for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.int64)
         # Each skeleton walks all the pages it applies to in one kernel call.
-        pages: dict[int, tuple[list, list]] = {}  # skeleton -> (its documents, their (lines, detected))
+        pages: dict[int, tuple[list, list]] = {}  # skeleton -> (its documents, their (lines, detected, slot-only))
         walked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # document -> (line bounds, covered tokens)
         for d, match in enumerate(results):
             mine = _scope_names(scopes[d])
@@ -338,14 +338,17 @@ class TemplateMatcher:
             lo, hi = bounds[:-1].tolist(), bounds[1:].tolist()
             lines = [tuple(doc_ids[x:y]) for x, y in zip(lo, hi)]
             covered = np.add.reduceat(mask.astype(np.int64), bounds[:-1]) * 2 >= np.diff(bounds)
+            # lines of numbers only read as lines of slots: unique, as in mining (slots on only)
+            numbers = np.add.reduceat(is_number[ids[a:b]].astype(np.int64), bounds[:-1]) == np.diff(bounds)
             walked[d] = (bounds, mask)
             for k in apply:
                 pages.setdefault(k, ([], []))
                 pages[k][0].append(d)
-                pages[k][1].append((lines, covered.tolist()))
+                pages[k][1].append((lines, covered.tolist(), numbers.tolist()))
         added: dict[int, np.ndarray] = {}  # document -> covered lines
         for k, (docs, items) in pages.items():
-            cov = self._id_skeletons[k].cover_pages([it[0] for it in items], [it[1] for it in items])
+            cov = self._id_skeletons[k].cover_pages([it[0] for it in items], [it[1] for it in items],
+                                                    [it[2] for it in items])
             for d, c in zip(docs, cov):
                 added[d] = added[d] | c if d in added else c
         out = []

@@ -151,6 +151,21 @@ def test_mine_blocks_counting_units_equal_brute_force(docs, sigma, data):
     assert result.block_covered.tolist() == [c for doc in ref_cov for c in doc]
 
 
+@settings(derandomize=True, max_examples=80, deadline=None)
+@given(corpus_st, st.integers(2, 3), st.integers(1, 3), st.data())
+def test_single_use_blocks_equal_brute_force(docs, sigma, run_min_length, data):
+    """Blocks flagged single-use equal no other block: no phrase, no chain through them."""
+    flags = [data.draw(st.lists(st.booleans(), min_size=len(d), max_size=len(d))) for d in docs]
+    tokens, doc_offsets, bo = pack(docs)
+    result = mine_blocks(tokens, doc_offsets, bo, sigma, 1, run_min_length,
+                         single_use=np.asarray([f for doc in flags for f in doc], dtype=bool))
+    ref_phrases, ref_cov = mine_blocks_reference(docs, sigma, 1, run_min_length, single_use=flags)
+    assert as_set(result.phrases) == ref_phrases
+    assert result.block_covered.tolist() == [c for doc in ref_cov for c in doc]
+    single = np.asarray([f for doc in flags for f in doc], dtype=bool)
+    assert not result.block_covered[single].any()
+
+
 def test_short_navigation_line_is_found_but_not_inside_sentences():
     nav = (10, 11, 12)  # "prev up next"
     docs = []

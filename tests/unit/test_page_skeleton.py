@@ -318,3 +318,25 @@ def test_a_box_of_frequent_links_mid_page_is_taken_with_its_neighbours():
     # the four links and "See also" are five seed lines: asking for six finds no box
     six = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_box_lines=6))
     assert not {box[0], box[1]} & covered_line_numbers(text, six.char_spans[7])
+
+
+def test_line_numbers_of_code_listings_are_no_template():
+    """With slots every line of numbers only reads the same, so a code listing's line numbers
+    repeat on every page that has one: the whole-line pass counts each such line as unique and
+    the skeleton never anchors on it (regression: glib's line-numbered examples were taken)."""
+    rng = np.random.default_rng(11)
+    words = [f"w{k}" for k in range(300)]
+    texts = []
+    for i in range(30):
+        listing = [str(n) for n in range(1, 9)] + [" ".join(rng.choice(words, 5)) for _ in range(8)]
+        texts.append("\n".join(["Home | Docs | Search", f"Title{i} of guide", " ".join(rng.choice(words, 30)),
+                                *listing, " ".join(rng.choice(words, 30)), "Copyright 2026 Example"]))
+    out = detect_templates_in_texts(texts, ["s"] * 30)
+    numbers = range(3, 11)
+    for d in (4, 17):
+        found = covered_line_numbers(texts[d], out.char_spans[d])
+        assert {0, 20} <= found and not set(numbers) & found
+    matcher = TemplateMatcher(json.loads(json.dumps(out.records)))
+    m = matcher.find(texts[4], "s")
+    assert covered_line_numbers(texts[4], zip(m.span_char_start.tolist(), m.span_char_end.tolist())) == \
+        covered_line_numbers(texts[4], out.char_spans[4])
