@@ -14,7 +14,9 @@
    best config (content damage <= 0.5 %, the issue's limit; then the issue's recall goals
    met; then the most template tokens found overall) is printed — TemplateConfig's defaults
    are that config.
-4. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
+4. ``--unseen``: the same tables for sites never used to choose a parameter
+   (:data:`bloomspan.sidecar.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
+5. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
 """
 from __future__ import annotations
 
@@ -41,17 +43,20 @@ def web_corpus(n_docs: int, seed: int) -> Path:
     return path
 
 
-def real_corpus(max_pages: int | None, rebuild: bool) -> tuple[Path | None, dict]:
-    from bloomspan.sidecar.real_corpus import build_real_corpus, installed_sites
+def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> tuple[Path | None, dict]:
+    """The real corpus (or, with ``unseen``, the sites never used for tuning), cached."""
+    from bloomspan.sidecar.real_corpus import (DEBIAN_DOC_SITES, UNSEEN_DOC_SITES, build_real_corpus,
+                                               installed_sites)
 
-    path = OUT / f"real-docs-p{max_pages or 'all'}.jsonl"
+    sites = UNSEEN_DOC_SITES if unseen else DEBIAN_DOC_SITES
+    path = OUT / f"{'unseen' if unseen else 'real'}-docs-p{max_pages or 'all'}.jsonl"
     meta = path.with_suffix(".sites.json")
     if path.exists() and meta.exists() and not rebuild:
         return path, json.loads(meta.read_text())
-    if not installed_sites():
+    if not installed_sites(sites):
         return None, {}
     OUT.mkdir(parents=True, exist_ok=True)
-    summary = build_real_corpus(path, max_pages_per_site=max_pages)
+    summary = build_real_corpus(path, sites, max_pages_per_site=max_pages)
     meta.write_text(json.dumps(summary.sites, indent=1))
     return path, summary.sites
 
@@ -81,6 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rebuild-real", action="store_true", help="Convert the HTML again even if cached.")
     ap.add_argument("--no-real", action="store_true", help="Skip the real documentation corpus.")
     ap.add_argument("--sweep", action="store_true", help="Sweep detector configs on the real corpus.")
+    ap.add_argument("--unseen", action="store_true",
+                    help="Also score the sites never used for tuning (real_corpus.UNSEEN_DOC_SITES).")
     ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
     args = ap.parse_args(argv)
@@ -115,6 +122,16 @@ def main(argv=None) -> int:
                 sections.append((f"detector sweep on the real corpus: {len(rows)} configs "
                                  "(token level; differences from the defaults)", text, best_line))
 
+    if args.unseen:
+        path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real, unseen=True)
+        if path is None:
+            print("no unseen documentation site installed: skipping them (see real_corpus.UNSEEN_DOC_SITES)",
+                  file=sys.stderr)
+        else:
+            _c, results, head, summary, per_site = evaluate(path, "unseen documentation sites (never tuned on)")
+            pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
+            sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
+            dump["unseen"] = results
     for head, a, b in sections:
         print(f"\n## {head}\n\n{a}\n\n{b}")
     if args.json:

@@ -167,3 +167,14 @@ def test_prepare_corpus_lines_and_numbers():
     c = prepare_corpus([{"text": "a 2024\nb", "site": "s", "truth": {"template_spans": []}}])
     assert c.block_offsets.tolist() == [0, 2, 3]
     assert np.flatnonzero(c.is_number).shape[0] == 1
+
+
+def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
+    from bloomspan.sidecar.real_corpus import DEBIAN_DOC_SITES, UNSEEN_DOC_SITES
+
+    tuned = {s.name for s in DEBIAN_DOC_SITES} | {s.package for s in DEBIAN_DOC_SITES}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    for s in UNSEEN_DOC_SITES:
+        assert s.name not in tuned and s.package not in tuned
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
