@@ -18,7 +18,9 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
   else, for a line of at most ``echo_length`` tokens, its longest prefix of 2-4 tokens
   that starts >= ``strong`` lines of more tokens ("Available Languages: ...", "Apache >
   HTTP Server > ... > <section>"; long lines are prose or formulas, never such bars); else its
-  type when the earlier passes already cover it (``detected``); else none (not an anchor);
+  type when the earlier passes already cover it (``detected``); else none (not an anchor).
+  A line of numbers only (all slots: a code listing's line numbers) anchors only when
+  detected and never seeds a box: however often it repeats, it is no evidence;
 * a **step** joins consecutive anchors of one page (the page start and end are anchors
   "^" and "$"); the lines between them are its **gap**; a step's class pair is
   **frequent** when >= sigma documents of the group hold that step;
@@ -122,8 +124,8 @@ def _pair_ok(ok_keys, n_cls, a, b):
 def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, elsewhere,
                     detected, next_same, shared, box_seed, ok_keys, n_cls, line_length, echo_length, toc_min_lines,
                     toc_line_length, box_min_lines, out):
-    """Mark ``out[b] = True`` for every block the walks, echo extensions and tables of
-    contents of the module docstring cover, for each document of ``docs`` (int64 indices
+    """Mark ``out[b] = True`` for every block the walks, echo extensions, tables of contents
+    and boxes of the module docstring cover, for each document of ``docs`` (int64 indices
     into ``doc_blocks``, int64 (D+1,) block offsets per document). Per block: ``cls`` int64
     (-1: no anchor), ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected``
     bool, ``repeats_previous`` bool (same type as the block before it in its document),
