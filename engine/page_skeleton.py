@@ -88,7 +88,7 @@ from .slots import SLOT_ID, SLOT_TOKEN
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
 TITLE_LENGTH = 3  # longest title line ("Topics", "See also") taken next to a table of contents or a box
 START_KEY, END_KEY = ("^",), ("$",)
-_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED = 1, 2, 4, 8  # line flag bits of a model (PageSkeleton._line_flags)
+_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED, _ANCHOR = 1, 2, 4, 8, 16  # line flag bits (PageSkeleton._line_flags)
 _START, _END = -1, -2
 
 
@@ -598,10 +598,11 @@ class PageSkeleton:
 
     @functools.cached_property
     def _line_flags(self) -> dict:
-        """line -> bits (_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED): one lookup per line at ingest."""
+        """line -> bits (_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED, _ANCHOR): one lookup per line at ingest."""
         table: dict = {}
         for bit, group in ((_FREQUENT, self.frequent_lines), (_SITE_ECHO, self.site_echo_lines),
-                           (_SHARED, self.shared_lines), (_BOX_SEED, self.box_seed_lines)):
+                           (_SHARED, self.shared_lines), (_BOX_SEED, self.box_seed_lines),
+                           (_ANCHOR, self.anchor_lines)):
             for t in group:
                 table[t] = table.get(t, 0) | bit
         return table
@@ -633,6 +634,36 @@ class PageSkeleton:
                     out.update(k[1])
         return out
 
+    @functools.cached_property
+    def _class_ids(self) -> tuple[dict, dict]:
+        """(line -> kernel id, prefix -> kernel id) of the classes the frequent pairs hold."""
+        ids = self._pair_table[0]
+        return ({k[1]: i for k, i in ids.items() if k[0] == "line"},
+                {k[1]: i for k, i in ids.items() if k[0] == "prefix"})
+
+    def _classes(self, lines: list, flags: np.ndarray, det: np.ndarray, single: list, n_cls: int) -> np.ndarray:
+        """int64 (L,): the kernel class id of each line, :meth:`classify` without building its
+        keys (an anchor line from its flag bit, a prefix only for short lines), -1: none."""
+        line_id, prefix_id = self._class_ids
+        prefixes, echo_length, other = self.anchor_prefixes, self.params.echo_length, n_cls - 1
+        cls = np.full(len(lines), -1, dtype=np.int64)
+        for i, (line, bits, d, one) in enumerate(zip(lines, flags.tolist(), det.tolist(), single)):
+            if not one:
+                if bits & _ANCHOR:
+                    cls[i] = line_id.get(line, other)
+                    continue
+                n = len(line)
+                if 2 < n <= echo_length:
+                    for p in PREFIX_LENGTHS:
+                        if p < n and line[:p] in prefixes:
+                            cls[i] = prefix_id.get(line[:p], other)
+                            break
+                    if cls[i] >= 0:
+                        continue
+            if d:
+                cls[i] = line_id.get(line, other)
+        return cls
+
     def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
         """bool (L,): the lines of one page (token tuples, slots applied as in mining) this
         skeleton covers, given which lines the other passes cover (``detected``)."""
@@ -654,15 +685,11 @@ class PageSkeleton:
         single = [False] * len(lines) if single_use is None else [x for page in single_use for x in page]
         if len(single) != len(lines):
             raise ValueError("single_use: one flag per line of every page")
-        cls = np.full(len(lines), -1, dtype=np.int64)
-        for i, (line, d, one) in enumerate(zip(lines, det.tolist(), single)):
-            k = (("line", line) if d else None) if one else self.classify(line, d)
-            if k is not None:
-                cls[i] = ids.get(k, n_cls - 1)
-        type_ids: dict = {}
-        types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         table = self._line_flags
         flags = np.fromiter((table.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
+        cls = self._classes(lines, flags, det, single, n_cls)
+        type_ids: dict = {}
+        types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
         before, after, repeats = echo_flags(types, block_doc)
         out = np.zeros(len(lines), dtype=bool)

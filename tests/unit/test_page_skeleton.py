@@ -340,3 +340,32 @@ def test_line_numbers_of_code_listings_are_no_template():
     m = matcher.find(texts[4], "s")
     assert covered_line_numbers(texts[4], zip(m.span_char_start.tolist(), m.span_char_end.tolist())) == \
         covered_line_numbers(texts[4], out.char_spans[4])
+
+
+def test_fast_line_classes_equal_classify():
+    """cover_pages classifies lines from its flag table; classify() is the plain definition."""
+    from bloomspan.engine.page_skeleton import END_KEY, START_KEY
+
+    rng = np.random.default_rng(2)
+    pages = [module_page(i, rng)[0] for i in range(30)] + [apache_page(i, ["T one", "T two", "T three"], rng)[0]
+                                                          for i in range(30)]
+    out = detect_templates_in_texts(pages, ["s"] * 60, config=TemplateConfig(slots=False))
+    mined = PageSkeleton.from_record([r for r in out.records if r["kind"] == "skeleton"][0])
+    home, langs, server = ("home",), ("available", "languages"), ("apache", "http", "server")
+    made = PageSkeleton("s", 2, 10, frozenset({home, ("quick", "search")}), frozenset({langs, server}),
+                        frozenset({home}), frozenset({(START_KEY, ("line", home)), (("line", home), ("prefix", langs)),
+                                                      (("prefix", server), END_KEY)}))
+    lines = [tuple(w.lower() for w in line.replace("|", " ").split()) for p in pages[:8] for line in p.split("\n")]
+    lines += [home, ("quick", "search"), langs + ("en", "fr"), langs, server + ("version", "2"), server,
+              ("apache", "http", "server", "x", "y"), ("available", "languages") + ("w",) * 30, ("zz", "yy", "xx")]
+    lines += [line + ("extra",) for line in lines[:40]] + [line[:2] for line in lines[:40]]
+    for skeleton in (mined, made):
+        ids, _keys, n_cls = skeleton._pair_table
+        for detected in (False, True):
+            det = np.full(len(lines), detected)
+            flags = np.fromiter((skeleton._line_flags.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
+            fast = skeleton._classes(lines, flags, det, [False] * len(lines), n_cls)
+            plain = [-1 if (k := skeleton.classify(t, detected)) is None else ids.get(k, n_cls - 1) for t in lines]
+            assert fast.tolist() == plain
+        assert (fast >= 0).sum() > 4
+    assert made.classify(langs + ("en",), False) == ("prefix", langs)  # the prefix path was taken
