@@ -450,6 +450,14 @@ def _tables_of_contents_reference(lines: Sequence[Mapping], copies: Sequence[lis
 
 
 # --------------------------------------------------------------------------- helpers
+def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray, default: int) -> np.ndarray:
+    """int64: ``values`` at ``query``'s place in sorted ``keys``, ``default`` where absent."""
+    if keys.shape[0] == 0:
+        return np.full(query.shape[0], default, dtype=np.int64)
+    i = np.minimum(np.searchsorted(keys, query), keys.shape[0] - 1)
+    return np.where(keys[i] == query, values[i], default).astype(np.int64)
+
+
 def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """bool (B,) three times: the block's type occurs earlier / later in the same document;
     the block before it in its document has the same type."""
@@ -663,6 +671,78 @@ class PageSkeleton:
             if d:
                 cls[i] = line_id.get(line, other)
         return cls
+
+    @functools.cached_property
+    def _hashed(self) -> tuple:
+        """The model's lines as sorted uint64 hashes (:func:`.blocks.span_hashes` of their
+        token ids; integer tokens only, see :meth:`map_tokens`), for :meth:`cover_token_lines`:
+        (flag hashes, flag bits, line-class hashes, ids, prefix hashes, ids)."""
+        def hashed(lines: list) -> np.ndarray:
+            if not lines:
+                return np.zeros(0, dtype=np.uint64)
+            lengths = np.asarray([len(t) for t in lines], dtype=np.int64)
+            ends = np.cumsum(lengths)
+            out = np.empty(len(lines), dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                span_hashes(np.asarray([x for t in lines for x in t], dtype=np.uint32), ends - lengths, ends, out)
+            return out
+
+        def table(mapping: dict) -> tuple[np.ndarray, np.ndarray]:
+            keys = hashed(list(mapping))
+            values = np.asarray(list(mapping.values()), dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            return keys[order], values[order]
+        line_id, prefix_id = self._class_ids
+        other = self._pair_table[2] - 1
+        prefixes = {t: prefix_id.get(t, other) for t in self.anchor_prefixes}
+        return (*table(self._line_flags), *table(line_id), *table(prefixes))
+
+    def cover_token_lines(self, tokens: np.ndarray, line_starts: np.ndarray, line_ends: np.ndarray,
+                          page_lines: np.ndarray, detected: np.ndarray, single_use: np.ndarray) -> np.ndarray:
+        """:meth:`cover_pages` on arrays: bool (L,) for the lines ``tokens[line_starts[i]:
+        line_ends[i]]`` (uint32 ids in this model's integer token space; lines of page p are
+        ``page_lines[p]:page_lines[p+1]``), ``detected``/``single_use`` bool (L,). Lines are
+        compared by 64-bit hash (:func:`.blocks.span_hashes`, length mixed in) instead of
+        token by token: no Python work per line; two different lines of a batch collide with
+        probability about L**2 / 2**64."""
+        fh, fb, lh, li, ph, pi = self._hashed
+        ids, keys, n_cls = self._pair_table
+        other = n_cls - 1
+        tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
+        starts = np.asarray(line_starts, dtype=np.int64)
+        ends = np.asarray(line_ends, dtype=np.int64)
+        lengths = ends - starts
+        n = starts.shape[0]
+        h = np.empty(n, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            span_hashes(tokens, starts, ends, h)
+        flags = _lookup(fh, fb, h, 0)
+        single = np.asarray(single_use, dtype=bool)
+        det = np.asarray(detected, dtype=bool)
+        cls = np.where((flags & _ANCHOR != 0) & ~single, _lookup(lh, li, h, other), -1)
+        echo_length = self.params.echo_length
+        for p in PREFIX_LENGTHS:
+            cand = np.flatnonzero((cls < 0) & ~single & (lengths > p) & (lengths <= echo_length))
+            if cand.shape[0] == 0 or ph.shape[0] == 0:
+                continue
+            hp = np.empty(cand.shape[0], dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                span_hashes(tokens, starts[cand], starts[cand] + p, hp)
+            cls[cand] = _lookup(ph, pi, hp, -1)
+        late = (cls < 0) & det
+        cls[late] = _lookup(lh, li, h[late], other)
+        types = np.unique(h, return_inverse=True)[1].astype(np.int64).reshape(-1)
+        page_lines = np.asarray(page_lines, dtype=np.int64)
+        block_doc = np.repeat(np.arange(page_lines.shape[0] - 1, dtype=np.int64), np.diff(page_lines))
+        before, after, repeats = echo_flags(types, block_doc)
+        out = np.zeros(n, dtype=bool)
+        p = self.params
+        skeleton_kernel(np.arange(page_lines.shape[0] - 1, dtype=np.int64), page_lines, cls, lengths,
+                        (flags & _FREQUENT) == 0, before, after, repeats, (flags & _SITE_ECHO) != 0, det,
+                        next_same_type(types, block_doc), (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0,
+                        keys, n_cls, p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length,
+                        p.box_min_lines, out)
+        return out
 
     def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
         """bool (L,): the lines of one page (token tuples, slots applied as in mining) this

@@ -316,51 +316,65 @@ class TemplateMatcher:
 
     def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
         """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` and
-        ``names`` are the batch's own token ids and strings, ``is_number`` its number tokens."""
+        ``names`` are the batch's own token ids and strings, ``is_number`` its number tokens.
+        Works on arrays: lines are token ranges of the batch, compared by hash
+        (:meth:`PageSkeleton.cover_token_lines`)."""
         # Token -> the skeletons' integer id (a number token reads as the slot); a token no
-        # skeleton holds gets an id of its own (negative), so lines keep their identity for echoes.
+        # skeleton holds gets an id of its own above theirs, so lines keep their identity for echoes.
         known = self._skeleton_token_ids
-        number = known.get(SLOT_TOKEN, -1 - len(names))  # every number is one token, as in mining
-        as_id = np.asarray([number if num else known.get(t, -1 - k)
-                            for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.int64)
-        # Each skeleton walks all the pages it applies to in one kernel call.
-        pages: dict[int, tuple[list, list]] = {}  # skeleton -> (its documents, their (lines, detected, slot-only))
-        walked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # document -> (line bounds, covered tokens)
-        for d, match in enumerate(results):
-            mine = _scope_names(scopes[d])
-            apply = [k for k, sk in enumerate(self._id_skeletons) if sk.scope is None or sk.scope in mine]
-            a, b = int(tok_off[d]), int(tok_off[d + 1])
-            if not apply or b == a:
+        n_known = len(known)
+        number = known.get(SLOT_TOKEN, n_known + len(names))  # every number is one token, as in mining
+        as_id = np.asarray([number if num else known.get(t, n_known + k)
+                            for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.uint32)
+        tokens = as_id[ids] if ids.shape[0] else np.zeros(0, dtype=np.uint32)
+        n_tok = int(tok_off[-1])
+        # Lines of the batch (no line crosses a document: each document's first token starts one).
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        ends = np.append(starts[1:], n_tok).astype(np.int64)
+        doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
+        # Tokens the phrases cover, and per line whether they cover at least half of it.
+        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        for d, m in enumerate(results):
+            base = int(tok_off[d])
+            np.add.at(diff, m.span_token_start + base, 1)
+            np.add.at(diff, m.span_token_end + base, -1)
+        mask = np.cumsum(diff[:-1]) > 0
+        csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+        lengths = ends - starts
+        detected = (csum[ends] - csum[starts]) * 2 >= lengths
+        # Lines of numbers only read as lines of slots: no anchor, as in mining (slots on only).
+        nsum = np.concatenate([[0], np.cumsum(is_number[ids] if ids.shape[0] else np.zeros(0, bool), dtype=np.int64)])
+        numbers = (nsum[ends] - nsum[starts]) == lengths
+        # Each skeleton walks all the pages it applies to in one call.
+        pages: dict[int, list[int]] = {}
+        for d in range(len(results)):
+            if tok_off[d + 1] == tok_off[d]:
                 continue
-            mask = match.token_mask()
-            bounds = np.append(np.flatnonzero(line_start[a:b]), b - a)
-            doc_ids = as_id[ids[a:b]].tolist()
-            lo, hi = bounds[:-1].tolist(), bounds[1:].tolist()
-            lines = [tuple(doc_ids[x:y]) for x, y in zip(lo, hi)]
-            covered = np.add.reduceat(mask.astype(np.int64), bounds[:-1]) * 2 >= np.diff(bounds)
-            # lines of numbers only read as lines of slots: unique, as in mining (slots on only)
-            numbers = np.add.reduceat(is_number[ids[a:b]].astype(np.int64), bounds[:-1]) == np.diff(bounds)
-            walked[d] = (bounds, mask)
-            for k in apply:
-                pages.setdefault(k, ([], []))
-                pages[k][0].append(d)
-                pages[k][1].append((lines, covered.tolist(), numbers.tolist()))
-        added: dict[int, np.ndarray] = {}  # document -> covered lines
-        for k, (docs, items) in pages.items():
-            cov = self._id_skeletons[k].cover_pages([it[0] for it in items], [it[1] for it in items],
-                                                    [it[2] for it in items])
-            for d, c in zip(docs, cov):
-                added[d] = added[d] | c if d in added else c
+            mine = _scope_names(scopes[d])
+            for k, sk in enumerate(self._id_skeletons):
+                if sk.scope is None or sk.scope in mine:
+                    pages.setdefault(k, []).append(d)
+        added = np.zeros(starts.shape[0], dtype=bool)
+        for k, docs in pages.items():
+            lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
+            page_lines = np.concatenate([[0], np.cumsum([doc_lines[d + 1] - doc_lines[d] for d in docs])]).astype(np.int64)
+            added[lines] |= self._id_skeletons[k].cover_token_lines(
+                tokens, starts[lines], ends[lines], page_lines, detected[lines], numbers[lines])
+        if not added.any():
+            return results
+        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        np.add.at(diff, starts[added], 1)
+        np.add.at(diff, ends[added], -1)
+        mask |= np.cumsum(diff[:-1]) > 0
         out = []
         for d, match in enumerate(results):
-            if d not in added or not added[d].any():
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if not added[doc_lines[d]:doc_lines[d + 1]].any():
                 out.append(match)
                 continue
-            bounds, mask = walked[d]
-            for i in np.flatnonzero(added[d]).tolist():
-                mask[bounds[i]:bounds[i + 1]] = True
-            rise = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
-            fall = np.flatnonzero(mask & ~np.concatenate([mask[1:], [False]])) + 1
+            m = mask[a:b]
+            rise = np.flatnonzero(m & ~np.concatenate([[False], m[:-1]]))
+            fall = np.flatnonzero(m & ~np.concatenate([m[1:], [False]])) + 1
             out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, rise.astype(np.int64),
                                      fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
                                      match.phrases))

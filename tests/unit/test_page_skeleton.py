@@ -369,3 +369,33 @@ def test_fast_line_classes_equal_classify():
             assert fast.tolist() == plain
         assert (fast >= 0).sum() > 4
     assert made.classify(langs + ("en",), False) == ("prefix", langs)  # the prefix path was taken
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.lists(st.integers(0, 12), min_size=1, max_size=6), max_size=25), min_size=1, max_size=4),
+       st.data())
+def test_array_walk_equals_tuple_walk(pages, data):
+    """cover_token_lines (hashes, arrays: the ingest path) equals cover_pages (token tuples)."""
+    rng = np.random.default_rng(4)
+    site = [module_page(i, rng)[0] for i in range(20)] + [apache_page(i, ["T one", "T two", "T three"], rng)[0]
+                                                         for i in range(20)]
+    out = detect_templates_in_texts(site, ["s"] * 40, config=TemplateConfig(slots=False, sigma_floor=3))
+    skeleton = PageSkeleton.from_record([r for r in out.records if r["kind"] == "skeleton"][0])
+    vocab = {t: i for i, t in enumerate(sorted(skeleton.tokens()))}
+    sk = skeleton.map_tokens(vocab.__getitem__)
+    known = [tuple(vocab[w] for w in line.split()) for line in ("modules directives faq glossary sitemap",
+                                                                "see also", "bugfix checklist", "topics")]
+    # lines: random small ids (most are the skeleton's tokens) and some of its known lines
+    pages = [[tuple(x) if x[0] % 4 else known[x[0] % len(known)] for x in page] for page in pages]
+    detected = [[data.draw(st.booleans()) for _ in page] for page in pages]
+    single = [[data.draw(st.booleans()) for _ in page] for page in pages]
+    want = np.concatenate([c for c in sk.cover_pages(pages, detected, single)] or [np.zeros(0, bool)])
+    flat = [t for page in pages for t in page]
+    lengths = np.asarray([len(t) for t in flat], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    tokens = np.asarray([x for t in flat for x in t], dtype=np.uint32)
+    page_lines = np.concatenate([[0], np.cumsum([len(p) for p in pages])]).astype(np.int64)
+    got = sk.cover_token_lines(tokens, ends - lengths, ends, page_lines,
+                               np.asarray([x for p in detected for x in p], dtype=bool),
+                               np.asarray([x for p in single for x in p], dtype=bool))
+    assert got.tolist() == want.tolist()
