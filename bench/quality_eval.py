@@ -77,6 +77,24 @@ def evaluate(path: Path, title: str):
     return corpus, results, head, summary, per_site_table(results)
 
 
+def site_section(args, unseen: bool, sections: list, dump: dict):
+    """Score the real documentation corpus (or, ``unseen``, the sites never tuned on): one
+    section appended to ``sections``, its results under "real"/"unseen" in ``dump``; returns
+    the corpus, or None when none of its sites is installed."""
+    path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real, unseen=unseen)
+    if path is None:
+        print("no unseen documentation site installed: skipping them (see real_corpus.UNSEEN_DOC_SITES)" if unseen
+              else "no documentation site installed: skipping the real corpus (see the module docstring)",
+              file=sys.stderr)
+        return None
+    title = "unseen documentation sites (never tuned on)" if unseen else "real documentation sites"
+    corpus, results, head, summary, per_site = evaluate(path, title)
+    pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
+    sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
+    dump["unseen" if unseen else "real"] = results
+    return corpus
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--web-docs", type=int, default=3000, help="Documents of the generated crawl (0: skip).")
@@ -100,38 +118,18 @@ def main(argv=None) -> int:
         _c, results, head, summary, per_site = evaluate(path, f"generated web crawl (seed {args.seed})")
         sections.append((head, summary, per_site))
         dump["web"] = results
-    real_path = None
-    if not args.no_real:
-        real_path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real)
-        if real_path is None:
-            print("no documentation site installed: skipping the real corpus (see the module docstring)",
-                  file=sys.stderr)
-        else:
-            corpus, results, head, summary, per_site = evaluate(real_path, "real documentation sites")
-            pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
-            sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
-            dump["real"] = results
-            if args.sweep:
-                from bloomspan.sidecar.quality_eval import (best_row, config_diff, default_sweep_configs, sweep,
-                                                            sweep_table)
-                rows = sweep(corpus, default_sweep_configs())
-                best = best_row(rows)
-                text = sweep_table(rows, top=15)
-                best_line = ("best (content damage <= 0.5 %, recall goals met, most template tokens found): "
-                             + (config_diff(best.config) if best else "none within the damage limit"))
-                sections.append((f"detector sweep on the real corpus: {len(rows)} configs "
-                                 "(token level; differences from the defaults)", text, best_line))
-
+    corpus = None if args.no_real else site_section(args, unseen=False, sections=sections, dump=dump)
+    if corpus is not None and args.sweep:
+        from bloomspan.sidecar.quality_eval import best_row, config_diff, default_sweep_configs, sweep, sweep_table
+        rows = sweep(corpus, default_sweep_configs())
+        best = best_row(rows)
+        text = sweep_table(rows, top=15)
+        best_line = ("best (content damage <= 0.5 %, recall goals met, most template tokens found): "
+                     + (config_diff(best.config) if best else "none within the damage limit"))
+        sections.append((f"detector sweep on the real corpus: {len(rows)} configs "
+                         "(token level; differences from the defaults)", text, best_line))
     if args.unseen:
-        path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real, unseen=True)
-        if path is None:
-            print("no unseen documentation site installed: skipping them (see real_corpus.UNSEEN_DOC_SITES)",
-                  file=sys.stderr)
-        else:
-            _c, results, head, summary, per_site = evaluate(path, "unseen documentation sites (never tuned on)")
-            pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
-            sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
-            dump["unseen"] = results
+        site_section(args, unseen=True, sections=sections, dump=dump)
     for head, a, b in sections:
         print(f"\n## {head}\n\n{a}\n\n{b}")
     if args.json:
