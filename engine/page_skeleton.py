@@ -606,7 +606,7 @@ class PageSkeleton:
 
     @functools.cached_property
     def _line_flags(self) -> dict:
-        """line -> bits (_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED, _ANCHOR): one lookup per line at ingest."""
+        """line -> bits (_FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED, _ANCHOR) of the model's line sets."""
         table: dict = {}
         for bit, group in ((_FREQUENT, self.frequent_lines), (_SITE_ECHO, self.site_echo_lines),
                            (_SHARED, self.shared_lines), (_BOX_SEED, self.box_seed_lines),
@@ -648,29 +648,6 @@ class PageSkeleton:
         ids = self._pair_table[0]
         return ({k[1]: i for k, i in ids.items() if k[0] == "line"},
                 {k[1]: i for k, i in ids.items() if k[0] == "prefix"})
-
-    def _classes(self, lines: list, flags: np.ndarray, det: np.ndarray, single: list, n_cls: int) -> np.ndarray:
-        """int64 (L,): the kernel class id of each line, :meth:`classify` without building its
-        keys (an anchor line from its flag bit, a prefix only for short lines), -1: none."""
-        line_id, prefix_id = self._class_ids
-        prefixes, echo_length, other = self.anchor_prefixes, self.params.echo_length, n_cls - 1
-        cls = np.full(len(lines), -1, dtype=np.int64)
-        for i, (line, bits, d, one) in enumerate(zip(lines, flags.tolist(), det.tolist(), single)):
-            if not one:
-                if bits & _ANCHOR:
-                    cls[i] = line_id.get(line, other)
-                    continue
-                n = len(line)
-                if 2 < n <= echo_length:
-                    for p in PREFIX_LENGTHS:
-                        if p < n and line[:p] in prefixes:
-                            cls[i] = prefix_id.get(line[:p], other)
-                            break
-                    if cls[i] >= 0:
-                        continue
-            if d:
-                cls[i] = line_id.get(line, other)
-        return cls
 
     @functools.cached_property
     def _hashed(self) -> tuple:
@@ -751,8 +728,9 @@ class PageSkeleton:
 
     def cover_pages(self, pages: Sequence[Sequence[tuple]], detected: Sequence[Sequence[bool]],
                     single_use: Sequence[Sequence[bool]] | None = None) -> list[np.ndarray]:
-        """:meth:`cover_lines` for many pages with one kernel call: per page, bool (L,).
-        ``single_use[p][i]``: line i of page p is no anchor unless detected (numbers only), as
+        """:meth:`cover_lines` for many pages with one kernel call: per page, bool (L,); the
+        plain twin of :meth:`cover_token_lines` (lines as token tuples, :meth:`classify`, the
+        model's sets). ``single_use[p][i]``: line i of page p is no anchor unless detected (numbers only), as
         in :func:`mine_skeletons`."""
         ids, keys, n_cls = self._pair_table
         lines = [t for page in pages for t in page]
@@ -765,9 +743,11 @@ class PageSkeleton:
         single = [False] * len(lines) if single_use is None else [x for page in single_use for x in page]
         if len(single) != len(lines):
             raise ValueError("single_use: one flag per line of every page")
-        table = self._line_flags
-        flags = np.fromiter((table.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
-        cls = self._classes(lines, flags, det, single, n_cls)
+        cls = np.full(len(lines), -1, dtype=np.int64)
+        for i, (line, d, one) in enumerate(zip(lines, det.tolist(), single)):
+            k = (("line", line) if d else None) if one else self.classify(line, d)
+            if k is not None:
+                cls[i] = ids.get(k, n_cls - 1)
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
@@ -775,9 +755,11 @@ class PageSkeleton:
         out = np.zeros(len(lines), dtype=bool)
         p = self.params
         skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
-                        np.asarray([len(t) for t in lines], np.int64), (flags & _FREQUENT) == 0, before, after,
-                        repeats, (flags & _SITE_ECHO) != 0, det, next_same_type(types, block_doc),
-                        (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0, keys, n_cls,
+                        np.asarray([len(t) for t in lines], np.int64),
+                        np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
+                        repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool), det,
+                        next_same_type(types, block_doc), np.asarray([t in self.shared_lines for t in lines], dtype=bool),
+                        np.asarray([t in self.box_seed_lines for t in lines], dtype=bool), keys, n_cls,
                         p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, p.box_min_lines, out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 

@@ -342,8 +342,10 @@ def test_line_numbers_of_code_listings_are_no_template():
         covered_line_numbers(texts[4], out.char_spans[4])
 
 
-def test_fast_line_classes_equal_classify():
-    """cover_pages classifies lines from its flag table; classify() is the plain definition."""
+def test_hashed_classes_equal_classify():
+    """cover_token_lines classifies lines by hash (anchor bit, prefix hashes, class tables);
+    cover_pages by classify(), the plain definition: on anchor, prefix and detected lines of a
+    mined and a hand-made skeleton both walks agree."""
     from bloomspan.engine.page_skeleton import END_KEY, START_KEY
 
     rng = np.random.default_rng(2)
@@ -354,21 +356,35 @@ def test_fast_line_classes_equal_classify():
     home, langs, server = ("home",), ("available", "languages"), ("apache", "http", "server")
     made = PageSkeleton("s", 2, 10, frozenset({home, ("quick", "search")}), frozenset({langs, server}),
                         frozenset({home}), frozenset({(START_KEY, ("line", home)), (("line", home), ("prefix", langs)),
+                                                      (("prefix", langs), ("prefix", server)),
                                                       (("prefix", server), END_KEY)}))
-    lines = [tuple(w.lower() for w in line.replace("|", " ").split()) for p in pages[:8] for line in p.split("\n")]
-    lines += [home, ("quick", "search"), langs + ("en", "fr"), langs, server + ("version", "2"), server,
-              ("apache", "http", "server", "x", "y"), ("available", "languages") + ("w",) * 30, ("zz", "yy", "xx")]
+    # a page whose walk needs every class right: start -> home -> languages -> server, then content
+    crafted = [home, langs + ("en", "fr"), ("short", "gap"), server + ("version", "2"), ("content",) * 40]
+    lines = crafted + [tuple(w.lower() for w in line.replace("|", " ").split()) for p in pages[:8]
+                       for line in p.split("\n")]
+    lines += [("quick", "search"), langs, server, ("apache", "http", "server", "x", "y"),
+              ("available", "languages") + ("w",) * 30, ("zz", "yy")]
     lines += [line + ("extra",) for line in lines[:40]] + [line[:2] for line in lines[:40]]
+    assert made.classify(langs + ("en",), False) == ("prefix", langs)  # the prefix path is exercised
     for skeleton in (mined, made):
-        ids, _keys, n_cls = skeleton._pair_table
+        vocab = {t: i for i, t in enumerate(sorted({w for line in lines for w in line}))}
+        sk = skeleton.map_tokens(lambda w: vocab.get(w, len(vocab)))
+        ids_lines = [tuple(vocab[w] for w in line) for line in lines]
+        page_of = [ids_lines[:len(crafted)]] + [ids_lines[i:i + 23] for i in range(len(crafted), len(ids_lines), 23)]
+        lengths = np.asarray([len(t) for t in ids_lines], dtype=np.int64)
+        ends = np.cumsum(lengths)
+        tokens = np.asarray([x for t in ids_lines for x in t], dtype=np.uint32)
+        page_lines = np.concatenate([[0], np.cumsum([len(p) for p in page_of])]).astype(np.int64)
         for detected in (False, True):
-            det = np.full(len(lines), detected)
-            flags = np.fromiter((skeleton._line_flags.get(t, 0) for t in lines), dtype=np.int64, count=len(lines))
-            fast = skeleton._classes(lines, flags, det, [False] * len(lines), n_cls)
-            plain = [-1 if (k := skeleton.classify(t, detected)) is None else ids.get(k, n_cls - 1) for t in lines]
-            assert fast.tolist() == plain
-        assert (fast >= 0).sum() > 4
-    assert made.classify(langs + ("en",), False) == ("prefix", langs)  # the prefix path was taken
+            det = [[detected] * len(p) for p in page_of]
+            plain = np.concatenate(sk.cover_pages(page_of, det))
+            fast = sk.cover_token_lines(tokens, ends - lengths, ends, page_lines, np.full(len(lines), detected),
+                                        np.zeros(len(lines), dtype=bool))
+            assert fast.tolist() == plain.tolist()
+        assert plain.sum() > 4
+    # without detected lines only the classes carry the made skeleton's walk over its page
+    walked = np.concatenate(sk.cover_pages(page_of, [[False] * len(p) for p in page_of]))
+    assert walked[:4].all() and not walked[4]
 
 
 @settings(derandomize=True, max_examples=60, deadline=None)
