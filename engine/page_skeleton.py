@@ -458,20 +458,20 @@ def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray, default: in
     return np.where(keys[i] == query, values[i], default).astype(np.int64)
 
 
-def echo_flags(types: np.ndarray, block_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def echo_flags(types: np.ndarray, block_doc: np.ndarray, next_same: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """bool (B,) three times: the block's type occurs earlier / later in the same document;
-    the block before it in its document has the same type."""
+    the block before it in its document has the same type. ``next_same``: the blocks'
+    :func:`next_same_type`, when the caller has it already (computed here otherwise)."""
     n = types.shape[0]
+    if next_same is None:
+        next_same = next_same_type(types, block_doc)
+    after = next_same >= 0
     before = np.zeros(n, dtype=bool)
-    after = np.zeros(n, dtype=bool)
+    before[next_same[after]] = True
     repeats = np.zeros(n, dtype=bool)
-    if n == 0:
-        return before, after, repeats
-    repeats[1:] = (types[1:] == types[:-1]) & (block_doc[1:] == block_doc[:-1])
-    order = np.lexsort((np.arange(n), types, block_doc))  # by doc, type, position
-    same = (block_doc[order][1:] == block_doc[order][:-1]) & (types[order][1:] == types[order][:-1])
-    before[order[1:][same]] = True
-    after[order[:-1][same]] = True
+    if n:
+        repeats[1:] = (types[1:] == types[:-1]) & (block_doc[1:] == block_doc[:-1])
     return before, after, repeats
 
 
@@ -481,7 +481,7 @@ def next_same_type(types: np.ndarray, block_doc: np.ndarray) -> np.ndarray:
     out = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return out
-    order = np.lexsort((np.arange(n), types, block_doc))
+    order = np.lexsort((np.arange(n), types, block_doc))  # by doc, type, position
     same = (block_doc[order][1:] == block_doc[order][:-1]) & (types[order][1:] == types[order][:-1])
     out[order[:-1][same]] = order[1:][same]
     return out
@@ -711,12 +711,13 @@ class PageSkeleton:
         types = np.unique(h, return_inverse=True)[1].astype(np.int64).reshape(-1)
         page_lines = np.asarray(page_lines, dtype=np.int64)
         block_doc = np.repeat(np.arange(page_lines.shape[0] - 1, dtype=np.int64), np.diff(page_lines))
-        before, after, repeats = echo_flags(types, block_doc)
+        next_same = next_same_type(types, block_doc)
+        before, after, repeats = echo_flags(types, block_doc, next_same)
         out = np.zeros(n, dtype=bool)
         p = self.params
         skeleton_kernel(np.arange(page_lines.shape[0] - 1, dtype=np.int64), page_lines, cls, lengths,
                         (flags & _FREQUENT) == 0, before, after, repeats, (flags & _SITE_ECHO) != 0, det,
-                        next_same_type(types, block_doc), (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0,
+                        next_same, (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0,
                         keys, n_cls, p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length,
                         p.box_min_lines, out)
         return out
@@ -751,14 +752,15 @@ class PageSkeleton:
         type_ids: dict = {}
         types = np.asarray([type_ids.setdefault(t, len(type_ids)) for t in lines], dtype=np.int64)
         block_doc = np.repeat(np.arange(len(pages), dtype=np.int64), sizes)
-        before, after, repeats = echo_flags(types, block_doc)
+        next_same = next_same_type(types, block_doc)
+        before, after, repeats = echo_flags(types, block_doc, next_same)
         out = np.zeros(len(lines), dtype=bool)
         p = self.params
         skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
                         np.asarray([len(t) for t in lines], np.int64),
                         np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
                         repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool), det,
-                        next_same_type(types, block_doc), np.asarray([t in self.shared_lines for t in lines], dtype=bool),
+                        next_same, np.asarray([t in self.shared_lines for t in lines], dtype=bool),
                         np.asarray([t in self.box_seed_lines for t in lines], dtype=bool), keys, n_cls,
                         p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, p.box_min_lines, out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
@@ -800,8 +802,8 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     block_len = np.diff(block_offsets).astype(np.int64)
     covered_tokens = np.add.reduceat(np.asarray(detected_tokens, dtype=np.int64), block_offsets[:-1])
     detected = covered_tokens * 2 >= block_len
-    before, after, repeats = echo_flags(types, block_doc)
     next_same = next_same_type(types, block_doc)
+    before, after, repeats = echo_flags(types, block_doc, next_same)
     doc_blocks = np.searchsorted(block_doc, np.arange(n_docs + 1), side="left").astype(np.int64)
 
     names = [None] * n_docs if groups is None else list(groups)
