@@ -75,7 +75,6 @@ The same rules, with the same kernel, are applied to new documents at ingest fro
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -83,6 +82,7 @@ import numpy as np
 from numba import njit
 
 from .blocks import block_documents, block_types, distinct_documents, span_hashes
+from .scoped_mining import group_sigma
 from .slots import SLOT_ID, SLOT_TOKEN
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
@@ -817,21 +817,25 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         return SkeletonResult(coverage, [], {})
     group_size = np.bincount(doc_group[doc_group >= 0], minlength=len(group_names))
     sigma = np.asarray([sigma_of(int(n)) for n in group_size], dtype=np.int64)
-    strong = np.asarray([max(int(s), math.ceil(round(params.anchor_fraction * int(n), 12)))
-                         for s, n in zip(sigma, group_size)], dtype=np.int64)
     bgroup = doc_group[block_doc]
     live = bgroup >= 0
-    bsig = np.where(live, sigma[np.maximum(bgroup, 0)], 0)
-    bstrong = np.where(live, strong[np.maximum(bgroup, 0)], 0)
+
+    def per_block(per_group: np.ndarray) -> np.ndarray:
+        return np.where(live, per_group[np.maximum(bgroup, 0)], 0)
+
+    def share_of_group(fraction: float) -> np.ndarray:
+        """int64 (G,): documents that make ``fraction`` of each group, never below its sigma."""
+        return np.asarray([group_sigma(int(n), fraction, int(s)) for s, n in zip(sigma, group_size)], dtype=np.int64)
+    strong = share_of_group(params.anchor_fraction)
+    bsig = per_block(sigma)
+    bstrong = per_block(strong)
 
     type_df = np.zeros(n_blocks, dtype=np.int64)
     type_df[live] = _df_per_group(np.stack([bgroup[live], types[live]], axis=1), block_doc[live])
     rare = type_df < bsig
     elsewhere = live & (type_df >= 2) & (block_len <= params.site_echo_length)
     shared = live & (type_df >= 2)
-    box_strong = np.asarray([max(int(s), math.ceil(round(params.box_fraction * int(n), 12)))
-                             for s, n in zip(sigma, group_size)], dtype=np.int64)
-    box_seed = live & (type_df >= np.where(live, box_strong[np.maximum(bgroup, 0)], 0)) & (
+    box_seed = live & (type_df >= per_block(share_of_group(params.box_fraction))) & (
         block_len <= params.line_length) & ~single
     cls = np.full(n_blocks, -1, dtype=np.int64)
     is_line_anchor = live & (type_df >= bstrong) & ~single
