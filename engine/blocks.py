@@ -163,6 +163,13 @@ def block_documents(block_offsets: np.ndarray, doc_offsets: np.ndarray) -> np.nd
 
 
 # --------------------------------------------------------------------------- block types
+def flags_per_span(flags: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """int64: for each span ``[starts[k], ends[k])`` of a token array, how many of its
+    tokens are True in ``flags`` (bool (W,)); with block offsets, per block."""
+    counts = np.concatenate([[0], np.cumsum(flags, dtype=np.int64)])
+    return counts[ends] - counts[starts]
+
+
 @njit(cache=True, nogil=True)
 def span_hashes(tokens, starts, ends, out):
     """out[k] (uint64) = hash of tokens[starts[k]:ends[k]] and its length."""

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .blocks import check_blocks, mine_blocks
+from .blocks import check_blocks, flags_per_span, mine_blocks
 from .page_skeleton import PageSkeleton, SkeletonParams, mine_skeletons
 from .config import ENGINES, ConfigError
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
@@ -243,9 +243,9 @@ def slot_only_lines(tokens: np.ndarray, block_offsets: np.ndarray, config: Templ
     numbers are slots, so it would repeat on every page; the passes count each as unique."""
     if not config.slots:
         return None
-    counts = np.concatenate([[0], np.cumsum(tokens == np.uint32(SLOT_ID), dtype=np.int64)])
     lengths = np.diff(block_offsets)
-    return (lengths > 0) & (counts[block_offsets[1:]] - counts[block_offsets[:-1]] == lengths)
+    slots = flags_per_span(tokens == np.uint32(SLOT_ID), block_offsets[:-1], block_offsets[1:])
+    return (lengths > 0) & (slots == lengths)
 
 
 def _block_miner(config: TemplateConfig):
@@ -284,6 +284,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
             raise ValueError("is_number: required when config.slots is True (number_token_mask of the "
                              "vocabulary), or set slots=False")
         tokens, stats["slots"] = apply_slots(tokens, is_number)
+    slot_lines = slot_only_lines(tokens, block_offsets, config)  # whole corpus: global blocks, skeleton
     phrases: list[TemplatePhrase] = []
     passes: dict[str, np.ndarray] = {}
 
@@ -307,7 +308,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         t0 = time.perf_counter()
         r = mine_blocks(tokens, doc_offsets, block_offsets, sigma_global, config.block_min_length,
                         config.run_min_length, count_unit=units, edges=config.edge_anchors,
-                        single_use=slot_only_lines(tokens, block_offsets, config))
+                        single_use=slot_lines)
         phrases.extend(r.phrases)
         passes["global_blocks"] = r.coverage
         stats["global_blocks"] = r.stats
@@ -373,7 +374,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
                                lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
-                               config.skeleton_params(), slot_only_lines(tokens, block_offsets, config))
+                               config.skeleton_params(), slot_lines)
             passes[f"skeleton{k}"] = r.coverage
             coverage |= r.coverage
             skeletons.extend(r.skeletons)

@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from bloomspan.engine.blocks import line_starts_batch
+from bloomspan.engine.blocks import flags_per_span, line_starts_batch
 from bloomspan.engine.page_skeleton import PageSkeleton
 from bloomspan.engine.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.tokenizer import encode_batch
@@ -339,12 +339,10 @@ class TemplateMatcher:
             np.add.at(diff, m.span_token_start + base, 1)
             np.add.at(diff, m.span_token_end + base, -1)
         mask = np.cumsum(diff[:-1]) > 0
-        csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
         lengths = ends - starts
-        detected = (csum[ends] - csum[starts]) * 2 >= lengths
+        detected = flags_per_span(mask, starts, ends) * 2 >= lengths
         # Lines of numbers only read as lines of slots: no anchor, as in mining (slots on only).
-        nsum = np.concatenate([[0], np.cumsum(is_number[ids] if ids.shape[0] else np.zeros(0, bool), dtype=np.int64)])
-        numbers = (nsum[ends] - nsum[starts]) == lengths
+        numbers = flags_per_span(is_number[ids] if ids.shape[0] else np.zeros(0, bool), starts, ends) == lengths
         # Each skeleton walks all the pages it applies to in one call.
         pages: dict[int, list[int]] = {}
         for d in range(len(results)):
