@@ -97,15 +97,9 @@ def site():
 
 
 def covered_lines(text: str, spans) -> list[str]:
-    covered = np.zeros(len(text) + 1, dtype=bool)
-    for a, b in spans:
-        covered[a:b] = True
-    out, pos = [], 0
-    for line in text.split("\n"):
-        if line and covered[pos:pos + len(line)].all():
-            out.append(line)
-        pos += len(line) + 1
-    return out
+    """The non-empty lines of ``text`` wholly inside ``spans``, in order."""
+    numbers = covered_line_numbers(text, spans)
+    return [line for i, line in enumerate(text.split("\n")) if i in numbers]
 
 
 def test_skeleton_finds_page_specific_navigation_and_leaves_content(site):
