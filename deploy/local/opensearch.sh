@@ -61,7 +61,8 @@ pick_java() {
 
 mvn_copy() { # mvn_copy GROUP:ARTIFACT:VERSION[:TYPE] DEST_DIR
     mkdir -p "$2"
-    mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="$1" -DoutputDirectory="$2" -Dmdep.overWriteIfNewer=true \
+    # Maven writes (colour codes even with -q) to stdout; stdout carries only the URL.
+    mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="$1" -DoutputDirectory="$2" -Dmdep.overWriteIfNewer=true >&2 \
         || die "could not download $1 from Maven Central"
 }
 
@@ -78,7 +79,7 @@ mvn_with_dependencies() { # mvn_with_dependencies GROUP:ARTIFACT DEST_DIR: the j
 </project>
 EOF
     mvn -q -B -Dstyle.color=never -f "$pom_dir/pom.xml" dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$2" || die "could not download $1:$VERSION and its dependencies"
+        -DincludeScope=runtime -DoutputDirectory="$2" >&2 || die "could not download $1:$VERSION and its dependencies"
     rm -rf "$pom_dir"
 }
 
@@ -211,7 +212,7 @@ EOF
 cmd_start() {
     local pid
     if pid="$(node_pid)"; then
-        if health 5s >/dev/null; then log "already running (pid $pid) at $URL"; echo "$URL"; return 0; fi
+        if health 5s >/dev/null; then log "already running (pid $pid) at $URL"; echo "$URL" >&3; return 0; fi
     fi
     if port_taken "$PORT"; then
         die "port $PORT is taken by a process that is not this script's node; set BLOOMSPAN_OPENSEARCH_PORT"
@@ -234,13 +235,13 @@ cmd_start() {
         OPENSEARCH_PATH_CONF="$NODE_DIR/config" \
         OPENSEARCH_JAVA_OPTS="-Xms512m -Xmx1g" \
         "$INSTALL/bin/opensearch" -d -p "$PID_FILE" \
-        > "$NODE_DIR/logs/launcher.out" 2>&1 9>&- || {
+        > "$NODE_DIR/logs/launcher.out" 2>&1 3>&- 9>&- || {
             log "launcher failed:"; tail -n 50 "$NODE_DIR/logs/launcher.out" >&2 || true; exit 1; }
     local deadline=$((t0 + START_TIMEOUT))
     while [ "$(date +%s)" -lt "$deadline" ]; do
         if health 1s >/dev/null; then
             log "ready in $(( $(date +%s) - t0 ))s: $(curl -fsS "$URL" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["version"]["distribution"], d["version"]["number"])')"
-            echo "$URL"
+            echo "$URL" >&3
             return 0
         fi
         if [ -f "$PID_FILE" ] && ! node_pid >/dev/null; then break; fi
@@ -288,7 +289,8 @@ with_lock() { # one start/stop at a time per port: a second `start` racing the f
 }
 
 case "${1:-}" in
-    start) with_lock cmd_start ;;
+    # stdout of `start` is exactly one line, the URL: everything else goes to stderr.
+    start) with_lock cmd_start 3>&1 1>&2 ;;
     stop) with_lock cmd_stop ;;
     status) cmd_status ;;
     url) echo "$URL" ;;
