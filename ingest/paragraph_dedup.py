@@ -12,12 +12,11 @@ Rules
 * A document that loses every paragraph is dropped. A document that loses none comes back
   unchanged (the same keys and values, its text byte-identical). A document whose field is
   missing, None or has no paragraph passes through unchanged.
-* Separators (when ``joiner`` is None, the default): a modified text keeps its original
-  leading and trailing white space, and every surviving paragraph after the first keeps the
-  separator that originally preceded it (the white space between it and the paragraph
-  before it). So ``"A\\n\\n  \\nB\\n\\nC"`` minus ``B`` is ``"A\\n\\nC"`` and minus ``A`` is
-  ``"B\\n\\nC"``; :func:`paragraphs` of the result is exactly the surviving paragraphs.
-  With ``joiner="\\n\\n"`` the surviving paragraphs are joined by that string instead.
+* A document that loses some paragraphs keeps the others, each stripped, in order, joined by
+  ``"\\n\\n"`` (:data:`PARAGRAPH_JOINER`): ``"A\\n \\t\\nB\\n\\nC"`` minus ``B`` is ``"A\\n\\nC"``.
+  Leading and trailing white space and the original separators of a modified text go with
+  it; :func:`paragraphs` of the result is exactly the surviving paragraphs.
+* Output order is input order.
 
 Passes
 ------
@@ -61,6 +60,8 @@ _FLUSH_BYTES = 1 << 20
 
 # A blank line: only spaces/tabs (and an optional \r before the \n) between two line breaks.
 _BLANK_LINE = re.compile(r"^[ \t]*\r?$", re.MULTILINE)
+# What the surviving paragraphs of a partly duplicated document are joined with.
+PARAGRAPH_JOINER = "\n\n"
 
 STATS_KEYS = (
     "documents_in",
@@ -110,20 +111,9 @@ def paragraph_hash(p: str) -> bytes:
     return hashlib.sha256(p.encode("utf-8", "surrogatepass")).digest()
 
 
-def rebuild_text(text: str, spans: list[tuple[int, int]], keep: list[bool], joiner: str | None = None) -> str:
-    """``text`` with the paragraphs where ``keep`` is False removed (separator rule: module docstring)."""
-    kept = [i for i, k in enumerate(keep) if k]
-    if joiner is not None:
-        return joiner.join(text[spans[i][0]:spans[i][1]] for i in kept)
-    if not kept:
-        return text[: spans[0][0]] + text[spans[-1][1]:] if spans else text
-    parts = [text[: spans[0][0]]]
-    for n, i in enumerate(kept):
-        if n > 0:
-            parts.append(text[spans[i - 1][1]: spans[i][0]])  # separator that preceded paragraph i
-        parts.append(text[spans[i][0]: spans[i][1]])
-    parts.append(text[spans[-1][1]:])
-    return "".join(parts)
+def rebuild_text(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str:
+    """The paragraphs of ``text`` (at ``spans``) where ``keep`` is True, joined by :data:`PARAGRAPH_JOINER`."""
+    return PARAGRAPH_JOINER.join(text[s:e] for (s, e), k in zip(spans, keep, strict=True) if k)
 
 
 # --------------------------------------------------------------------------- config & stats
@@ -133,14 +123,12 @@ def rebuild_text(text: str, spans: list[tuple[int, int]], keep: list[bool], join
 class DedupConfig:
     """``field``: the text field; ``bloom_bytes_per_item``: filter bytes per paragraph (B > 0);
     ``expected_items``: paragraphs to size the filter for (None: the counted N);
-    ``spool_dir``: parent of the spool directory (None: the system temp dir);
-    ``joiner``: None keeps original separators, a string joins surviving paragraphs."""
+    ``spool_dir``: parent of the spool directory (None: the system temp dir)."""
 
     field: str
     bloom_bytes_per_item: float = 10.0
     expected_items: int | None = None
     spool_dir: str | os.PathLike | None = None
-    joiner: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.field, str) or not self.field:
@@ -153,8 +141,6 @@ class DedupConfig:
             raise IngestConfigError("expected_items", e, "must be a positive integer, or None to size by the counted paragraphs")
         if self.spool_dir is not None and not os.path.isdir(self.spool_dir):
             raise IngestConfigError("spool_dir", self.spool_dir, "must be an existing directory, or None for the system temp dir")
-        if self.joiner is not None and not isinstance(self.joiner, str):
-            raise IngestConfigError("joiner", self.joiner, "must be a string such as '\\n\\n', or None to keep original separators")
 
 
 @dataclass
@@ -270,7 +256,7 @@ class ParagraphDeduper:
 
     # pass 4 -----------------------------------------------------------------
     def _emit(self, docs_path: str, removed: np.ndarray, stats: DedupStats) -> Iterator[dict]:
-        fld, joiner = self.config.field, self.config.joiner
+        fld = self.config.field
         base = 0
         r = 0
         n_removed = removed.shape[0]
@@ -295,7 +281,7 @@ class ParagraphDeduper:
                 for j in lost:
                     keep[j] = False
                 out = dict(doc)
-                out[fld] = rebuild_text(text, spans, keep, joiner)
+                out[fld] = rebuild_text(text, spans, keep)
                 stats.documents_modified += 1
                 stats.documents_out += 1
                 yield out
@@ -353,7 +339,6 @@ def dedup_documents(
     expected_items: int | None = None,
     spool_dir: str | os.PathLike | None = None,
     *,
-    joiner: str | None = None,
     stats: DedupStats | None = None,
 ) -> Iterator[dict]:
     """Iterator of the deduplicated documents (rules: module docstring).
@@ -362,5 +347,5 @@ def dedup_documents(
     first ``next()``. Pass a :class:`DedupStats` as ``stats`` to read the counters once the
     output is exhausted.
     """
-    deduper = ParagraphDeduper(DedupConfig(field, bloom_bytes_per_item, expected_items, spool_dir, joiner))
+    deduper = ParagraphDeduper(DedupConfig(field, bloom_bytes_per_item, expected_items, spool_dir))
     return deduper.run(docs, stats)

@@ -1,11 +1,12 @@
-"""Exact paragraph dedup: hand example, split rules, the set oracle at every filter size,
-separator preservation, statistics and the spool's cleanup."""
+"""Exact paragraph dedup: the reference's hand example, split rules, the set oracle at every
+filter size, the "\\n\\n" join of partly duplicated documents, statistics and the spool's cleanup."""
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.bloom_filter import bloom_bits
 from bloomspan.ingest import paragraph_dedup as pd
@@ -15,6 +16,7 @@ from bloomspan.ingest.paragraph_dedup import (
     DedupStats,
     ParagraphDeduper,
     DedupConfig,
+    PARAGRAPH_JOINER,
     dedup_documents,
     paragraph_hash,
     paragraphs,
@@ -78,14 +80,36 @@ def test_paragraph_split_rules(text, expected):
         assert text[s:e] == p
 
 
-def test_rebuild_keeps_original_separators():
+def test_hand_example_with_a_tiny_filter_gives_the_same_output():
+    # The reference: with B = 0.25 the filter has ceil(5 * 2) = 10 bits; a unique paragraph may
+    # become a candidate, its confirm run has length 1, and it is kept.
+    a = {"id": "s:0", "text": f"{P1}\n\n{P2}"}
+    b = {"id": "s:1", "text": f"{P2}\n\n{P3}"}
+    c = {"id": "s:2", "text": P1}
+    out, st_ = run([a, b, c], 0.25)
+    assert out == [a, {"id": "s:1", "text": P3}]
+    assert st_.filter_bits == 10 and st_.duplicate_paragraphs == 2 and st_.documents_dropped == 1
+    assert st_.candidates == 2 + st_.false_positives
+
+
+def test_partly_duplicated_documents_are_joined_by_a_blank_line():
+    # Original separators (a blank line holding spaces and tabs, runs of blank lines) and the
+    # white space around paragraphs do not survive a rewrite: each paragraph stripped, "\n\n".
+    first = {"text": "Shared footer."}
+    doc = {"text": "\n  Intro line one\nline two  \n \t\nShared footer.\n\n\n\t Body. \n"}
+    out, _ = run([first, doc])
+    assert out == [first, {"text": "Intro line one\nline two\n\nBody."}]
+    assert PARAGRAPH_JOINER == "\n\n"
+
+
+def test_rebuild_joins_the_kept_stripped_paragraphs():
     text = "\n A\n\n  \nB\n\n\nC \n"
     spans = paragraph_spans(text)
     assert [text[s:e] for s, e in spans] == ["A", "B", "C"]
-    assert rebuild_text(text, spans, [True, False, True]) == "\n A\n\n\nC \n"  # C keeps its own separator
-    assert rebuild_text(text, spans, [False, True, True]) == "\n B\n\n\nC \n"
-    assert rebuild_text(text, spans, [True, True, False]) == "\n A\n\n  \nB \n"
-    assert rebuild_text(text, spans, [True, False, True], joiner="\n\n") == "A\n\nC"
+    assert rebuild_text(text, spans, [True, False, True]) == "A\n\nC"
+    assert rebuild_text(text, spans, [False, True, True]) == "B\n\nC"
+    assert rebuild_text(text, spans, [True, True, False]) == "A\n\nB"
+    assert rebuild_text(text, spans, [False, False, False]) == ""
 
 
 # ----------------------------------------------------------------------------- behaviour
@@ -129,7 +153,6 @@ def test_bad_documents_raise_with_their_position():
         ({"field": "t", "bloom_bytes_per_item": float("nan")}, "bloom_bytes_per_item"),
         ({"field": "t", "expected_items": 0}, "expected_items"),
         ({"field": "t", "spool_dir": "/nonexistent/dir"}, "spool_dir"),
-        ({"field": "t", "joiner": 3}, "joiner"),
     ],
 )
 def test_config_errors_name_the_field(kw, field):
@@ -193,12 +216,35 @@ def test_random_corpora_match_the_set_oracle(b, seed):
         assert paragraphs(d["text"]) == kept
         if untouched:
             assert d is not by_id[doc_id] and d == by_id[doc_id]
+        else:
+            assert d["text"] == "\n\n".join(kept)
     assert st.candidates == repeated + st.false_positives
     assert st.filter_bits == bloom_bits(st.paragraphs, b)
-    joined = list(dedup_documents(docs, "text", b, joiner="\n\n"))
-    assert [d["text"] for d in joined if d["text"] != by_id[d["id"]]["text"]] == [
-        "\n\n".join(kept) for _, kept, untouched in expected if not untouched
-    ]
+
+
+_PARAGRAPH = st.sampled_from(["Alpha.", "Beta beta.", "Gamma\nsecond line.", "  Delta  ", "\tEps."])
+_SEPARATOR = st.sampled_from(["\n\n", "\n \t\n", "\n\n\n", "\r\n\r\n", " \n\t\n "])
+
+
+@st.composite
+def _documents(draw):
+    docs = []
+    for i in range(draw(st.integers(0, 12))):
+        paras = draw(st.lists(_PARAGRAPH, max_size=5))
+        seps = draw(st.lists(_SEPARATOR, min_size=len(paras), max_size=len(paras)))
+        docs.append({"id": i, "text": "".join(s + p for s, p in zip(seps, paras, strict=True))})
+    return docs
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=_documents(), b=st.sampled_from([0.05, 1.0, 10.0]))
+def test_output_is_the_set_oracle_joined_in_input_order(docs, b):
+    out, _ = run(docs, b)
+    expected, _ = oracle(docs)
+    assert [d["id"] for d in out] == [i for i, _, _ in expected]  # input order, dropped ones gone
+    by_id = {d["id"]: d for d in docs}
+    for d, (i, kept, untouched) in zip(out, expected, strict=True):
+        assert d["text"] == (by_id[i]["text"] if untouched else "\n\n".join(kept))
 
 
 def test_zero_false_drops_with_a_tiny_filter():
