@@ -298,7 +298,12 @@ def runs(**kwargs):
     runs_command(**kwargs)
 
 
-def report_command(*, template_index, top, as_json, **conn) -> None:
+def report_command(*, template_index, top, as_json, html=None, results=None, **conn) -> None:
+    if html or results:  # the page, or a `mine --jsonl` result directory: sidecar/cli_report.py
+        from .cli_report import report_files_command
+
+        return report_files_command(template_index=template_index, top=top, as_json=as_json, html=html,
+                                    results=results, conn=conn)
     from .errors import BloomspanSidecarError
     from .operator_report import render_report, report as do_report
 
@@ -314,6 +319,10 @@ def report_command(*, template_index, top, as_json, **conn) -> None:
 @click.option("--template-index", default="bloomspan-templates", show_default=True)
 @click.option("--top", type=int, default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, default=False)
+@click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report as one self-contained HTML page (figures, phrase table, example pages).")
+@click.option("--results", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Report a `mine --jsonl` result directory (report.json + phrases.jsonl) instead of the cluster.")
 def report(**kwargs):
     """Covered share, clutter distribution, index hogs, most cluttered documents and sites."""
     report_command(**kwargs)

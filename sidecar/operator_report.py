@@ -140,48 +140,73 @@ def _run_phrases(client, physical_index: str) -> list[dict]:
                                                 size=1000)]
 
 
-def explain(client, template_index: str, doc_id: str) -> dict:
+class PhraseFinder:
+    """Every occurrence of a run's phrases in a text: Aho–Corasick over the phrase tokens,
+    built once and applied to as many texts as needed (``explain``, the HTML report's
+    example pages). ``phrases``: dicts with ``tokens``, ``text``, ``df``, ``psi`` and
+    ``phrase_id`` (the phrase documents, or ``phrases.jsonl`` records)."""
+
+    def __init__(self, phrases: list[dict]):
+        from bloomspan.ingest.matcher import build_automaton
+
+        self.phrases = phrases
+        self._symbol: dict[str, int] = {}
+        patterns = [tuple(self._symbol.setdefault(t, len(self._symbol) + 1) for t in p["tokens"]) for p in phrases]
+        self._automaton = build_automaton(patterns) if patterns else None
+
+    def find(self, text: str) -> dict:
+        """``{"tokens", "covered_tokens", "covered_share", "spans" (merged, characters),
+        "phrases": [{"phrase_id", "text", "df", "psi", "occurrences", "spans"}, ...]}``."""
+        from bloomspan.engine.tokenizer import token_spans
+        from bloomspan.ingest.matcher import scan_symbols
+
+        from .annotate import covered_char_spans
+
+        tokens, starts, ends = token_spans(text)
+        covered = np.zeros(len(tokens), dtype=bool)
+        found: dict[int, list[list[int]]] = {}
+        if tokens and self._automaton is not None:
+            sym = np.fromiter((self._symbol.get(t, 0) for t in tokens), dtype=np.int32, count=len(tokens))
+            start, end, idx = scan_symbols(self._automaton, sym)
+            for s, e, i in zip(start.tolist(), end.tolist(), idx.tolist()):
+                covered[s:e] = True
+                found.setdefault(i, []).append([int(starts[s]), int(ends[e - 1])])
+        rows = [{"phrase_id": self.phrases[i].get("phrase_id"), "text": self.phrases[i]["text"],
+                 "df": self.phrases[i]["df"], "psi": self.phrases[i]["psi"], "occurrences": len(spans),
+                 "spans": spans} for i, spans in found.items()]
+        rows.sort(key=lambda r: (-r["occurrences"] * len(r["text"]), -r["psi"], r["text"]))
+        n, c = len(tokens), int(covered.sum())
+        return {"tokens": n, "covered_tokens": c, "covered_share": c / n if n else 0.0,
+                "spans": covered_char_spans(covered, starts, ends), "phrases": rows}
+
+
+def run_phrase_finder(client, run: dict) -> PhraseFinder:
+    """A :class:`PhraseFinder` over every phrase of ``run`` (a run document with ``physical_index``)."""
+    return PhraseFinder(_run_phrases(client, run["physical_index"]))
+
+
+def explain(client, template_index: str, doc_id: str, *, run: dict | None = None,
+            finder: PhraseFinder | None = None) -> dict:
     """Which phrases of the current run cover document ``doc_id``, and where.
 
     Returns ``{"id", "index", "run_id", "tokens", "covered_tokens", "covered_share",
     "spans": [[start, end], ...] (merged, characters), "phrases": [{"phrase_id", "text",
     "df", "psi", "occurrences", "spans"}, ...] (most occurrences first), "text"}``.
+    ``run`` (the current run document) and ``finder`` (:func:`run_phrase_finder` of it) may
+    be passed by a caller that explains several documents of one run.
     """
-    from bloomspan.engine.tokenizer import token_spans
-    from bloomspan.ingest.matcher import build_automaton, scan_symbols
-
     from .scroll import extract_text
 
-    if not aliased_indices(client, template_index):
-        raise RunNotFoundError(f"template index {template_index!r} has no published run", index=template_index)
-    run = current_run_doc(client, template_index)
+    if run is None:
+        if not aliased_indices(client, template_index):
+            raise RunNotFoundError(f"template index {template_index!r} has no published run", index=template_index)
+        run = current_run_doc(client, template_index)
     hit = _fetch_document(client, run["source_index"], doc_id)
     status, text = extract_text(hit.get("_source"), run["field"])
     text = text or ""
-    tokens, starts, ends = token_spans(text)
-    phrases = _run_phrases(client, run["physical_index"])
-    sym_of: dict[str, int] = {}
-    patterns = []
-    for p in phrases:
-        patterns.append(tuple(sym_of.setdefault(t, len(sym_of) + 1) for t in p["tokens"]))
-    covered = np.zeros(len(tokens), dtype=bool)
-    found: dict[int, list[list[int]]] = {}
-    if tokens and patterns:
-        sym = np.fromiter((sym_of.get(t, 0) for t in tokens), dtype=np.int32, count=len(tokens))
-        start, end, idx = scan_symbols(build_automaton(patterns), sym)
-        for s, e, i in zip(start.tolist(), end.tolist(), idx.tolist()):
-            covered[s:e] = True
-            found.setdefault(i, []).append([int(starts[s]), int(ends[e - 1])])
-    from .annotate import covered_char_spans
-
-    rows = [{"phrase_id": phrases[i].get("phrase_id"), "text": phrases[i]["text"], "df": phrases[i]["df"],
-             "psi": phrases[i]["psi"], "occurrences": len(spans), "spans": spans} for i, spans in found.items()]
-    rows.sort(key=lambda r: (-r["occurrences"] * len(r["text"]), -r["psi"], r["text"]))
-    n = len(tokens)
+    found = (finder or run_phrase_finder(client, run)).find(text)
     out = {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
-           "field_status": status, "tokens": n, "covered_tokens": int(covered.sum()),
-           "covered_share": float(covered.sum()) / n if n else 0.0,
-           "spans": covered_char_spans(covered, starts, ends), "phrases": rows, "text": text}
+           "field_status": status, **found, "text": text}
     if run.get("templates") and text:
         out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text)
     return out
