@@ -25,14 +25,28 @@ In ``strip`` mode ``doc[meta_field] = {"boilerplate_ratio": r}`` too, unless
 configured fields present. With ``fingerprint=True`` (any mode)
 ``doc[meta_field]["fingerprint"]`` is the base64 chunk fingerprint
 (:mod:`bloomspan.engine.chunk_fingerprint`) of the *stripped* text of the configured fields
-present (joined by a blank line), for near-duplicate collapse of search results; it is
-written on every valid document that has at least one configured field, matched or not.
+present (joined by a blank line), for near-duplicate collapse of search results.
 
-A document in which no phrase matches comes back as the *same object*, untouched, in
-every mode (only ``chunk_size`` adds ``field + chunks_suffix``, the chunks of the stripped
-text, and ``fingerprint`` adds ``meta_field.fingerprint``, to every document). With
-``max_ratio`` a document whose ``r`` exceeds it gets ``action == "drop"`` and a
+Every valid document gets its metadata, matched or not, so the queries of the README see
+every page: ``boilerplate_ratio`` is written as ``max(r, RATIO_FLOOR)`` (the field is a
+``rank_feature`` with negative impact, which Lucene stores as 1/value and cannot hold 0;
+a clean page stores 1e-4), and in ``downweight`` mode ``field + clean_suffix`` is written
+even when nothing was removed (then equal to the field). ``CleanResult.boilerplate_ratio``
+stays the exact ``r``. Keys of a ``meta_field`` object the document already holds are kept
+(the cleaner's own keys are replaced); a ``meta_field`` that holds something other than an
+object is a :class:`FieldTypeError`. Only in ``strip`` mode with ``meta_field=None`` (and
+no chunks) does a document without a match come back as the *same object*, untouched.
+With ``max_ratio`` a document whose ``r`` exceeds it gets ``action == "drop"`` and a
 ``reason``; the caller routes it (the cleaned document is still in the result).
+
+Stripping is idempotent: removing a span never leaves a phrase of the set formed across
+the junction, so a second pass over a stripped text removes nothing. The phrase matcher
+closes its spans under removal (:mod:`.matcher`, ``fixed_point``): boilerplate that was
+interrupted by other boilerplate (a footer split by a cookie banner) is boilerplate too,
+and is removed with it. With template records (line rules, skeletons) the stripped text
+is matched again until a pass removes nothing, and the tokens those passes remove count
+in ``r`` in ``strip`` and ``downweight`` mode (``mark`` reports the spans of the text as
+it is).
 
 Strip rule. Write the text as ``g0 t1 g1 t2 ... tn gn`` (tokens ``t``, non-token gaps
 ``g``). A merged span ``t_i .. t_j`` is removed together with the gaps on both sides,
@@ -84,6 +98,9 @@ from .template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher, template_scopes
 logger = logging.getLogger(__name__)
 
 MODES = ("strip", "mark", "downweight")
+# The smallest boilerplate_ratio written: Lucene stores a negative-impact rank_feature as
+# 1/value, so 0 (a clean page) cannot be stored.
+RATIO_FLOOR = 1e-4
 ACTIONS = ("keep", "drop", "error")
 
 _BLANK_LINE_RE = re.compile(r"\n[^\S\n]*\n|\r[^\S\r\n]*\r")
@@ -372,7 +389,27 @@ class Cleaner:
     def _find(self, texts: list[str], scopes: list) -> list[MatchResult]:
         if self.templates is not None:
             return self.templates.find_match_results(texts, scopes)
-        return self.matcher.find_batch(texts, scopes)
+        return self.matcher.find_batch(texts, scopes, fixed_point=True)
+
+    def _strip_all(self, texts: list[str], scopes: list, matches: list[MatchResult]) -> tuple[list[str], list[int]]:
+        """The stripped texts, and the tokens removed beyond ``matches``' spans: with template
+        records each changed text is matched again until a pass removes nothing (the phrase
+        matcher's spans are already closed under removal)."""
+        stripped = [strip_spans(t, m) for t, m in zip(texts, matches)]
+        extra = [0] * len(texts)
+        if self.templates is None or self.config.mode == "mark":
+            return stripped, extra
+        todo = [i for i, m in enumerate(matches) if m.n_spans]
+        while todo:
+            again = self.templates.find_match_results([stripped[i] for i in todo], [scopes[i] for i in todo])
+            nxt = []
+            for i, m in zip(todo, again):
+                if m.n_spans:
+                    stripped[i] = strip_spans(stripped[i], m)
+                    extra[i] += m.covered_tokens
+                    nxt.append(i)
+            todo = nxt
+        return stripped, extra
 
     def clean(self, doc: Any, doc_id: Any = None) -> CleanResult:
         """Clean one document; never raises for bad input (see :class:`CleanResult`)."""
@@ -427,12 +464,24 @@ class Cleaner:
             for i, doc, _, _ in todo:
                 results[i] = self.clean(doc, ids[i])
             return
+        try:
+            stripped, extra = self._strip_all(texts, scopes, matches)
+        except Exception as e:
+            if len(todo) == 1:
+                i, doc = todo[0][:2]
+                results[i] = self._failed(doc, ids[i], e)
+                return
+            logger.exception("batch stripping failed; retrying %d documents one by one", len(todo))
+            for i, doc, _, _ in todo:
+                results[i] = self.clean(doc, ids[i])
+            return
         j = 0
         for i, doc, _, fields in todo:
-            field_matches = dict(zip(fields, matches[j : j + len(fields)]))
+            k = slice(j, j + len(fields))
             j += len(fields)
+            field_matches = dict(zip(fields, matches[k]))
             try:
-                results[i] = self._apply(doc, ids[i], fields, field_matches)
+                results[i] = self._apply(doc, ids[i], field_matches, dict(zip(fields, stripped[k])), sum(extra[k]))
             except Exception as e:  # a bug: keep the document, report it
                 results[i] = self._failed(doc, ids[i], e)
 
@@ -480,41 +529,44 @@ class Cleaner:
                     continue
                 return self._error(doc, EmptyFieldError("empty string", doc_id=doc_id, field=name))
             texts[name] = value
+        if cfg.meta_field is not None:
+            meta = doc.get(cfg.meta_field)
+            if meta is not None and not isinstance(meta, dict):
+                return self._error(doc, FieldTypeError(
+                    f"holds {type(meta).__name__}, but the cleaner writes its metadata object there; rename the "
+                    "document's field or give another meta_field", doc_id=doc_id, field=cfg.meta_field))
         return scope, texts
 
-    def _apply(self, doc: dict, doc_id: Any, texts: dict[str, str], matches: dict[str, MatchResult]) -> CleanResult:
+    def _apply(self, doc: dict, doc_id: Any, matches: dict[str, MatchResult], stripped: dict[str, str],
+               extra_covered: int) -> CleanResult:
         cfg = self.config
         result = CleanResult(doc=doc, doc_id=doc_id)
         for name, m in matches.items():
             result.fields[name] = FieldReport(m, self._ids)
             result.n_tokens += m.n_tokens
             result.covered_tokens += m.covered_tokens
+        result.covered_tokens += extra_covered
         any_span = result.covered_tokens > 0
         fingerprint = cfg.fingerprint and bool(matches)
-        if not any_span and cfg.chunk_size is None and not fingerprint:
-            return result  # the input object, untouched
+        if not matches or (cfg.meta_field is None and not any_span and cfg.chunk_size is None):
+            return result  # no field to clean, or strip mode without metadata: the input object, untouched
 
         out = dict(doc)
-        cleaned: list[str] = []
-        for name, m in matches.items():
-            stripped = strip_spans(texts[name], m)
-            cleaned.append(stripped)
+        for name, text in stripped.items():
             if cfg.mode == "strip":
-                out[name] = stripped
-            elif cfg.mode == "downweight" and any_span:
-                out[name + cfg.clean_suffix] = stripped
+                out[name] = text
+            elif cfg.mode == "downweight":
+                out[name + cfg.clean_suffix] = text
             if cfg.chunk_size is not None:
-                out[name + cfg.chunks_suffix] = [c.text for c in chunk_text(stripped, cfg.chunk_size, cfg.chunk_overlap)]
-        if any_span and cfg.meta_field is not None:
-            meta: dict[str, Any] = {}
+                out[name + cfg.chunks_suffix] = [c.text for c in chunk_text(text, cfg.chunk_size, cfg.chunk_overlap)]
+        if cfg.meta_field is not None:
+            meta: dict[str, Any] = dict(doc.get(cfg.meta_field) or {})
             if cfg.mode == "mark":
                 meta["spans"] = [{"field": name, "start": cs, "end": ce, "phrase_ids": pids}
                                  for name, rep in result.fields.items() for cs, ce, pids in rep.spans]  # fmt: skip
-            meta["boilerplate_ratio"] = result.boilerplate_ratio
-            out[cfg.meta_field] = meta
-        if fingerprint:
-            meta = out[cfg.meta_field] if any_span else {}  # the fresh dict built above, or a new one
-            meta["fingerprint"] = fingerprint_b64("\n\n".join(cleaned))
+            meta["boilerplate_ratio"] = max(result.boilerplate_ratio, RATIO_FLOOR)
+            if fingerprint:
+                meta["fingerprint"] = fingerprint_b64("\n\n".join(stripped.values()))
             out[cfg.meta_field] = meta
         result.doc = out
         result.changed = True

@@ -16,6 +16,15 @@ Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
 4. A merged span ``[ts, te)`` maps to characters ``[starts[ts], ends[te - 1])``: from the
    first token's first character to the last token's last character, so the punctuation
    and whitespace between its tokens is inside, nothing before or after it.
+5. With ``fixed_point=True`` (what the cleaner asks for) the spans are closed under
+   removal: the automaton runs again over the tokens the spans leave (the token sequence a
+   stripped text has, see :mod:`.cleaner`), and a phrase found there — necessarily across
+   the place where a span was cut out, since every other occurrence was found in step 2 —
+   is covered too, from its first to its last token in the original text (the removed
+   tokens between its parts are inside). Repeated until a pass finds nothing, so a
+   stripped text holds no phrase of the set: stripping it again removes nothing. Each pass
+   re-scans only the documents the previous pass changed and removes at least one token
+   of each, so passes are few (one extra, finding nothing, on typical pages).
 
 The automaton (:class:`Automaton`) is a set of numpy arrays: a dense transition row for
 the root, a CSR table of sorted transitions for the other states, failure links,
@@ -286,7 +295,8 @@ class MatchResult:
     n_tokens, covered_tokens: tokens in the text, tokens inside some merged span.
     token_starts, token_ends: int64 (N,) character offsets of the tokens (ends exclusive).
     match_start, match_end:   int64 (M,) token range of each match (end exclusive), sorted
-                              by (start, end, phrase).
+                              by (start, end, phrase); a match found across a removed span
+                              (``fixed_point``) ranges over the removed tokens too.
     match_phrase:             int32 (M,) phrase index (position in the PhraseSet).
     match_span:               int64 (M,) merged span that contains the match.
     span_token_start/end:     int64 (K,) merged token ranges, ascending, disjoint, never adjacent.
@@ -361,15 +371,17 @@ class PhraseMatcher:
     def _doc_scope(self, scope: str | None) -> int:
         return self.scope_ids.get(scope, UNKNOWN_SCOPE) if scope is not None else UNKNOWN_SCOPE
 
-    def find(self, text: str, scope: str | None = None) -> MatchResult:
+    def find(self, text: str, scope: str | None = None, fixed_point: bool = False) -> MatchResult:
         """Matches of one text (see :meth:`find_batch`)."""
-        return self.find_batch([text], [scope])[0]
+        return self.find_batch([text], [scope], fixed_point=fixed_point)[0]
 
-    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | None] | None = None) -> list[MatchResult]:
+    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | None] | None = None,
+                   fixed_point: bool = False) -> list[MatchResult]:
         """Tokenize, match, merge and map to character offsets, for each text.
 
         ``scopes[d]`` is text d's scope: phrases scoped elsewhere are left out
-        (None: only unscoped phrases apply). Texts are processed in rounds of about
+        (None: only unscoped phrases apply). ``fixed_point``: close the spans under
+        removal (module docstring, step 5). Texts are processed in rounds of about
         BATCH_CHARS characters.
         """
         texts = list(texts)
@@ -383,25 +395,64 @@ class PhraseMatcher:
             while end < len(texts) and (end == begin or chars + len(texts[end]) <= BATCH_CHARS):
                 chars += len(texts[end])
                 end += 1
-            out.extend(self._find_round(texts[begin:end], scopes[begin:end]))
+            out.extend(self._find_round(texts[begin:end], scopes[begin:end], fixed_point))
             begin = end
         return out
 
-    def _find_round(self, texts: list[str], scopes: list[str | None]) -> list[MatchResult]:
+    def _scan_scoped(self, sym: np.ndarray, tok_off: np.ndarray, doc_scope: np.ndarray | None):
+        """Matches ``(start, end, index, doc)`` in ``sym`` whose phrase applies to their document."""
+        m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
+        m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
+        if doc_scope is not None and m_idx.shape[0]:
+            ps = self.phrase_scope[m_idx]
+            keep = (ps == GLOBAL_SCOPE) | (ps == doc_scope[m_doc])
+            if not keep.all():
+                m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
+        return m_start, m_end, m_idx, m_doc
+
+    def _close_under_removal(self, sym, tok_off, doc_scope, m_start, m_end, m_idx, m_doc):
+        """Add the matches found across removed spans until none is left (step 5); returns
+        the matches, sorted by (start, end, index), in the coordinates of ``sym``."""
+        n_docs = tok_off.shape[0] - 1
+        tok_doc = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(tok_off))
+        is_covered = np.zeros(sym.shape[0], dtype=bool)
+        parts = [(m_start, m_end, m_idx, m_doc)]
+        new_start, new_end, new_doc = m_start, m_end, m_doc
+        while new_doc.shape[0]:
+            delta = np.zeros(sym.shape[0] + 1, dtype=np.int64)
+            np.add.at(delta, new_start, 1)
+            np.add.at(delta, new_end, -1)
+            is_covered |= np.cumsum(delta[:-1]) > 0
+            changed = np.zeros(n_docs, dtype=bool)
+            changed[new_doc] = True
+            left = np.flatnonzero(~is_covered & changed[tok_doc])
+            if left.shape[0] == 0:
+                break
+            left_doc = tok_doc[left]
+            left_off = np.zeros(n_docs + 1, dtype=np.int64)
+            np.cumsum(np.bincount(left_doc, minlength=n_docs), out=left_off[1:])
+            s, e, idx, d = self._scan_scoped(sym[left], left_off, doc_scope)
+            if s.shape[0] == 0:
+                break
+            new_start, new_end, new_doc = left[s], left[e - 1] + 1, d
+            parts.append((new_start, new_end, idx, new_doc))
+        if len(parts) == 1:
+            return m_start, m_end, m_idx, m_doc
+        m_start, m_end, m_idx, m_doc = (np.concatenate(col) for col in zip(*parts))
+        order = np.lexsort((m_idx, m_end, m_start))
+        return m_start[order], m_end[order], m_idx[order], m_doc[order]
+
+    def _find_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool = False) -> list[MatchResult]:
         n_docs = len(texts)
         ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
         # uint32 wrap-around: UNKNOWN (2**32 - 1) + 1 == 0, the sentinel; id i -> i + 1.
         sym = (ids + np.uint32(1)).astype(np.int32)
         if not sym.any():
             return [MatchResult.no_match(cstart[a:b], cend[a:b]) for a, b in zip(tok_off[:-1].tolist(), tok_off[1:].tolist())]
-        m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
-        m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
-        if self.scope_ids and m_idx.shape[0]:
-            doc_scope = np.fromiter(map(self._doc_scope, scopes), dtype=np.int32, count=n_docs)
-            ps = self.phrase_scope[m_idx]
-            keep = (ps == GLOBAL_SCOPE) | (ps == doc_scope[m_doc])
-            if not keep.all():
-                m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
+        doc_scope = np.fromiter(map(self._doc_scope, scopes), dtype=np.int32, count=n_docs) if self.scope_ids else None
+        m_start, m_end, m_idx, m_doc = self._scan_scoped(sym, tok_off, doc_scope)
+        if fixed_point and m_start.shape[0]:
+            m_start, m_end, m_idx, m_doc = self._close_under_removal(sym, tok_off, doc_scope, m_start, m_end, m_idx, m_doc)
         m = m_start.shape[0]
         s_start, s_end, s_doc, group = (np.empty(m, dtype=np.int64) for _ in range(4))
         k = merge_spans(m_start, m_end, m_doc, s_start, s_end, s_doc, group)
@@ -437,15 +488,26 @@ class PhraseMatcher:
             ))  # fmt: skip
         return results
 
-    def find_reference(self, text: str, scope: str | None = None) -> MatchResult:
-        """Plain twin of :meth:`find`: token_spans, a dict lookup, the reference scan and merge."""
+    def find_reference(self, text: str, scope: str | None = None, fixed_point: bool = False) -> MatchResult:
+        """Plain twin of :meth:`find`: token_spans, a dict lookup, the reference scan and merge
+        (``fixed_point``: scan the tokens left by the spans again until nothing is found)."""
         tokens, starts, ends = token_spans(text)
         doc_scope = self._doc_scope(scope)
-        found = [
-            (s, e, p)
-            for s, e, p in find_matches_reference([ph.tokens for ph in self.phrase_set], tokens)
-            if self.phrase_scope[p] in (GLOBAL_SCOPE, doc_scope)
-        ]
+        phrases = [ph.tokens for ph in self.phrase_set]
+
+        def scan(toks: list) -> list[tuple[int, int, int]]:
+            return [(s, e, p) for s, e, p in find_matches_reference(phrases, toks)
+                    if self.phrase_scope[p] in (GLOBAL_SCOPE, doc_scope)]
+
+        found = scan(tokens)
+        covered = {i for s, e, _ in found for i in range(s, e)}
+        while fixed_point:
+            left = [i for i in range(len(tokens)) if i not in covered]
+            across = [(left[s], left[e - 1] + 1, p) for s, e, p in scan([tokens[i] for i in left])]
+            if not across:
+                break
+            found = sorted(found + across)
+            covered |= {i for s, e, _ in across for i in range(s, e)}
         merged = merge_spans_reference([(s, e) for s, e, _ in found])
         span_of = [next(k for k, (a, b) in enumerate(merged) if a <= s and e <= b) for s, e, _ in found]
         i64 = lambda xs: np.asarray(xs, dtype=np.int64).reshape(-1)  # noqa: E731

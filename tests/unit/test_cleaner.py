@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bloomspan.engine.tokenizer import token_spans, tokenize
 from bloomspan.ingest.chunking import chunk_text
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig, _split_gap, junction
+from bloomspan.ingest.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _split_gap, junction
 from bloomspan.ingest.errors import (
     CleaningFailedError,
     DocumentTooLargeError,
@@ -63,10 +63,18 @@ def _doc_case(draw):
 
 
 def _reference_spans(text, phrases):
-    """Merged token spans from the plain-Python reference matcher."""
+    """Merged token spans from the plain-Python reference matcher, closed under removal:
+    the tokens the spans leave are scanned again until no phrase is found among them."""
     toks = tokenize(text)
     found = find_matches_reference(phrases, toks)
-    return merge_spans_reference([(s, e) for s, e, _ in found]), found
+    covered = {i for s, e, _ in found for i in range(s, e)}
+    while True:
+        left = [i for i in range(len(toks)) if i not in covered]
+        across = [(left[s], left[e - 1] + 1, p) for s, e, p in find_matches_reference(phrases, [toks[i] for i in left])]
+        if not across:
+            return merge_spans_reference([(s, e) for s, e, _ in found]), found
+        found += across
+        covered |= {i for s, e, _ in across for i in range(s, e)}
 
 
 def _expected_strip(text, merged):
@@ -103,8 +111,8 @@ def test_strip_removes_exactly_the_matched_spans(case):
     assert tokenize(stripped) == [t for i, t in enumerate(toks) if i not in removed]
     if merged:
         assert res.doc["bloomspan"]["boilerplate_ratio"] == len(removed) / len(toks)
-    else:
-        assert res.doc is not None and res.doc["body"] is text and "bloomspan" not in res.doc
+    else:  # nothing to strip: the text is kept, and the page still gets its (floor) ratio
+        assert res.doc["body"] is text and res.doc["bloomspan"] == {"boilerplate_ratio": RATIO_FLOOR}
 
 
 @settings(derandomize=True, max_examples=150, deadline=None)
@@ -119,7 +127,7 @@ def test_mark_spans_retokenize_to_their_phrases(case):
     merged, _ = _reference_spans(text, [p.tokens for p in ps])
     assert res.doc["body"] is text and res.doc["other"] is doc["other"]
     if not merged:
-        assert res.doc is doc and not res.changed
+        assert res.doc["bloomspan"] == {"spans": [], "boilerplate_ratio": RATIO_FLOOR}
         return
     meta = res.doc["bloomspan"]
     _, starts, ends = token_spans(text)
@@ -150,11 +158,10 @@ def test_downweight_keeps_original_and_adds_stripped_copy(case):
     strip = Cleaner(ps, CleanerConfig(fields=["body"])).clean(doc)
     down = Cleaner(ps, CleanerConfig(fields=["body"], mode="downweight")).clean(doc)
     assert down.doc["body"] is text
-    if strip.changed:
-        assert down.doc["body_clean"] == strip.doc["body"]
-        assert down.doc["bloomspan"] == {"boilerplate_ratio": strip.boilerplate_ratio}
-    else:
-        assert down.doc is doc and "body_clean" not in doc
+    # every page gets the clean copy (equal to the field when nothing was removed) and a ratio
+    assert down.doc["body_clean"] == strip.doc["body"]
+    assert down.doc["bloomspan"] == {"boilerplate_ratio": max(strip.boilerplate_ratio, RATIO_FLOOR)}
+    assert "body_clean" not in doc
 
 
 # -- the junction rule ----------------------------------------------------------------------
@@ -241,13 +248,37 @@ def test_cyrillic_phrases_at_start_and_end():
 
 # -- untouched documents ------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["strip", "mark", "downweight"])
-def test_doc_without_phrases_comes_back_identical(mode):
+def test_doc_without_phrases_keeps_its_text_and_gets_the_floor_ratio(mode):
     doc = {"_id": 3, "body": "Nothing  to\u00a0see, here.\n\n", "title": "t", "n": [1, {"x": None}]}
     snapshot = copy.deepcopy(doc)
     res = _cleaner("share this article", mode=mode).clean(doc)
-    assert res.doc is doc and doc == snapshot
-    assert res.doc is doc and not res.changed and res.action == "keep" and res.boilerplate_ratio == 0.0
+    assert doc == snapshot  # the input is never mutated
+    assert res.action == "keep" and res.boilerplate_ratio == 0.0
     assert res.doc["body"].encode() == snapshot["body"].encode()
+    assert {k: v for k, v in res.doc.items() if k not in ("bloomspan", "body_clean")} == snapshot
+    assert res.doc["bloomspan"]["boilerplate_ratio"] == RATIO_FLOOR  # a rank_feature cannot hold 0
+    if mode == "downweight":
+        assert res.doc["body_clean"] == snapshot["body"]
+
+
+def test_strip_without_metadata_returns_an_untouched_document_as_is():
+    doc = {"body": "Nothing to see here."}
+    res = _cleaner("share this article", meta_field=None).clean(doc)
+    assert res.doc is doc and not res.changed
+
+
+def test_a_users_own_keys_under_the_meta_field_are_kept():
+    doc = {"body": "Share this article. Hello.", "bloomspan": {"owner": "crawler-7", "boilerplate_ratio": 0.9}}
+    res = _cleaner("share this article").clean(doc)
+    assert res.doc["bloomspan"] == {"owner": "crawler-7", "boilerplate_ratio": 0.75}
+    assert doc["bloomspan"] == {"owner": "crawler-7", "boilerplate_ratio": 0.9}
+
+
+def test_a_meta_field_that_is_not_an_object_is_a_document_error():
+    doc = {"body": "Share this article. Hello.", "bloomspan": "v2"}
+    res = _cleaner("share this article").clean(doc)
+    assert res.action == "error" and isinstance(res.error, FieldTypeError) and res.error.field == "bloomspan"
+    assert res.doc is doc
 
 
 def test_chunks_are_added_to_every_doc_when_configured():
@@ -330,13 +361,13 @@ def test_batch_returns_one_result_per_doc_in_order():
     docs = [{"_id": 0, "body": "a read more"}, "junk", {"_id": 2}, {"_id": 3, "body": "plain"}]
     results = c.clean_batch(docs)
     assert [r.action for r in results] == ["keep", "error", "error", "keep"]
-    assert results[0].doc["body"] == "a" and results[1].doc == "junk" and results[3].doc is docs[3]
+    assert results[0].doc["body"] == "a" and results[1].doc == "junk" and results[3].doc["body"] is docs[3]["body"]
 
 
 def test_internal_failure_is_reported_and_keeps_the_doc(monkeypatch):
     c = _cleaner("read more")
 
-    def boom(texts, scopes=None):
+    def boom(texts, scopes=None, fixed_point=False):
         raise RuntimeError("kernel exploded")
 
     monkeypatch.setattr(c.matcher, "find_batch", boom)
@@ -350,10 +381,10 @@ def test_a_failing_document_does_not_sink_its_batch(monkeypatch):
     c = _cleaner("read more")
     real = c.matcher.find_batch
 
-    def fragile(texts, scopes=None):
+    def fragile(texts, scopes=None, fixed_point=False):
         if any("BOOM" in t for t in texts):
             raise RuntimeError("bad text")
-        return real(texts, scopes)
+        return real(texts, scopes, fixed_point)
 
     monkeypatch.setattr(c.matcher, "find_batch", fragile)
     docs = [{"_id": 1, "body": "a read more"}, {"_id": 2, "body": "BOOM read more"}, {"_id": 3, "body": "read more b"}]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bloomspan.engine.chunk_fingerprint import fingerprint, fingerprint_b64
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.phrase_set import PhraseSet
 
@@ -26,10 +26,10 @@ def _cleaner(**kw) -> Cleaner:
     return Cleaner(PHRASES, CleanerConfig(fingerprint=True, **kw))
 
 
-def test_off_by_default_nothing_changes():
+def test_off_by_default_no_fingerprint():
     doc = {"text": BODY}
     res = Cleaner(PHRASES, CleanerConfig(fields=("text",))).clean(doc)
-    assert res.doc is doc and not res.changed
+    assert "fingerprint" not in res.doc["bloomspan"] and res.doc["text"] is BODY
 
 
 @pytest.mark.parametrize("mode", ["strip", "mark", "downweight"])
@@ -53,8 +53,9 @@ def test_a_document_without_boilerplate_still_gets_its_fingerprint():
     doc = {"text": BODY, "n": 3}
     res = _cleaner().clean(doc)
     assert res.changed and res.doc is not doc
-    assert res.doc == {"text": BODY, "n": 3, "bloomspan": {"fingerprint": fingerprint_b64(BODY)}}
-    assert "boilerplate_ratio" not in res.doc["bloomspan"]  # no rank_feature of 0 (Lucene rejects it)
+    # the ratio is the floor, never 0 (Lucene cannot store 0 in a negative-impact rank_feature)
+    assert res.doc == {"text": BODY, "n": 3, "bloomspan": {"fingerprint": fingerprint_b64(BODY),
+                                                           "boilerplate_ratio": RATIO_FLOOR}}
 
 
 def test_pages_that_differ_only_in_boilerplate_get_equal_fingerprints():
