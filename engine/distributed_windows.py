@@ -1,0 +1,289 @@
+"""Frequent-window runs: the part of a corpus shard that can hold a frequent phrase.
+
+Why this reduction is exact
+---------------------------
+Let L = min_length. Every L-token window inside an occurrence of a frequent phrase P
+(|P| >= L, df(P) >= sigma) has df >= df(P) >= sigma (anti-monotonicity). So every
+occurrence of P lies inside the union of the *frequent windows* (df >= sigma) of its
+document, within one maximal interval of that union (its windows overlap or touch). Cut
+each document down to those intervals, keep them separate (nothing may cross from one
+interval to the next) but in their document (df counts documents): then for every phrase
+of length >= L the occurrences in the reduced corpus are a subset of those in the corpus
+(intervals are disjoint substrings), and all of them when the phrase is frequent. Frequent
+phrases, their df, their occurrences and their frequent extensions are therefore the same,
+and so are the maximal ones and their coverage.
+
+Windows are compared by a 64-bit hash. A collision can only merge two windows' document
+counts, so it can only make a window look frequent when it is not: the intervals grow,
+which the argument above allows (any disjoint substrings containing every frequent window
+will do). Exactness never depends on the hashes being collision-free; the reduced corpus
+is mined on true tokens.
+
+Arrays: a shard is ``ids`` uint32 (W,) local token ids and ``doc_offsets`` int64 (D+1,);
+``token_hash`` uint64 (V,) is the 64-bit hash of each local id's string.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplication by it is a bijection mod 2**64
+_M64 = (1 << 64) - 1
+
+
+def string_hashes(strings: Sequence[str]) -> np.ndarray:
+    """uint64 (len(strings),): the first 8 bytes of BLAKE2b of each string's UTF-8 (little-endian).
+
+    The same string has the same hash on every worker, with no vocabulary shared between them.
+    """
+    out = np.empty(len(strings), dtype=np.uint64)
+    for i, s in enumerate(strings):
+        out[i] = int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                "little")
+    return out
+
+
+def window_counts(doc_offsets: np.ndarray, length: int) -> np.ndarray:
+    """int64 (D,): number of ``length``-token windows of each document (0 if shorter)."""
+    return np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(h):
+    """splitmix64 finalizer: spreads the polynomial's bits over all 64 (partitions use the top)."""
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _window_hashes(ids, token_hash, doc_offsets, length, out_hash, out_start):
+    top = np.uint64(1)  # BASE ** (length - 1) mod 2**64
+    for _ in range(length - 1):
+        top *= _BASE
+    n = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        a, b = doc_offsets[d], doc_offsets[d + 1]
+        if b - a < length:
+            continue
+        h = np.uint64(0)
+        for i in range(a, a + length):
+            h = h * _BASE + token_hash[ids[i]]
+        out_hash[n] = _finish(h)
+        out_start[n] = a
+        n += 1
+        for s in range(a + 1, b - length + 1):
+            h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+            out_hash[n] = _finish(h)
+            out_start[n] = s
+            n += 1
+    return n
+
+
+def window_hashes(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Hash of every ``length``-token window inside a document, documents in order.
+
+    Returns ``(hashes, starts)``: uint64 (N,) and int64 (N,) window start positions, N =
+    ``window_counts(doc_offsets, length).sum()``; a window is tokens ``starts[i]:+length``.
+    The hash is a polynomial in the token hashes (base odd, mod 2**64), finalized by
+    splitmix64, so it depends only on the window's token strings.
+    """
+    ids = np.ascontiguousarray(ids, dtype=np.uint32)
+    token_hash = np.ascontiguousarray(token_hash, dtype=np.uint64)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if length < 1:
+        raise ValueError(f"length={length}: windows need at least one token")
+    if ids.size and int(ids.max()) >= token_hash.shape[0]:
+        raise ValueError(f"token_hash has {token_hash.shape[0]} entries; ids reach {int(ids.max())}")
+    n = int(window_counts(doc_offsets, length).sum())
+    out_hash = np.empty(n, dtype=np.uint64)
+    out_start = np.empty(n, dtype=np.int64)
+    got = _window_hashes(ids, token_hash, doc_offsets, np.int64(length), out_hash, out_start)
+    assert got == n
+    return out_hash, out_start
+
+
+def _finish_py(h: int) -> int:
+    h ^= h >> 30
+    h = (h * 0xBF58476D1CE4E5B9) & _M64
+    h ^= h >> 27
+    h = (h * 0x94D049BB133111EB) & _M64
+    return h ^ (h >> 31)
+
+
+def window_hashes_reference(ids, token_hash, doc_offsets, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`window_hashes`: each window hashed from scratch with Python ints."""
+    base = int(_BASE)
+    hashes, starts = [], []
+    th = [int(x) for x in np.asarray(token_hash)]
+    ids = [int(x) for x in np.asarray(ids)]
+    off = [int(x) for x in np.asarray(doc_offsets)]
+    for d in range(len(off) - 1):
+        for s in range(off[d], off[d + 1] - length + 1):
+            h = 0
+            for i in range(s, s + length):
+                h = (h * base + th[ids[i]]) & _M64
+            hashes.append(_finish_py(h))
+            starts.append(s)
+    return np.asarray(hashes, dtype=np.uint64), np.asarray(starts, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- counting by key
+@njit(cache=True, nogil=True)
+def _count_by_key(keys, groups, weights, use_groups, table_bits):
+    """Open addressing over ``keys``: per distinct key, the sum of ``weights``, counting a
+    key once per run of equal ``groups`` (keys arrive grouped by document when used)."""
+    size = np.int64(1) << table_bits
+    mask = np.uint64(size - 1)
+    slot_key = np.zeros(size, dtype=np.uint64)
+    slot_used = np.zeros(size, dtype=np.bool_)
+    slot_last = np.full(size, -1, dtype=np.int64)
+    slot_sum = np.zeros(size, dtype=np.int64)
+    order = np.empty(keys.shape[0], dtype=np.int64)
+    n_unique = 0
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        s = np.int64((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - table_bits)) if table_bits > 0 else 0
+        while slot_used[s] and slot_key[s] != k:
+            s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
+        if not slot_used[s]:
+            slot_used[s] = True
+            slot_key[s] = k
+            order[n_unique] = s
+            n_unique += 1
+        if use_groups:
+            g = groups[i]
+            if slot_last[s] != g:
+                slot_last[s] = g
+                slot_sum[s] += 1
+        else:
+            slot_sum[s] += weights[i]
+    out_keys = np.empty(n_unique, dtype=np.uint64)
+    out_sum = np.empty(n_unique, dtype=np.int64)
+    for j in range(n_unique):
+        out_keys[j] = slot_key[order[j]]
+        out_sum[j] = slot_sum[order[j]]
+    return out_keys, out_sum
+
+
+def _table_bits(n: int) -> int:
+    return max(4, int(2 * max(n, 1) - 1).bit_length())  # load <= 1/2
+
+
+def distinct_document_counts(hashes: np.ndarray, window_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct window hash, the number of distinct documents holding it.
+
+    hashes: uint64 (N,); window_doc: int64 (N,) non-decreasing (windows in document order).
+    Returns ``(keys, counts)``: uint64 (K,) ascending, int64 (K,).
+    """
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+    window_doc = np.ascontiguousarray(window_doc, dtype=np.int64)
+    if window_doc.size > 1 and np.any(np.diff(window_doc) < 0):
+        raise ValueError("window_doc must be non-decreasing (windows in document order)")
+    keys, counts = _count_by_key(hashes, window_doc, np.zeros(0, dtype=np.int64), True, _table_bits(hashes.size))
+    order = np.argsort(keys)
+    return keys[order], counts[order]
+
+
+def sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys ascending, summed weights)`` of uint64 ``keys`` and int64 ``weights``."""
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    weights = np.ascontiguousarray(weights, dtype=np.int64)
+    out_keys, out_sum = _count_by_key(keys, np.zeros(0, dtype=np.int64), weights, False, _table_bits(keys.size))
+    order = np.argsort(out_keys)
+    return out_keys[order], out_sum[order]
+
+
+def distinct_document_counts_reference(hashes, window_doc) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`distinct_document_counts`: a set of (hash, doc) pairs."""
+    docs: dict[int, set] = {}
+    for h, d in zip(np.asarray(hashes).tolist(), np.asarray(window_doc).tolist()):
+        docs.setdefault(h, set()).add(d)
+    keys = sorted(docs)
+    return np.asarray(keys, dtype=np.uint64), np.asarray([len(docs[k]) for k in keys], dtype=np.int64)
+
+
+def partition_of(keys: np.ndarray, n_partitions: int) -> np.ndarray:
+    """int64 (N,): the reducer owning each 64-bit key (its top 32 bits, modulo)."""
+    return ((np.asarray(keys, dtype=np.uint64) >> np.uint64(32)) % np.uint64(n_partitions)).astype(np.int64)
+
+
+def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """bool (N,): ``keys[i]`` is in ``sorted_set`` (uint64, ascending, distinct)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    if sorted_set.size == 0:
+        return np.zeros(keys.shape[0], dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, keys), sorted_set.size - 1)
+    return sorted_set[at] == keys
+
+
+# ---------------------------------------------------------------------- runs
+@dataclass
+class Segments:
+    """Maximal intervals of a shard's frequent windows, in document order.
+
+    doc:   int64 (S,) local document of each interval (non-decreasing)
+    start: int64 (S,) first token (shard position); end: int64 (S,) exclusive end
+    Intervals of one document are disjoint, ascending and never touch (touching ones merge).
+    """
+
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @property
+    def n_tokens(self) -> int:
+        return int((self.end - self.start).sum())
+
+
+def frequent_segments(starts: np.ndarray, frequent: np.ndarray, doc_offsets: np.ndarray, length: int) -> Segments:
+    """The union of the frequent windows of each document as maximal intervals.
+
+    starts: int64 (N,) window starts in document order (from :func:`window_hashes`);
+    frequent: bool (N,); doc_offsets: int64 (D+1,); length: window length.
+    """
+    s = np.asarray(starts, dtype=np.int64)[np.asarray(frequent, dtype=bool)]
+    doc = np.searchsorted(np.asarray(doc_offsets, dtype=np.int64), s, side="right") - 1
+    if s.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return Segments(z, z.copy(), z.copy())
+    new = np.ones(s.size, dtype=bool)
+    # A window starting after the previous one's end leaves a gap; starting at its end
+    # touches it (still one contiguous substring, so it merges).
+    new[1:] = (doc[1:] != doc[:-1]) | (s[1:] > s[:-1] + length)
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], s.size) - 1
+    return Segments(doc[first], s[first], s[last] + length)
+
+
+def frequent_segments_reference(starts, frequent, doc_offsets, length: int) -> Segments:
+    """Plain twin of :func:`frequent_segments`: a covered-token mask per document."""
+    off = [int(x) for x in np.asarray(doc_offsets)]
+    mask = np.zeros(off[-1], dtype=bool)
+    for st, f in zip(np.asarray(starts).tolist(), np.asarray(frequent).tolist()):
+        if f:
+            mask[st:st + length] = True
+    docs, a_s, b_s = [], [], []
+    for d in range(len(off) - 1):
+        t = off[d]
+        while t < off[d + 1]:
+            if mask[t]:
+                u = t
+                while u < off[d + 1] and mask[u]:
+                    u += 1
+                docs.append(d)
+                a_s.append(t)
+                b_s.append(u)
+                t = u
+            else:
+                t += 1
+    as64 = lambda xs: np.asarray(xs, dtype=np.int64)  # noqa: E731
+    return Segments(as64(docs), as64(a_s), as64(b_s))

@@ -1,0 +1,180 @@
+"""Kernels of the distributed miner against their plain twins, and the reduction's exactness:
+mining the frequent-window intervals gives what mining the whole corpus gives."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bloomspan.engine.bloomspan import mine_bloomspan
+from bloomspan.engine.config import MiningConfig
+from bloomspan.engine.distributed_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
+from bloomspan.engine.distributed_windows import (distinct_document_counts, distinct_document_counts_reference,
+                                                  frequent_segments, frequent_segments_reference, is_member,
+                                                  partition_of, string_hashes, sum_by_key, window_counts,
+                                                  window_hashes, window_hashes_reference)
+from bloomspan.engine.naive_oracle import mine_naive
+
+
+def _corpus(draw_docs):
+    lens = [len(d) for d in draw_docs]
+    tokens = np.asarray([t for d in draw_docs for t in d], dtype=np.uint32)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    return tokens, offsets
+
+
+docs_strategy = st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 6))
+def test_window_hashes_match_reference(docs, length):
+    tokens, offsets = _corpus(docs)
+    th = string_hashes([f"w{i}" for i in range(6)])
+    h, s = window_hashes(tokens, th, offsets, length)
+    h_ref, s_ref = window_hashes_reference(tokens, th, offsets, length)
+    assert np.array_equal(h, h_ref) and np.array_equal(s, s_ref)
+    assert h.size == window_counts(offsets, length).sum()
+
+
+def test_window_hash_depends_only_on_the_window():
+    th = string_hashes(["a", "b", "c", "d"])
+    tokens = np.asarray([0, 1, 2, 3, 1, 0, 1, 2], dtype=np.uint32)
+    h, s = window_hashes(tokens, th, np.asarray([0, 8]), 3)
+    assert h[0] == h[5] and len(set(h.tolist())) == 5  # "a b c" twice, the rest distinct
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 4))
+def test_distinct_document_counts_match_reference(docs, length):
+    tokens, offsets = _corpus(docs)
+    th = string_hashes([str(i) for i in range(6)])
+    h, s = window_hashes(tokens, th, offsets, length)
+    doc = np.searchsorted(offsets, s, side="right") - 1
+    keys, counts = distinct_document_counts(h, doc)
+    k_ref, c_ref = distinct_document_counts_reference(h, doc)
+    assert np.array_equal(keys, k_ref) and np.array_equal(counts, c_ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pairs=st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 50)), max_size=60))
+def test_sum_by_key(pairs):
+    keys = np.asarray([k for k, _ in pairs], dtype=np.uint64)
+    w = np.asarray([v for _, v in pairs], dtype=np.int64)
+    got_k, got_w = sum_by_key(keys, w)
+    expect: dict[int, int] = {}
+    for k, v in pairs:
+        expect[k] = expect.get(k, 0) + v
+    assert got_k.tolist() == sorted(expect) and got_w.tolist() == [expect[k] for k in sorted(expect)]
+
+
+def test_partition_and_membership():
+    keys = np.asarray([0, 1 << 40, (1 << 64) - 1, 12345], dtype=np.uint64)
+    part = partition_of(keys, 3)
+    assert part.tolist() == [int(k >> 32) % 3 for k in keys.tolist()]
+    assert is_member(keys, np.asarray([12345, 1 << 40], dtype=np.uint64)).tolist() == [
+        False, True, False, True]
+    assert not is_member(keys, np.zeros(0, dtype=np.uint64)).any()
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), seed=st.integers(0, 1000))
+def test_frequent_segments_match_reference(docs, length, seed):
+    tokens, offsets = _corpus(docs)
+    h, s = window_hashes(tokens, string_hashes([str(i) for i in range(6)]), offsets, length)
+    frequent = np.random.default_rng(seed).random(s.size) < 0.5
+    got = frequent_segments(s, frequent, offsets, length)
+    ref = frequent_segments_reference(s, frequent, offsets, length)
+    for a, b in ((got.doc, ref.doc), (got.start, ref.start), (got.end, ref.end)):
+        assert np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), seed=st.integers(0, 1000))
+def test_reduced_corpus_matches_reference(docs, length, seed):
+    tokens, offsets = _corpus(docs)
+    h, s = window_hashes(tokens, string_hashes([str(i) for i in range(6)]), offsets, length)
+    seg = frequent_segments(s, np.random.default_rng(seed).random(s.size) < 0.4, offsets, length)
+    seg_off = np.concatenate([[0], np.cumsum(seg.end - seg.start)]).astype(np.int64)
+    seg_tok = np.concatenate([tokens[a:b] for a, b in zip(seg.start, seg.end)] or [np.zeros(0, np.uint32)])
+    args = (seg.doc, seg.start, seg_off, seg_tok, len(docs), 6)
+    got, ref = reduced_corpus(*args), reduced_corpus_reference(*args)
+    for a, b in ((got.tokens, ref.tokens), (got.doc_offsets, ref.doc_offsets),
+                 (got.global_position, ref.global_position)):
+        assert np.array_equal(a, b)
+    assert got.n_separators == ref.n_separators
+    real = got.global_position >= 0
+    assert np.array_equal(got.tokens[real], tokens[got.global_position[real]])
+
+
+def _reduce_and_mine(tokens, offsets, sigma, length, n_shards, **cfg):
+    """The distributed algorithm on one machine: shards count their windows' documents, the
+    counts are summed by key, each shard cuts its intervals, the intervals are mined."""
+    th = string_hashes([f"tok{i}" for i in range(int(tokens.max()) + 1)])
+    n_docs = offsets.size - 1
+    bounds = np.linspace(0, n_docs, n_shards + 1).astype(int)
+    shards = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        off = offsets[a:b + 1] - offsets[a]
+        ids = tokens[offsets[a]:offsets[b]]
+        h, s = window_hashes(ids, th, off, length)
+        keys, counts = distinct_document_counts(h, np.searchsorted(off, s, side="right") - 1)
+        shards.append((a, ids, off, h, s, keys, counts))
+    keys, df = sum_by_key(np.concatenate([x[5] for x in shards]), np.concatenate([x[6] for x in shards]))
+    frequent = keys[df >= sigma]
+    docs, starts, parts = [], [], []
+    for a, ids, off, h, s, _, _ in shards:
+        seg = frequent_segments(s, is_member(h, frequent), off, length)
+        docs.append(seg.doc + a)
+        starts.append(seg.start + offsets[a])
+        parts.extend(ids[x:y] for x, y in zip(seg.start, seg.end))
+    lengths = [p.size for p in parts]
+    red = reduced_corpus(np.concatenate(docs), np.concatenate(starts),
+                         np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                         np.concatenate(parts) if parts else np.zeros(0, np.uint32), n_docs, int(th.size))
+    if red.n_tokens == 0:
+        return [], np.zeros(tokens.size, dtype=bool), red
+    res = mine_bloomspan(red.tokens, red.doc_offsets, MiningConfig(sigma=sigma, min_length=length, **cfg))
+    return res.phrases, global_coverage(red, res.coverage, tokens.size), red
+
+
+def _planted_corpus(rng, n_docs, vocab, phrases, doc_len=(20, 80)):
+    docs = []
+    for _ in range(n_docs):
+        doc = list(rng.integers(0, vocab, rng.integers(*doc_len)))
+        for p in phrases:
+            if rng.random() < 0.45:
+                at = int(rng.integers(0, len(doc) + 1))
+                if rng.random() < 0.2:  # boundary-touching: at the very start or end
+                    at = 0 if rng.random() < 0.5 else len(doc)
+                doc[at:at] = p
+        docs.append(doc)
+    return _corpus(docs)
+
+
+def test_reduction_is_exact_on_planted_nested_and_boundary_repeats():
+    rng = np.random.default_rng(17)
+    for trial in range(6):
+        vocab = int(rng.integers(30, 400))
+        base = list(rng.integers(vocab, vocab + 50, 25))
+        phrases = [base, base[3:14], base[10:22] + [vocab + 60], list(rng.integers(vocab, vocab + 50, 12))]
+        tokens, offsets = _planted_corpus(rng, int(rng.integers(60, 140)), vocab, phrases)
+        sigma, length = int(rng.integers(3, 9)), int(rng.integers(3, 9))
+        single = mine_bloomspan(tokens, offsets, MiningConfig(sigma=sigma, min_length=length))
+        phrases_d, coverage_d, red = _reduce_and_mine(tokens, offsets, sigma, length, n_shards=int(rng.integers(1, 5)))
+        assert phrases_d == single.phrases, f"trial {trial}"
+        assert np.array_equal(coverage_d, single.coverage), f"trial {trial}"
+        assert red.n_tokens < tokens.size  # the background was cut away
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=2, max_size=10),
+       sigma=st.integers(2, 4), length=st.integers(2, 4), n_shards=st.integers(1, 3))
+def test_reduction_matches_the_definition(docs, sigma, length, n_shards):
+    """Dense tiny alphabets (nested, overlapping, self-overlapping repeats) against brute force."""
+    tokens, offsets = _corpus(docs)
+    if tokens.size == 0:
+        return
+    expect = mine_naive(tokens, offsets, sigma, length)
+    got, _, _ = _reduce_and_mine(tokens, offsets, sigma, length, min(n_shards, len(docs)))
+    assert got == expect
