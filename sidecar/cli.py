@@ -239,7 +239,9 @@ from bloomspan.sidecar.cli_quality import COMMANDS as _QUALITY_COMMANDS  # noqa:
 
 from bloomspan.sidecar.cli_serve import serve as _serve_command  # noqa: E402
 
-for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command):
+from bloomspan.sidecar.cli_index import index as _index_command  # noqa: E402
+
+for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command):
     cli.add_command(_command)
 
 for _command in _CLUSTER_COMMANDS:

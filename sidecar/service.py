@@ -293,6 +293,9 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     from bloomspan.sidecar.near_dup_search import add_search_routes, client_for_request
 
     add_search_routes(app, client_for_request(config))
+    from bloomspan.sidecar.report_route import add_report_route  # GET /report, the HTML report
+
+    add_report_route(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
