@@ -1,17 +1,31 @@
 """`bloomspan clean`: clean a JSON Lines file with a phrase set.
 
-Nothing is lost: every input line ends up in exactly one place. A cleaned or untouched
-document goes to ``out``; a document over ``max_ratio`` goes to ``over_ratio_out`` when given
-(else to ``out``); a line that is not a JSON object, or a document the cleaner reports as bad,
-goes to ``out`` unchanged when it is a JSON object and is described in ``errors_out`` (with its
-line number and, for unparseable lines, the raw text).
+Nothing is lost: every input line ends up in exactly one place.
+
+* A cleaned document goes to ``out`` (or, over ``max_ratio``, to ``over_ratio_out`` when
+  given); a document the cleaner left as it was goes to ``out`` as its original line, byte
+  for byte.
+* A line that holds a document the cleaner cannot handle — not an object, a field that is
+  not a string, a lone surrogate (``"\\ud800"`` is valid JSON but no UTF-8 can encode it),
+  nesting deeper than the JSON parser allows — goes to ``out`` unchanged, byte for byte,
+  and is described in ``errors_out``.
+* A line that is not JSON at all (or not UTF-8) is not a document: it is described in
+  ``errors_out`` with its raw text (and its bytes, base64, when they are not UTF-8).
+
+Each error record is ``{"line": N, "reason": ...}`` with the 1-based line number; the summary
+keeps the first few as ``PATH:N: reason`` lines for the terminal. Outputs are written under
+``.partial`` names and renamed into place when the whole input was read.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
 
 
 @dataclass
@@ -27,31 +41,62 @@ class CleanSummary:
     seconds: float = 0.0
     bytes_in: int = 0
     outputs: dict = field(default_factory=dict)
+    first_errors: list = field(default_factory=list)  # "PATH:N: reason", at most SHOWN_ERRORS
 
     @property
     def boilerplate_share(self) -> float:
         return self.covered_tokens / self.tokens if self.tokens else 0.0
 
 
-def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_ratio_path: str | None = None,
-                progress: Callable[[str, int], None] | None = None, batch: int = 1000) -> CleanSummary:
-    import time
+class _Outputs:
+    """The open ``.partial`` files and the bookkeeping of where each line went."""
 
+    def __init__(self, summary: CleanSummary, in_path: str, out, errs, over):
+        self.summary, self.in_path, self.out, self.errs, self.over = summary, in_path, out, errs, over
+
+    def error(self, lineno: int, reason: str, raw: bytes | None = None, detail: dict | None = None,
+              keep: bytes | None = None) -> None:
+        """Describe line ``lineno`` in the errors file; ``keep`` is the line written to ``out``."""
+        self.summary.errors += 1
+        if len(self.summary.first_errors) < SHOWN_ERRORS:
+            self.summary.first_errors.append(f"{self.in_path}:{lineno}: {reason}")
+        record: dict = {"line": lineno, "reason": reason}
+        if detail:
+            record["error"] = detail
+        if raw is not None:
+            record["raw"] = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                record["raw_base64"] = base64.b64encode(raw.rstrip(b"\r\n")).decode("ascii")
+        self.errs.write(_dump(record))
+        if keep is not None:
+            self.out.write(_line(keep))
+
+
+def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_ratio_path: str | None = None,
+                progress: Callable[..., None] | None = None, batch: int = 1000) -> CleanSummary:
+    """Clean ``in_path`` into ``out_path`` (module docstring); returns the counts."""
     summary = CleanSummary(outputs={"out": out_path, "errors": errors_path, "over_ratio": over_ratio_path})
     t0 = time.perf_counter()
-    partial = [p + ".partial" for p in (out_path, errors_path, over_ratio_path) if p]
+    paths = [p for p in (out_path, errors_path, over_ratio_path) if p]
     try:
-        with open(in_path, "rb") as src, open(out_path + ".partial", "w", encoding="utf-8") as out, \
-                open(errors_path + ".partial", "w", encoding="utf-8") as errs, \
-                (open(over_ratio_path + ".partial", "w", encoding="utf-8") if over_ratio_path else _Null()) as over:
-            docs: list = []
-            linenos: list[int] = []
+        with open(in_path, "rb") as src, open(out_path + ".partial", "wb") as out, \
+                open(errors_path + ".partial", "wb") as errs, \
+                (open(over_ratio_path + ".partial", "wb") if over_ratio_path else _Null()) as over:
+            sink = _Outputs(summary, in_path, out, errs, over if over_ratio_path else out)
+            # (line number, raw bytes, parsed document or the _Unreadable reason), in input order
+            pending: list[tuple[int, bytes, object]] = []
 
-            def flush_batch():
-                for lineno, doc, result in zip(linenos, docs, cleaner.clean_batch(docs)):
-                    _write_result(summary, lineno, doc, result, out, errs, over if over_ratio_path else out)
-                docs.clear()
-                linenos.clear()
+            def flush() -> None:
+                docs = [doc for _, _, doc in pending if not isinstance(doc, _Unreadable)]
+                results = iter(cleaner.clean_batch(docs))
+                for lineno, raw, doc in pending:
+                    if isinstance(doc, _Unreadable):
+                        sink.error(lineno, doc.reason, raw=None if doc.keep else raw, keep=raw if doc.keep else None)
+                    else:
+                        _write_result(sink, lineno, raw, doc, next(results))
+                pending.clear()
                 if progress:
                     progress("clean", summary.documents)
 
@@ -60,59 +105,79 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                 summary.bytes_in += len(raw)
                 if not raw.strip():
                     continue
-                try:
-                    doc = json.loads(raw.decode("utf-8"))
-                except UnicodeDecodeError as exc:
-                    _error(errs, lineno, f"not valid UTF-8: {exc.reason}", raw)
-                    summary.errors += 1
-                    continue
-                except ValueError as exc:
-                    _error(errs, lineno, f"invalid JSON: {exc}", raw)
-                    summary.errors += 1
-                    continue
-                summary.documents += 1
-                docs.append(doc)
-                linenos.append(lineno)
-                if len(docs) >= batch:
-                    flush_batch()
-            if docs:
-                flush_batch()
-        for p in (out_path, errors_path, over_ratio_path):
-            if p:
-                os.replace(p + ".partial", p)
+                doc = _parse(raw)
+                summary.documents += not isinstance(doc, _Unreadable)
+                pending.append((lineno, raw, doc))
+                if len(pending) >= batch:
+                    flush()
+            if pending:
+                flush()
+        for p in paths:
+            os.replace(p + ".partial", p)
     finally:
-        for p in partial:
-            if os.path.exists(p):
-                os.unlink(p)
+        for p in paths:
+            if os.path.exists(p + ".partial"):
+                os.unlink(p + ".partial")
     summary.seconds = time.perf_counter() - t0
     return summary
 
 
-def _write_result(summary: CleanSummary, lineno: int, doc, result, out, errs, over) -> None:
+@dataclass(frozen=True)
+class _Unreadable:
+    """A line with no usable JSON value: why, and whether it stays in the output."""
+
+    reason: str
+    keep: bool
+
+
+def _parse(raw: bytes):
+    """The line's JSON value, or an :class:`_Unreadable` saying why there is none. A line too
+    deeply nested for the parser may well be a valid document: it stays in the output."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Unreadable(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", keep=False)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return _Unreadable("nested deeper than the JSON parser allows; kept unchanged", keep=True)
+    except ValueError as exc:
+        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return _Unreadable(f"invalid JSON ({getattr(exc, 'msg', exc)}{where})", keep=False)
+
+
+def _write_result(sink: _Outputs, lineno: int, raw: bytes, doc, result) -> None:
+    summary = sink.summary
     if not result.ok:
-        summary.errors += 1
-        _error(errs, lineno, result.reason or "error", None, result.error.to_dict() if result.error else None)
-        out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        reason = (result.reason or str(result.error) or "error") + "; kept unchanged"
+        sink.error(lineno, reason, detail=result.error.to_dict() if result.error else None, keep=raw)
         return
+    if result.doc is doc:  # untouched: the original bytes
+        line = raw
+    else:
+        try:
+            line = json.dumps(result.doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate in a field the cleaner does not read
+            sink.error(lineno, f"lone surrogate {exc.object[exc.start:exc.end]!a} outside the cleaned fields; "
+                               "kept unchanged", keep=raw)
+            return
+        except (RecursionError, ValueError) as exc:
+            sink.error(lineno, f"cannot write the cleaned document ({type(exc).__name__}); kept unchanged", keep=raw)
+            return
     summary.tokens += result.n_tokens
     summary.covered_tokens += result.covered_tokens
     summary.cleaned += result.changed
     summary.unchanged += not result.changed
-    line = json.dumps(result.doc, ensure_ascii=False) + "\n"
-    if result.dropped:
-        summary.over_ratio += 1
-        over.write(line)
-    else:
-        out.write(line)
+    summary.over_ratio += result.dropped
+    (sink.over if result.dropped else sink.out).write(_line(line))
 
 
-def _error(errs, lineno: int, reason: str, raw: bytes | None, detail: dict | None = None) -> None:
-    record = {"line": lineno, "reason": reason}
-    if detail:
-        record["error"] = detail
-    if raw is not None:
-        record["raw"] = raw.decode("utf-8", errors="replace").rstrip("\n")
-    errs.write(json.dumps(record, ensure_ascii=False) + "\n")
+def _line(raw: bytes) -> bytes:
+    return raw if raw.endswith(b"\n") else raw + b"\n"
+
+
+def _dump(record: dict) -> bytes:
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", errors="backslashreplace")
 
 
 class _Null:

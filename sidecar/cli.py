@@ -9,13 +9,13 @@ which is how compose, Kubernetes and systemd configure it.
 from __future__ import annotations
 
 import json
-import logging
-import sys
 
 import click
 
 from bloomspan.sidecar.cli_cluster import (COMMANDS as _CLUSTER_COMMANDS, cluster_mine_options,
                                            mine_cluster_command, shared_mine_options)
+from bloomspan.sidecar.cli_connection import checked_client, cluster_config, connection_options
+from bloomspan.sidecar.cli_errors import BloomspanGroup, configure_logging
 
 
 def _version() -> str:
@@ -27,18 +27,14 @@ def _version() -> str:
         return "0+unknown"
 
 
-def _progress(stage: str, count: int) -> None:
-    click.echo(f"[{stage}] {count:,}", err=True)
-
-
-@click.group(context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
+@click.group(cls=BloomspanGroup,
+             context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
 @click.version_option(version=_version(), prog_name="bloomspan")
 @click.option("--log-level", default="WARNING", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 def cli(log_level: str) -> None:
     """bloomspan: find, measure and strip boilerplate in search indices."""
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(log_level)
 
 
 def _mining_config(sigma: int, min_length: int, engine: str, filter_bytes: int | None):
@@ -69,13 +65,15 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")
     config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
+    from bloomspan.sidecar.cli_progress import command_progress
     from bloomspan.sidecar.jsonl_mining import JsonlInputError, mine_jsonl
     from bloomspan.sidecar.report_text import render_report
 
     top = kwargs["top"]
     try:
-        summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field, work_dir=kwargs["work_dir"],
-                             progress=_progress, top=top)
+        with command_progress(kwargs.get("progress_mode") or "auto") as progress:
+            summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
+                                 work_dir=kwargs["work_dir"], progress=progress, top=top)
     except (JsonlInputError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(render_report(summary.report, top=top))
@@ -103,10 +101,7 @@ def corpus(kind, docs, seed, out_path):
 @cli.command()
 @click.option("--phrases", "phrases_path", envvar="BLOOMSPAN_CLEAN_PHRASES", type=click.Path(dir_okay=False, exists=True), help="phrases.jsonl from `bloomspan mine`.")
 @click.option("--template-index", default=None, help="Template index alias to read phrases from (with --url).")
-@click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster for --template-index.")
-@click.option("--username", default=None)
-@click.option("--password", default=None, help="Better set BLOOMSPAN_CLEAN_PASSWORD than a flag.")
-@click.option("--api-key", default=None)
+@connection_options
 @click.option("--in", "in_path", envvar="BLOOMSPAN_CLEAN_IN", type=click.Path(dir_okay=False, exists=True), required=True)
 @click.option("--out", "out_path", envvar="BLOOMSPAN_CLEAN_OUT", type=click.Path(dir_okay=False), required=True)
 @click.option("--errors", "errors_path", envvar="BLOOMSPAN_CLEAN_ERRORS", type=click.Path(dir_okay=False), default=None, help="Per-document errors (default OUT.errors.jsonl).")
@@ -119,13 +114,14 @@ def corpus(kind, docs, seed, out_path):
 @click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
-def clean(phrases_path, template_index, url, username, password, api_key, in_path, out_path, errors_path, fields,
-          mode, max_ratio, over_ratio_out, chunk_size, chunk_overlap, scope_field, url_field, fingerprint):
+def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, mode, max_ratio, over_ratio_out,
+          chunk_size, chunk_overlap, scope_field, url_field, fingerprint, **conn):
     """Strip, mark or down-weight known boilerplate in a JSON Lines file.
 
     --phrases takes `bloomspan mine` phrases or `bloomspan templates` records; with template
     records (or a template index mined with --templates) whole-line, slotted, site-scoped
     templates and page skeletons apply (give --scope-field, and --url-field for sections).
+    A line the cleaner cannot handle stays in --out unchanged and is described in --errors.
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
@@ -133,18 +129,20 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
     from bloomspan.ingest.errors import IngestError
     from bloomspan.ingest.template_matcher import load_phrase_file
     from bloomspan.sidecar.clean_jsonl import clean_jsonl
+    from bloomspan.sidecar.cli_progress import command_progress
 
     try:
         if phrases_path:
             phrase_set, templates = load_phrase_file(phrases_path)
         else:
-            from bloomspan.sidecar.service_state import ServeConfig
             from bloomspan.sidecar.template_reader import current_run, load_cleaning_set
 
-            client = ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key).opensearch_client()
+            cluster = cluster_config(**conn)
+            client = checked_client(cluster)
             physical = current_run(client, template_index)
             if physical is None:
-                raise click.ClickException(f"--template-index {template_index}: no such alias on {url}; run `bloomspan mine` first")
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}; "
+                                           "run `bloomspan mine` first")
             phrase_set, templates = load_cleaning_set(client, physical)
         config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
                                chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
@@ -153,66 +151,70 @@ def clean(phrases_path, template_index, url, username, password, api_key, in_pat
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
         click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
-    summary = clean_jsonl(Cleaner(phrase_set, config, templates=templates), in_path, out_path,
-                          errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=_progress)
+    with command_progress() as progress:
+        summary = clean_jsonl(Cleaner(phrase_set, config, templates=templates), in_path, out_path,
+                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress)
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
                f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
+    if summary.documents and not summary.tokens and not summary.errors:
+        click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
+                   err=True)
+    for line in summary.first_errors:
+        click.echo(line, err=True)
     if summary.errors:
-        click.echo(f"errors described in {summary.outputs['errors']}", err=True)
+        more = summary.errors - len(summary.first_errors)
+        click.echo(f"{'... ' + format(more, ',') + ' more; ' if more else ''}"
+                   f"errors described in {summary.outputs['errors']}", err=True)
 
 
 @cli.command()
-@click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster to run the demo against.")
+@connection_options
 @click.option("--docs", type=int, default=3000, show_default=True, help="Generated pages to index.")
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--sigma", type=int, default=20, show_default=True)
 @click.option("--min-length", type=int, default=10, show_default=True)
 @click.option("--work-dir", default="./bloomspan-work/demo", show_default=True)
-def demo(url, docs, seed, sigma, min_length, work_dir):
+@click.option("--index", default="bloomspan-demo-crawl", show_default=True, help="Index the generated crawl goes to.")
+@click.option("--template-index", default="bloomspan-demo-templates", show_default=True)
+@click.option("--lease-index", default="bloomspan-demo-lease", show_default=True)
+def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_index, **conn):
     """Index a generated web crawl, mine it through the cluster, publish and report."""
+    from bloomspan.sidecar.cli_progress import command_progress
     from bloomspan.sidecar.demo import DemoConfig, run_demo
 
+    cluster = cluster_config(**conn)
     try:
-        config = DemoConfig(url=url, docs=docs, seed=seed, sigma=sigma, min_length=min_length, work_dir=work_dir)
+        config = DemoConfig(cluster=cluster, docs=docs, seed=seed, sigma=sigma, min_length=min_length,
+                            work_dir=work_dir, index=index, template_index=template_index, lease_index=lease_index)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--docs") from None
-    try:
-        run_demo(config, say=click.echo)
-    except Exception as exc:
-        from opensearchpy.exceptions import ConnectionError as OSConnectionError
-
-        if isinstance(exc, OSConnectionError):
-            raise click.ClickException(f"cannot reach {url}: start a node with deploy/local/opensearch.sh start") from None
-        raise
+    client = checked_client(cluster)
+    with command_progress() as progress:
+        run_demo(config, say=click.echo, client=client, progress=progress)
 
 
 @cli.command()
 @click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), envvar="BLOOMSPAN_PIPELINE_PHRASES",
               help="phrases.jsonl from `bloomspan mine --jsonl`.")
 @click.option("--template-index", default=None, help="Template index alias to read phrases from.")
-@click.option("--url", default="http://127.0.0.1:9200", show_default=True)
-@click.option("--username", default=None)
-@click.option("--password", default=None)
-@click.option("--api-key", default=None)
+@connection_options
 @click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
 @click.option("--field", default="text", show_default=True)
 @click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
 @click.option("--top", type=int, default=500, show_default=True, help="Phrases (by length x df) the pipeline removes.")
 @click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
-def pipeline(phrases_path, template_index, url, username, password, api_key, pipeline_id, field, mode, top, print_only):
+def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_only, **conn):
     """Export the top phrases as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.errors import IngestError
     from bloomspan.ingest.phrase_set import PhraseSet
     from bloomspan.ingest.pipeline_export import build_pipeline
-    from bloomspan.sidecar.service_state import ServeConfig
 
-    client = None
-    if template_index or not print_only:
-        client = ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key).opensearch_client()
+    cluster = cluster_config(**conn)
+    client = checked_client(cluster) if template_index or not print_only else None
     try:
         if phrases_path:
             phrase_set = PhraseSet.from_jsonl(phrases_path)
@@ -221,7 +223,7 @@ def pipeline(phrases_path, template_index, url, username, password, api_key, pip
 
             physical = current_run(client, template_index)
             if physical is None:
-                raise click.ClickException(f"--template-index {template_index}: no such alias on {url}")
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
             phrase_set = load_phrase_set(client, physical)
         body = build_pipeline(phrase_set, field=field, mode=mode, top=top)
     except IngestError as exc:

@@ -10,79 +10,23 @@ the kill -9 tests).
 
 Flags are read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` too when the group sets
 ``auto_envvar_prefix``. Heavy imports happen inside the commands; progress goes to stderr
-(tqdm bars on a terminal, one line per event otherwise), results to stdout.
+(a bar on a terminal, one line per event otherwise), results to stdout.
 """
 from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 
 import click
+
+from .cli_connection import checked_client, cluster_client as _cluster, connection_options
+from .cli_errors import BloomspanGroup, configure_logging
 
 log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------- shared pieces
-def connection_options(f):
-    """--url, --username, --password, --api-key, --ca-certs, --verify-certs, --timeout."""
-    options = [
-        click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="Cluster URL."),
-        click.option("--username", default=None, help="Basic-auth user."),
-        click.option("--password", default=None, help="Basic-auth password (prefer the env variable)."),
-        click.option("--api-key", default=None, help="API key, sent as 'Authorization: ApiKey ...'."),
-        click.option("--ca-certs", type=click.Path(dir_okay=False), default=None, help="PEM CA bundle (https)."),
-        click.option("--verify-certs/--no-verify-certs", default=True, show_default=True,
-                     help="Check the server certificate (https)."),
-        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def _cluster(url, username, password, api_key, ca_certs, verify_certs, timeout):
-    from .connection import ClusterConfig
-    from .errors import BloomspanSidecarError, ClusterConfigError
-
-    try:
-        return ClusterConfig(url=url, username=username, password=password, api_key=api_key, ca_certs=ca_certs,
-                             verify_certs=verify_certs, timeout=timeout).checked_client()
-    except ClusterConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint=f"--{exc.field.replace('_', '-')}") from None
-    except BloomspanSidecarError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def make_progress(mode: str = "auto"):
-    """A ``progress(stage, done, total)`` callback writing to stderr, and a ``close()``."""
-    if mode == "none":
-        return None, lambda: None
-    if mode == "auto":
-        mode = "bar" if sys.stderr.isatty() else "lines"
-    if mode == "lines":
-        def lines(stage, done, total):
-            click.echo(f"bloomspan: {stage} {done}" + (f"/{total}" if total is not None else ""), err=True)
-        return lines, lambda: None
-    from tqdm import tqdm
-
-    bars: dict = {}
-
-    def bar(stage, done, total):
-        b = bars.get(stage)
-        if b is None:
-            b = bars[stage] = tqdm(total=total, desc=stage, unit="", file=sys.stderr, leave=True)
-        if total is not None and b.total != total:
-            b.total = total
-        b.update(done - b.n)
-
-    def close():
-        for b in bars.values():
-            b.close()
-    return bar, close
-
-
 def _fail(exc):
     """Map library errors onto click errors that name the option."""
     from .errors import ClusterConfigError
@@ -190,15 +134,15 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                             top=max(top, 20))  # the run document keeps at least 20
     except ClusterConfigError as exc:
         raise _fail(exc) from None
-    progress, close = make_progress(progress_mode)
+    from .cli_progress import command_progress
+
     t0 = time.perf_counter()
+    client = checked_client(config.cluster_config())
     try:
-        client = config.cluster_config().checked_client()
-        summary = run_mining(config, progress=progress, client=client)
+        with command_progress(progress_mode) as progress:
+            summary = run_mining(config, progress=progress, client=client)
     except BloomspanSidecarError as exc:
         raise _fail(exc) from None
-    finally:
-        close()
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=1, sort_keys=True))
         return
@@ -357,13 +301,13 @@ def explain(**kwargs):
 COMMANDS = (mine, setup, rollback, runs, report, explain)
 
 
-@click.group(context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
+@click.group(cls=BloomspanGroup,
+             context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
 @click.option("--log-level", default="WARNING", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 def cluster_cli(log_level: str) -> None:
     """bloomspan cluster commands (standalone entry point; `bloomspan` registers the same)."""
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(log_level)
 
 
 for _command in COMMANDS:

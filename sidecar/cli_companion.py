@@ -10,35 +10,7 @@ import json
 
 import click
 
-_CONN = [
-    click.option("--url", default="http://127.0.0.1:9200", show_default=True, help="The cluster."),
-    click.option("--username", default=None),
-    click.option("--password", default=None, help="Better set BLOOMSPAN_<COMMAND>_PASSWORD than a flag."),
-    click.option("--api-key", default=None),
-    click.option("--ca-certs", default=None, type=click.Path(dir_okay=False)),
-    click.option("--verify-certs/--no-verify-certs", default=True, show_default=True),
-]
-
-
-def _connection_options(f):
-    for option in reversed(_CONN):
-        f = option(f)
-    return f
-
-
-def _client(url, username, password, api_key, ca_certs, verify_certs):
-    from bloomspan.sidecar.service_state import ServeConfig, ServeConfigError
-
-    try:
-        return ServeConfig(upstream_url=url, username=username, password=password, api_key=api_key,
-                           ca_certs=ca_certs, verify_certs=verify_certs).opensearch_client()
-    except ServeConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
-
-
-def _progress(stage: str, count: int) -> None:
-    click.echo(f"[{stage}] {count:,}", err=True)
-
+from .cli_connection import cluster_client, connection_options
 
 @click.command()
 @click.option("--in", "in_path", type=click.Path(dir_okay=False), help="JSON Lines input (file mode).")
@@ -55,9 +27,9 @@ def _progress(stage: str, count: int) -> None:
 @click.option("--sort", default=None, help="Index mode: read in this field's order, so 'first' means first by it.")
 @click.option("--batch-size", type=int, default=500, show_default=True, help="Index mode: scroll page and bulk size.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-@_connection_options
+@connection_options
 def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, expected_items, spool_dir, sort,
-          batch_size, as_json, url, username, password, api_key, ca_certs, verify_certs):
+          batch_size, as_json, **conn):
     """Remove repeated paragraphs: keep the first occurrence of each, drop documents left empty.
 
     File mode: --in IN.jsonl --out OUT.jsonl. Index mode: --index NAME with --dest-index NEW
@@ -75,20 +47,18 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
     from bloomspan.ingest.errors import IngestConfigError
     from bloomspan.sidecar.dedup_index import DedupIndexError, dedup_index, dedup_jsonl
 
-    try:
-        if file_mode:
-            summary = dedup_jsonl(in_path, out_path, field, bloom_bytes, expected_items=expected_items,
-                                  spool_dir=spool_dir, progress=_progress)
-        else:
-            from opensearchpy.exceptions import OpenSearchException
+    from bloomspan.sidecar.cli_progress import command_progress
 
-            client = _client(url, username, password, api_key, ca_certs, verify_certs)
-            try:
+    try:
+        client = None if file_mode else cluster_client(**conn)
+        with command_progress() as progress:
+            if file_mode:
+                summary = dedup_jsonl(in_path, out_path, field, bloom_bytes, expected_items=expected_items,
+                                      spool_dir=spool_dir, progress=progress)
+            else:
                 summary = dedup_index(client, index, field, bloom_bytes, dest_index=dest_index, annotate=annotate,
                                       sort=sort, batch_size=batch_size, expected_items=expected_items,
-                                      spool_dir=spool_dir, progress=_progress)
-            except OpenSearchException as exc:
-                raise click.ClickException(f"cluster error: {exc}") from None
+                                      spool_dir=spool_dir, progress=progress)
     except (DedupIndexError, IngestConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -129,9 +99,8 @@ def _render(summary) -> str:
 @click.option("--measure", type=click.Choice(["jaccard", "containment", "overlap"]), default="jaccard", show_default=True)
 @click.option("--fingerprint-field", default="bloomspan.fingerprint", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole collapsed response as JSON.")
-@_connection_options
-def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_field, as_json, url, username, password,
-             api_key, ca_certs, verify_certs):
+@connection_options
+def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_field, as_json, **conn):
     """Search and fold near-duplicate hits (chunk-fingerprint Bloom filters) into the best-ranked one."""
     if bool(query_text) == bool(body):
         raise click.UsageError("give exactly one of --query TEXT or --body JSON")
@@ -139,19 +108,15 @@ def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_
         query_body = json.loads(body) if body else {"query": {"match": {field: query_text}}}
     except ValueError as exc:
         raise click.BadParameter(f"not valid JSON ({exc})", param_hint="--body") from None
-    from opensearchpy.exceptions import OpenSearchException
-
     from bloomspan.ingest.errors import IngestConfigError
     from bloomspan.sidecar.near_dup_search import DEFAULT_THRESHOLD, search_collapsed
 
-    client = _client(url, username, password, api_key, ca_certs, verify_certs)
+    client = cluster_client(**conn)
     try:
         result = search_collapsed(client, index, query_body, k=k, threshold=DEFAULT_THRESHOLD if threshold is None
                                   else threshold, fingerprint_field=fingerprint_field, measure=measure)
     except IngestConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
-    except OpenSearchException as exc:
-        raise click.ClickException(f"cluster error: {exc}") from None
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))
         return

@@ -132,20 +132,77 @@ class ClusterConfig:
 
         The error names the URL and the kind of failure, never a credential.
         """
-        from opensearchpy.exceptions import AuthenticationException, AuthorizationException, TransportError
+        from opensearchpy.exceptions import (AuthenticationException, AuthorizationException, ConnectionError,
+                                             TransportError)
+
+        from opensearchpy import OpenSearch
 
         client = self.client()
+        # The probe does not retry: an unreachable node answers in one timeout, not four.
+        probe = OpenSearch(**{**self.client_kwargs(), "max_retries": 0})
         try:
-            client.info()
+            probe.info()
         except (AuthenticationException, AuthorizationException) as exc:
             raise ClusterUnavailableError(
                 f"{self.url}: authentication failed (status {exc.status_code}); check --username/--password "
                 "or --api-key", field="username" if self.username else "api_key") from None
+        except ConnectionError as exc:
+            raise ClusterUnavailableError(describe_unreachable(self.url, exc), field="url") from None
         except TransportError as exc:
-            reason = type(getattr(exc, "info", None) or exc).__name__
-            raise ClusterUnavailableError(f"{self.url} does not answer ({reason}: {_short(exc)}); check --url, "
-                                          "--ca-certs and that the node is up", field="url") from None
+            raise ClusterUnavailableError(f"{self.url} answered GET / with status {exc.status_code} "
+                                          f"({_short(exc.error)}); check --url", field="url") from None
         return client
+
+
+START_A_NODE = "is the cluster up? start one with deploy/local/opensearch.sh start"
+
+
+def describe_unreachable(url: str, exc: BaseException) -> str:
+    """One line for a cluster that cannot be reached: ``cannot reach URL (why): what to do``.
+
+    ``exc`` is an opensearch-py ``ConnectionError`` (or anything wrapping the socket error);
+    ``url`` must be the credential-free one (:attr:`ClusterConfig.safe_url`).
+    """
+    import socket
+    import ssl
+
+    chain = _causes(exc)
+    if any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
+        detail = next(e for e in chain if isinstance(e, ssl.SSLCertVerificationError))
+        why = f"TLS certificate not trusted: {getattr(detail, 'verify_message', None) or 'verify failed'}"
+        fix = ("give --ca-certs with the PEM bundle of the CA that signed the cluster's certificate "
+               "(--no-verify-certs only for a throw-away node)")
+    elif any(isinstance(e, ssl.SSLError) for e in chain):
+        detail = next(e for e in chain if isinstance(e, ssl.SSLError))
+        why = f"TLS handshake failed: {getattr(detail, 'reason', None) or detail}"
+        fix = ("a plain-http node needs an http:// --url" if "WRONG_VERSION_NUMBER" in str(detail)
+               else "check --url and --ca-certs")
+    elif any(isinstance(e, ConnectionRefusedError) for e in chain):
+        why, fix = "connection refused", START_A_NODE
+    elif any(isinstance(e, socket.gaierror) for e in chain):
+        why, fix = "host name not found", "check the host in --url"
+    elif any(isinstance(e, (TimeoutError, socket.timeout)) or type(e).__name__ in ("ConnectionTimeout",
+             "ConnectTimeoutError", "ReadTimeoutError") for e in chain):
+        why, fix = "timed out", START_A_NODE + " (or raise --timeout)"
+    elif any(isinstance(e, ConnectionResetError) for e in chain):
+        why, fix = "connection reset", START_A_NODE
+    else:
+        innermost = chain[-1]
+        why, fix = f"{type(innermost).__name__}: {_short(str(innermost))}", START_A_NODE
+    return f"cannot reach {url} ({why}): {fix}"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc``, the exception opensearch-py wraps (``.info``), and their causes, outermost first."""
+    chain: list[BaseException] = []
+    todo: list = [exc]
+    while todo:
+        e = todo.pop(0)
+        if not isinstance(e, BaseException) or any(e is seen for seen in chain) or len(chain) > 20:
+            continue
+        chain.append(e)
+        todo.extend([getattr(e, "info", None), e.__cause__, e.__context__, getattr(e, "reason", None)])
+    return chain
 
 
 def _strip_userinfo(url: str) -> str:

@@ -137,6 +137,8 @@ def dedup_jsonl(in_path: str, out_path: str, field: str = "text", bloom_bytes_pe
                     doc = json.loads(raw)
                 except (ValueError, UnicodeDecodeError):
                     doc, reason = None, "invalid_json"
+                except RecursionError:  # valid JSON, perhaps, but deeper than the parser goes
+                    doc, reason = None, "too_deep"
                 else:
                     reason = None
                 text, why = _text_or_reason(doc, field) if reason is None else (None, reason)
@@ -157,7 +159,7 @@ def dedup_jsonl(in_path: str, out_path: str, field: str = "text", bloom_bytes_pe
                     out.write(raw)
                 else:
                     doc = set_path(json.loads(raw), field, text)
-                    out.write(json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
+                    out.write(_json_line(doc))
                 n += 1
                 if progress and n % 100_000 == 0:
                     progress("dedup", n)
@@ -168,6 +170,15 @@ def dedup_jsonl(in_path: str, out_path: str, field: str = "text", bloom_bytes_pe
     summary.seconds = time.perf_counter() - t0
     log.info("dedup jsonl in=%s out=%s %s", in_path, out_path, summary.as_dict())
     return summary
+
+
+def _json_line(doc) -> bytes:
+    """One output line, UTF-8; a lone surrogate (valid JSON as ``\\ud800``, not encodable in
+    UTF-8) is written escaped, as the input held it."""
+    try:
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(doc).encode("ascii") + b"\n"
 
 
 # --------------------------------------------------------------------------- live index

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
+
+from .connection import ClusterConfig
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class DemoConfig:
-    url: str = "http://127.0.0.1:9200"
+    """What the demo generates and where it goes: ``cluster`` (its URL and credentials),
+    the generated crawl's size and seed, the three index names and the mining parameters."""
+
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
     docs: int = 3000
     seed: int = 7
     index: str = "bloomspan-demo-crawl"
@@ -33,7 +38,11 @@ class DemoConfig:
             raise ValueError(f"docs={self.docs}: use at least 50 documents so templates repeat")
 
 
-def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
+def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
+             progress: Callable[..., None] | None = None) -> dict:
+    """Run the demo (module docstring), saying what happens through ``say``; ``client``
+    defaults to one built from ``config.cluster``, ``progress(stage, done, total)`` sees the
+    mining run's stages. Returns the figures the demo printed."""
     from opensearchpy import helpers
 
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
@@ -43,11 +52,11 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     from bloomspan.sidecar.template_reader import current_run, load_cleaning_set, load_phrase_set
 
     t_start = time.perf_counter()
-    from bloomspan.sidecar.connection import ClusterConfig
-
-    client = ClusterConfig(url=config.url, timeout=120).client()
+    url = config.cluster.safe_url
+    if client is None:
+        client = config.cluster.checked_client()
     info = client.info()
-    say(f"cluster {config.url}: {info['version'].get('distribution', 'elasticsearch')} {info['version']['number']}")
+    say(f"cluster {url}: {info['version'].get('distribution', 'elasticsearch')} {info['version']['number']}")
 
     client.indices.delete(index=config.index, ignore_unavailable=True)
     client.indices.create(index=config.index, body={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
@@ -66,13 +75,15 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     indexed, _ = helpers.bulk(client, actions(), chunk_size=500, refresh=True)
     say(f"indexed {indexed:,} generated pages into {config.index} in {time.perf_counter() - t0:.1f}s")
 
-    mine_config = MineConfig(index=config.index, url=config.url, sigma=config.sigma, min_length=config.min_length,
+    c = config.cluster
+    mine_config = MineConfig(index=config.index, url=c.url, username=c.username, password=c.password,
+                             api_key=c.api_key, ca_certs=c.ca_certs, verify_certs=c.verify_certs,
+                             timeout=c.timeout, sigma=config.sigma, min_length=config.min_length,
                              template_index=config.template_index, lease_index=config.lease_index,
                              work_dir=config.work_dir, site_field="site", url_field="url", templates=True,
                              full=True, slices=2)
     t0 = time.perf_counter()
-    summary = run_mining(mine_config, client=client,
-                         progress=lambda stage, done, total: log.info("stage=%s done=%s total=%s", stage, done, total))
+    summary = run_mining(mine_config, client=client, progress=progress or _log_progress)
     mine_seconds = time.perf_counter() - t0
     scan_seconds = summary.seconds.get("scan") or summary.seconds.get("collect") or 0.0
     rate = f", read+tokenize {summary.docs_seen / scan_seconds:,.0f} docs/s" if scan_seconds else ""
@@ -101,10 +112,14 @@ def run_demo(config: DemoConfig, say: Callable[[str], None]) -> dict:
     say("  " + after[:400].replace("\n", "\n  ") + ("..." if len(after) > 400 else ""))
     total = time.perf_counter() - t_start
     say("")
-    say(f"demo finished in {total:.1f}s. Next: `bloomspan explain --url {config.url} --template-index "
+    say(f"demo finished in {total:.1f}s. Next: `bloomspan explain --url {url} --template-index "
         f"{config.template_index} --id <doc id>`, `bloomspan serve --template-index {config.template_index} "
         f"--clean-index 'crawl-*' --scope-field site --url-field url`, `deploy/local/opensearch.sh stop`.")
     return {"seconds": total, "mine_seconds": mine_seconds, "phrases": summary.phrases,
             "covered_share": summary.covered_share, "docs": summary.docs_stored,
             "template_covered_share": t["covered_share"], "page_ratio": result.boilerplate_ratio,
             "page_ratio_with_templates": t_result.boilerplate_ratio}
+
+
+def _log_progress(stage: str, done: int, total: int | None = None) -> None:
+    log.info("stage=%s done=%s total=%s", stage, done, total)

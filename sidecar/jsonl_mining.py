@@ -25,35 +25,27 @@ BATCH_DOCS = 2000
 
 
 class JsonlInputError(ValueError):
-    """A line of the input cannot be used; ``line`` is 1-based."""
+    """A line of the input cannot be used; ``line`` is 1-based (``None``: the file as a whole)."""
 
-    def __init__(self, path: str, line: int, reason: str):
+    def __init__(self, path: str, line: int | None, reason: str):
         self.path, self.line, self.reason = path, line, reason
-        super().__init__(f"{path}:{line}: {reason}")
+        super().__init__(f"{path}:{line}: {reason}" if line is not None else f"{path}: {reason}")
 
 
 def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tuple[str, str]]:
     """Yield ``(external_id, text)`` per line; ids default to the 1-based line number.
 
-    Blank lines are skipped. Invalid JSON, a non-object line, a missing or non-string field,
-    or a missing id raise :class:`JsonlInputError` naming the line.
+    Blank lines are skipped. Invalid UTF-8 or JSON, nesting deeper than the JSON parser
+    allows, a non-object line, a missing or non-string field, or a missing or unwritable id
+    raise :class:`JsonlInputError` naming the line. Lines are read as bytes and decoded one
+    by one, so the line number is the line's own (a text-mode reader decodes ahead and
+    reports a later line). A line may be of any length.
     """
-    with open(path, "r", encoding="utf-8", errors="strict") as f:
-        lineno = 0
-        while True:
-            try:
-                raw = f.readline()
-            except UnicodeDecodeError as exc:
-                raise JsonlInputError(path, lineno + 1, f"not valid UTF-8 ({exc.reason})") from None
-            if not raw:
-                return
-            lineno += 1
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise JsonlInputError(path, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            obj = parse_line(path, lineno, raw)
             if not isinstance(obj, dict):
                 raise JsonlInputError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
             if field not in obj:
@@ -67,7 +59,34 @@ def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tupl
                 if id_field not in obj:
                     raise JsonlInputError(path, lineno, f"id field {id_field!r} is missing (choose it with --id-field)")
                 doc_id = str(obj[id_field])
+                if not _encodable(doc_id):
+                    raise JsonlInputError(path, lineno, f"id field {id_field!r} holds a lone surrogate "
+                                                        f"({doc_id!a}); ids must be valid Unicode")
             yield doc_id, text
+
+
+def parse_line(path: str, lineno: int, raw: bytes):
+    """The JSON value of one line (bytes); :class:`JsonlInputError` naming the line if it has none."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonlInputError(path, lineno, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JsonlInputError(path, lineno, "nested deeper than the JSON parser allows") from None
+    except json.JSONDecodeError as exc:
+        raise JsonlInputError(path, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise JsonlInputError(path, lineno, f"invalid JSON ({exc})") from None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass
@@ -121,8 +140,10 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
         if progress:
             progress("tokenize", store.n_docs)
         seconds_tokenize = time.perf_counter() - t0
-        if store.n_docs == 0 or store.n_tokens == 0:
-            raise JsonlInputError(path, 0, f"empty corpus: no document has any token in field {field!r}")
+        if store.n_docs == 0:
+            raise JsonlInputError(path, None, "empty corpus: the file holds no document")
+        if store.n_tokens == 0:
+            raise JsonlInputError(path, None, f"empty corpus: no document has any token in field {field!r}")
         log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", path, store.n_docs,
                  store.n_tokens, len(store.vocabulary), seconds_tokenize)
         return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from bloomspan.sidecar.connection import ClusterConfig
 from bloomspan.sidecar.demo import DemoConfig, run_demo
 
 pytestmark = pytest.mark.integration
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 def test_demo_mines_publishes_and_cleans_a_new_page(os_client, opensearch_url, index_prefix, tmp_path):
     lines: list[str] = []
-    config = DemoConfig(url=opensearch_url, docs=400, index=f"{index_prefix}crawl", template_index=f"{index_prefix}tpl",
+    config = DemoConfig(cluster=ClusterConfig(url=opensearch_url), docs=400, index=f"{index_prefix}crawl", template_index=f"{index_prefix}tpl",
                         lease_index=f"{index_prefix}lease", work_dir=str(tmp_path))
     out = run_demo(config, lines.append)
     text = "\n".join(lines)
