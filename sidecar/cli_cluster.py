@@ -137,8 +137,11 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
     from .cli_progress import command_progress
 
     t0 = time.perf_counter()
+    from .source_checks import check_source
+
     client = checked_client(config.cluster_config())
     try:
+        check_source(client, index, field, cluster=config.cluster_config().safe_url)
         with command_progress(progress_mode) as progress:
             summary = run_mining(config, progress=progress, client=client)
     except BloomspanSidecarError as exc:

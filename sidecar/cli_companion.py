@@ -10,7 +10,7 @@ import json
 
 import click
 
-from .cli_connection import cluster_client, connection_options
+from .cli_connection import cluster_client, cluster_config, connection_options
 
 @click.command()
 @click.option("--in", "in_path", type=click.Path(dir_okay=False), help="JSON Lines input (file mode).")
@@ -51,6 +51,10 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
 
     try:
         client = None if file_mode else cluster_client(**conn)
+        if client is not None:
+            from bloomspan.sidecar.source_checks import check_source
+
+            check_source(client, index, field, cluster=cluster_config(**conn).safe_url)
         with command_progress() as progress:
             if file_mode:
                 summary = dedup_jsonl(in_path, out_path, field, bloom_bytes, expected_items=expected_items,
@@ -111,7 +115,11 @@ def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_
     from bloomspan.ingest.errors import IngestConfigError
     from bloomspan.sidecar.near_dup_search import DEFAULT_THRESHOLD, search_collapsed
 
+    from bloomspan.sidecar.source_checks import check_source
+
     client = cluster_client(**conn)
+    if query_text:  # a --body names its own fields
+        check_source(client, index, field, cluster=cluster_config(**conn).safe_url)
     try:
         result = search_collapsed(client, index, query_body, k=k, threshold=DEFAULT_THRESHOLD if threshold is None
                                   else threshold, fingerprint_field=fingerprint_field, measure=measure)
