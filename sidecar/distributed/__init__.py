@@ -1,0 +1,1 @@
+"""Mining on a Dask cluster, exactly as one node mines: see DESIGN.md in this folder."""

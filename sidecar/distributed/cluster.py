@@ -1,0 +1,150 @@
+"""Connecting to Dask: ``local:N`` (a LocalCluster of N worker processes) or a scheduler address.
+
+:class:`DaskConfig` is validated on construction; :func:`dask_client` opens the client (and
+the local cluster) and closes both on exit. Workers report progress as Dask events on
+:data:`PROGRESS_TOPIC` (:func:`worker_progress`); :class:`ProgressRelay` turns them into the
+driver's ``progress(stage, done, total)`` calls, summed over shards.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..errors import ClusterConfigError
+
+log = logging.getLogger(__name__)
+
+PROGRESS_TOPIC = "bloomspan-progress"
+_LOCAL = re.compile(r"local:(\d+)")
+_REMOTE = re.compile(r"(tcp|tls|ucx|ws|wss|inproc)://\S+")
+
+Progress = Callable[[str, int, "int | None"], None]
+
+
+@dataclass(frozen=True)
+class DaskConfig:
+    """Where the work runs.
+
+    address:           ``local:N`` or a scheduler address such as ``tcp://scheduler:8786``
+    memory_limit:      per worker of a local cluster (Dask's syntax: "2GiB", "auto", 0 = none);
+                       an existing cluster keeps the limits its workers were started with
+    threads_per_worker: threads of each local worker (1: the kernels are single-threaded)
+    dashboard_address: local cluster dashboard (":0" picks a free port, None turns it off)
+    """
+
+    address: str
+    memory_limit: str = "2GiB"
+    threads_per_worker: int = 1
+    dashboard_address: str | None = ":0"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.address, str) or not (_LOCAL.fullmatch(self.address) or _REMOTE.fullmatch(self.address)):
+            raise ClusterConfigError("dask", self.address,
+                                     "give local:N (N worker processes on this machine) or a scheduler address "
+                                     "such as tcp://scheduler:8786")
+        if self.local_workers is not None and self.local_workers < 1:
+            raise ClusterConfigError("dask", self.address, "local:N needs N >= 1 workers")
+        if isinstance(self.threads_per_worker, bool) or not isinstance(self.threads_per_worker, int) \
+                or self.threads_per_worker < 1:
+            raise ClusterConfigError("dask_threads_per_worker", self.threads_per_worker, "must be an integer >= 1")
+        if not isinstance(self.memory_limit, (str, int)):
+            raise ClusterConfigError("dask_memory_limit", self.memory_limit, 'give a size such as "2GiB", or "auto"')
+
+    @property
+    def local_workers(self) -> int | None:
+        m = _LOCAL.fullmatch(self.address)
+        return int(m.group(1)) if m else None
+
+
+@contextmanager
+def dask_client(config: DaskConfig) -> Iterator:
+    """A ``distributed.Client`` for ``config``; the local cluster (if any) closes with it."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - the extra is part of the test install
+        raise ClusterConfigError("dask", config.address,
+                                 "needs Dask: pip install 'bloomspan[dask]'") from None
+    cluster = None
+    try:
+        if config.local_workers is not None:
+            cluster = LocalCluster(n_workers=config.local_workers, threads_per_worker=config.threads_per_worker,
+                                   processes=True, memory_limit=config.memory_limit,
+                                   dashboard_address=config.dashboard_address, silence_logs=logging.ERROR)
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(config.address, timeout="20s")
+            except (OSError, TimeoutError) as exc:
+                raise ClusterConfigError("dask", config.address,
+                                         f"no Dask scheduler answers there ({exc}); start one with "
+                                         "`dask scheduler` or use local:N") from None
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def dashboard_link(client) -> str | None:
+    """The dashboard URL, or None when the scheduler serves none (bokeh not installed)."""
+    try:
+        link = client.dashboard_link
+    except Exception:  # noqa: BLE001 - no dashboard service: nothing to show
+        return None
+    return link or None
+
+
+def worker_progress(stage: str, shard: int, done: int, total: int | None = None) -> None:
+    """Report a task's progress from inside a worker (a no-op outside one)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return
+    worker.log_event(PROGRESS_TOPIC, {"stage": stage, "shard": shard, "done": int(done),
+                                      "total": None if total is None else int(total)})
+
+
+class ProgressRelay:
+    """Workers' progress events -> ``progress(stage, done summed over shards, total)``.
+
+    ``totals[stage]`` (set by the driver, e.g. the file size for "read") wins over the
+    totals the events carry. Also usable for the driver's own steps through :meth:`step`.
+    """
+
+    def __init__(self, progress: Progress | None):
+        self.progress = progress
+        self.totals: dict[str, int | None] = {}
+        self._done: dict[str, dict[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def attach(self, client) -> None:
+        if self.progress is not None:
+            client.subscribe_topic(PROGRESS_TOPIC, self._on_event)
+
+    def detach(self, client) -> None:
+        if self.progress is not None:
+            try:
+                client.unsubscribe_topic(PROGRESS_TOPIC)
+            except Exception:  # noqa: BLE001 - the client is closing anyway
+                pass
+
+    def _on_event(self, event) -> None:
+        _, msg = event
+        with self._lock:
+            per_shard = self._done.setdefault(msg["stage"], {})
+            per_shard[msg["shard"]] = msg["done"]
+            done = sum(per_shard.values())
+            total = self.totals.get(msg["stage"], msg.get("total"))
+        self.progress(msg["stage"], done, total)
+
+    def step(self, stage: str, done: int, total: int | None) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)

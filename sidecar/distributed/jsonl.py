@@ -1,0 +1,134 @@
+"""``bloomspan mine --jsonl FILE --dask ADDRESS``: the workers read byte ranges of the file.
+
+Writes the same ``phrases.jsonl`` and ``report.json`` as the single-node run
+(:mod:`bloomspan.sidecar.jsonl_mining`): same phrases in the same order, df, occurrences,
+coverage figures, token ids and document ids. Only the timings and ``stats`` differ
+(``stats`` holds the distributed stages and the engine's stats on the reduced corpus).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+
+import numpy as np
+
+from bloomspan.engine.config import MiningConfig
+
+from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
+
+log = logging.getLogger(__name__)
+
+RANGE_BYTES = 64 << 20  # at most this much of the file per read task
+
+
+def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, dask: DaskConfig,
+                    id_field: str | None = None, progress=None, top: int = 20, n_ranges: int | None = None,
+                    on_dashboard=None):
+    """Mine ``path`` on a Dask cluster; returns a :class:`~bloomspan.sidecar.jsonl_mining.JsonlMiningSummary`.
+
+    progress(stage, done, total); n_ranges: read tasks (default: 2 per worker, and at most
+    RANGE_BYTES each); on_dashboard(link) is called once the client is up.
+    """
+    from ..jsonl_mining import JsonlInputError, JsonlMiningSummary
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--jsonl {path}: no such file")
+    relay = ProgressRelay(progress)
+    with dask_client(dask) as client:
+        if on_dashboard is not None:
+            on_dashboard(dashboard_link(client))
+        relay.attach(client)
+        try:
+            n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+            size = os.path.getsize(path)
+            wanted = n_ranges or max(2 * n_workers, -(-size // RANGE_BYTES))
+            ranges = _ranges(path, wanted)
+            relay.totals["read"] = size
+            run = uuid.uuid4().hex[:12]
+            t0 = time.perf_counter()
+            from .shards import read_jsonl_range
+
+            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, key=f"bloomspan-{run}-read-{k}",
+                                    retries=2) for k, (a, b) in enumerate(ranges)]
+            checks = client.gather([client.submit(_check, s, key=f"bloomspan-{run}-check-{k}")
+                                    for k, s in enumerate(shards)])
+            for error, _, _ in checks:
+                if error is not None:
+                    raise JsonlInputError(path, *error)
+            n_tokens = sum(c[2] for c in checks)
+            if sum(c[1] for c in checks) == 0 or n_tokens == 0:
+                raise JsonlInputError(path, 0, f"empty corpus: no document has any token in field {field!r}")
+            from .pipeline import mine_shards
+
+            dres = mine_shards(client, shards, _layout, config, relay, global_ids=True, run=run)
+            id_of = _document_ids(client, shards, run, id_field is not None)
+        finally:
+            relay.detach(client)
+    seconds = time.perf_counter() - t0
+    return _write(path, config, out_dir, dres, id_of, seconds, top, JsonlMiningSummary)
+
+
+def _ranges(path: str, wanted: int) -> list[tuple[int, int]]:
+    from .shards import byte_ranges
+
+    return byte_ranges(path, wanted)
+
+
+def _check(shard) -> tuple[tuple[int, str] | None, int, int]:
+    return shard.error, shard.n_docs, shard.n_tokens
+
+
+def _layout(headers):
+    from .pipeline import ShardLayout
+
+    global_docs, lengths, base = [], [], 0
+    for n_docs, doc_lengths, _ in headers:
+        global_docs.append(np.arange(base, base + n_docs, dtype=np.int64))
+        lengths.append(doc_lengths)
+        base += n_docs
+    return ShardLayout(global_docs, lengths)
+
+
+def _shard_ids(shard, with_id_field: bool) -> tuple[list[str] | None, np.ndarray, int]:
+    return (shard.external_ids if with_id_field else None), shard.line_numbers, shard.n_lines
+
+
+def _document_ids(client, shards, run: str, with_id_field: bool):
+    """doc number -> external id: the id field, else the 1-based line number in the file."""
+    parts = client.gather([client.submit(_shard_ids, s, with_id_field, key=f"bloomspan-{run}-ids-{k}")
+                           for k, s in enumerate(shards)])
+    ids: list[str] = []
+    line_base = 0
+    for ext, lines, n_lines in parts:
+        ids.extend(ext if ext is not None else [str(line_base + int(x)) for x in lines.tolist()])
+        line_base += n_lines
+    return ids
+
+
+def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
+    from bloomspan.engine.report import coverage_report
+
+    from ..jsonl_mining import _write_outputs
+
+    n_tokens = int(dres.doc_offsets[-1])
+    n_docs = int(dres.doc_offsets.shape[0] - 1)
+    report = coverage_report(dres.coverage, dres.doc_offsets, dres.phrases, dres.vocabulary, top=top)
+    for entry in report.get("most_cluttered_docs", []):
+        entry["id"] = ids[int(entry["doc"])]
+    # The single-node report's keys, in its order (jsonl_mining._mine_store); reading and
+    # mining overlap on the workers, so both timings are the whole distributed run.
+    report.update({
+        "source": path, "engine": config.engine, "sigma": config.sigma, "min_length": config.min_length,
+        "documents": n_docs, "tokens": n_tokens, "vocabulary": int(dres.vocabulary_size),
+        "phrases": len(dres.phrases), "seconds_tokenize": round(seconds, 4), "seconds_mine": round(seconds, 4),
+        "ns_per_token_tokenize": round(seconds * 1e9 / n_tokens, 2),
+        "ns_per_token_mine": round(seconds * 1e9 / n_tokens, 2),
+        "stats": {"engine": "distributed", **dres.stats},
+    })
+    _write_outputs(out_dir, dres.phrases, dres.vocabulary, report)
+    log.info("mined on dask phrases=%d covered_share=%.4f seconds=%.2f out=%s", len(dres.phrases),
+             report["covered_share"], seconds, out_dir)
+    return summary_type(out_dir, n_docs, n_tokens, len(dres.phrases), float(report["covered_share"]), seconds,
+                        seconds, report)

@@ -1,0 +1,244 @@
+"""The distributed mining run, source-independent: shards in, exact phrases and coverage out.
+
+Stages (``sidecar/distributed/DESIGN.md`` has the reasoning and the costs at scale):
+
+1. ``count``: each shard hashes its min_length-windows and counts, per hash, the distinct
+   documents holding it; the counts go to reducers by hash (``window_parts``).
+2. ``reduce``: each reducer sums its keys' counts and keeps those >= sigma.
+3. ``cut``: each shard keeps the maximal intervals of its frequent windows.
+4. ids: the reduced corpus' token ids. JSON Lines output orders ties by the single-node
+   ids (first occurrence in the file), so the global first occurrence of each string of
+   the intervals is found by a vocabulary shuffle (strings compared, so exact); an index
+   run orders ties by text and numbers the strings in sorted order.
+5. ``assemble`` + ``grow``: the intervals become the reduced corpus, mined by the exact
+   engine on one worker (at this scale; the note shows how growth shards at 100 B tokens).
+
+The driver keeps futures, small headers and, at the end, the reduced corpus and the
+full corpus' coverage mask (what publication needs).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bloomspan.engine.config import MiningConfig
+from bloomspan.engine.distributed_windows import partition_of, string_hashes
+
+from . import tasks
+from .cluster import ProgressRelay
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ShardLayout:
+    """Where each shard's documents go in the full corpus.
+
+    global_docs[k]:  int64 (D_k,) global document number of each of shard k's documents
+    doc_lengths[k]:  int64 (D_k,) their token counts
+    """
+
+    global_docs: list[np.ndarray]
+    doc_lengths: list[np.ndarray]
+
+    @property
+    def n_docs(self) -> int:
+        return int(sum(g.shape[0] for g in self.global_docs))
+
+    def doc_offsets(self) -> np.ndarray:
+        """int64 (D+1,): document boundaries of the full corpus in global order."""
+        lengths = np.zeros(self.n_docs, dtype=np.int64)
+        for g, n in zip(self.global_docs, self.doc_lengths):
+            lengths[g] = n
+        out = np.zeros(self.n_docs + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        return out
+
+
+class TokenStrings:
+    """id -> string for the phrases of a result (``token``/``tokens`` as a Vocabulary has)."""
+
+    def __init__(self, strings: dict[int, str] | list[str], size: int | None = None):
+        self._strings = strings
+        self._size = len(strings) if size is None else size
+
+    def token(self, i: int) -> str:
+        return self._strings[int(i)]
+
+    def tokens(self, ids=None) -> list[str]:
+        if ids is None:
+            return [self._strings[i] for i in range(self._size)]
+        return [self._strings[int(i)] for i in ids]
+
+    def __len__(self) -> int:
+        return self._size
+
+
+@dataclass
+class DistributedResult:
+    """phrases: engine Phrases over ``vocabulary`` ids (global first-occurrence ids with
+    ``global_ids``, else the reduced corpus' ids); coverage: bool (W,) of the full corpus;
+    reduced: the mined ReducedCorpus; result: the engine's MiningResult on it."""
+
+    phrases: list
+    coverage: np.ndarray
+    doc_offsets: np.ndarray
+    vocabulary: TokenStrings
+    vocabulary_size: int | None
+    reduced: object
+    result: object
+    stats: dict = field(default_factory=dict)
+
+
+def _wait(client, futures, relay: ProgressRelay, stage: str) -> None:
+    from distributed import as_completed
+
+    for i, _ in enumerate(as_completed(futures), start=1):
+        relay.step(stage, i, len(futures))
+
+
+def worker_bytes_sent(client) -> int:
+    """Bytes the workers have sent each other so far (Dask's own transfer counter)."""
+    sent = client.run(lambda dask_worker: int(dask_worker.transfer_outgoing_bytes_total))
+    return int(sum(sent.values()))
+
+
+def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: ProgressRelay, *,
+                global_ids: bool, n_partitions: int | None = None, run: str = "run") -> DistributedResult:
+    """Mine the shards (futures of :class:`.shards.ShardCorpus`, in global order).
+
+    ``layout_of(headers)`` turns the shards' headers (``(n_docs, doc_lengths)`` per shard, in
+    order) into a :class:`ShardLayout`. ``global_ids``: number tokens as the single-node run
+    over the same input order does (needed for JSON Lines output).
+    """
+    from distributed import wait
+
+    t_all = time.perf_counter()
+    stats: dict = {"shards": len(shards)}
+    seconds: dict = {}
+    n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+    P = n_partitions or max(2, n_workers)
+    L, sigma = config.min_length, config.sigma
+    stats["partitions"] = P
+    sent0 = worker_bytes_sent(client)
+    key = f"bloomspan-{run}"
+
+    t0 = time.perf_counter()
+    counted = [client.submit(tasks.window_parts, s, L, P, k, key=f"{key}-count-{k}", retries=2)
+               for k, s in enumerate(shards)]
+    headers = client.gather([client.submit(_header, s, key=f"{key}-header-{k}") for k, s in enumerate(shards)])
+    _wait(client, counted, relay, "count")
+    seconds["read_count"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    frequent = []
+    for p in range(P):
+        parts = [client.submit(tasks.pick, c, p, key=f"{key}-part-{k}-{p}") for k, c in enumerate(counted)]
+        frequent.append(client.submit(tasks.frequent_windows, parts, sigma, key=f"{key}-reduce-{p}", retries=2))
+    part_bytes = client.gather([client.submit(_part_bytes, c, key=f"{key}-partbytes-{k}")
+                                for k, c in enumerate(counted)])
+    _wait(client, frequent, relay, "reduce")
+    n_frequent = client.gather([client.submit(len, f, key=f"{key}-nfreq-{p}") for p, f in enumerate(frequent)])
+    seconds["reduce"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, key=f"{key}-cut-{k}", retries=2)
+           for k, s in enumerate(shards)]
+    _wait(client, cut, relay, "cut")
+    used = client.gather([client.submit(tasks.used_strings, c, key=f"{key}-used-{k}") for k, c in enumerate(cut)])
+    cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"{key}-cuthead-{k}")
+                               for k, c in enumerate(cut)])
+    seconds["cut"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    strings = sorted(set().union(*used)) if used else []
+    vocabulary_size = None
+    if global_ids:
+        gid, vocabulary_size = _global_ids(client, shards, strings, P, key)
+        order = np.argsort(gid, kind="stable")
+        run_strings = [strings[i] for i in order.tolist()]
+        run_to_global = gid[order]
+    else:
+        run_strings = strings
+        run_to_global = None
+    run_id_of = {s: i for i, s in enumerate(run_strings)}
+    seconds["ids"] = time.perf_counter() - t0
+
+    layout = layout_of(headers)
+    doc_offsets = layout.doc_offsets()
+    t0 = time.perf_counter()
+    reduced = client.submit(tasks.assemble_reduced, cut, layout.global_docs, [h[2] for h in headers],
+                            doc_offsets, run_id_of, len(run_strings), layout.n_docs, key=f"{key}-assemble",
+                            retries=2)
+    mining = client.submit(tasks.grow, reduced, config, key=f"{key}-grow", retries=2)
+    wait([mining])
+    reduced_corpus, result = client.gather([reduced, mining])
+    seconds["assemble_grow"] = time.perf_counter() - t0
+    relay.step("grow", 1, 1)
+
+    from bloomspan.engine.distributed_corpus import global_coverage
+    from bloomspan.engine.phrases import Phrase, sort_phrases
+
+    n_tokens = int(doc_offsets[-1])
+    coverage = global_coverage(reduced_corpus, result.coverage, n_tokens)
+    if run_to_global is not None:
+        phrases = sort_phrases(Phrase(tuple(int(run_to_global[t]) for t in p.tokens), p.df, p.occurrences)
+                               for p in result.phrases)
+        vocabulary = TokenStrings({int(g): s for g, s in zip(run_to_global.tolist(), run_strings)},
+                                  size=vocabulary_size)
+    else:
+        phrases = result.phrases
+        vocabulary = TokenStrings(run_strings)
+    window_bytes = int(sum(part_bytes))
+    stats.update({
+        "tokens": n_tokens, "documents": layout.n_docs,
+        "windows_sent_bytes": window_bytes,
+        "frequent_windows": int(sum(n_frequent)),
+        "intervals": int(sum(c[0] for c in cut_sizes)),
+        "reduced_tokens": reduced_corpus.n_tokens,
+        "reduced_share": reduced_corpus.n_tokens / n_tokens if n_tokens else 0.0,
+        "separators": reduced_corpus.n_separators,
+        "worker_bytes_sent": worker_bytes_sent(client) - sent0,
+        "seconds": {**seconds, "total": time.perf_counter() - t_all},
+        "engine_on_reduced": result.stats,
+    })
+    stats["worker_bytes_sent_per_token"] = stats["worker_bytes_sent"] / n_tokens if n_tokens else 0.0
+    log.info("distributed mining: shards=%d tokens=%d reduced_tokens=%d phrases=%d worker_bytes_sent=%d "
+             "seconds=%.2f", len(shards), n_tokens, reduced_corpus.n_tokens, len(phrases),
+             stats["worker_bytes_sent"], stats["seconds"]["total"])
+    return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size, reduced_corpus, result,
+                             stats)
+
+
+def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:
+    """(n_docs, doc lengths, doc_offsets) of a shard: what the driver needs to place it."""
+    return shard.n_docs, np.diff(shard.doc_offsets), shard.doc_offsets
+
+
+def _part_bytes(parts) -> int:
+    return int(sum(p.nbytes for p in parts))
+
+
+def _global_ids(client, shards: list, strings: list[str], P: int, key: str) -> tuple[np.ndarray, int]:
+    """Global first-occurrence id of each of ``strings``, and the global vocabulary size."""
+    vparts = [[client.submit(tasks.vocabulary_part, s, p, P, key=f"{key}-vpart-{k}-{p}") for k, s in enumerate(shards)]
+              for p in range(P)]
+    vps = [client.submit(tasks.vocabulary_partition, vparts[p], key=f"{key}-vocab-{p}", retries=2) for p in range(P)]
+    counts = np.asarray(client.gather([client.submit(tasks.partition_counts, v, key=f"{key}-vcount-{p}")
+                                       for p, v in enumerate(vps)]))  # (P, S)
+    per_shard = counts.sum(axis=0)
+    before_shard = np.concatenate([[0], np.cumsum(per_shard)[:-1]]).astype(np.int64)
+    part = partition_of(string_hashes(strings), P) if strings else np.zeros(0, dtype=np.int64)
+    where = np.zeros((len(strings), 2), dtype=np.int64)
+    for p in range(P):
+        mine = np.flatnonzero(part == p)
+        if mine.size:
+            where[mine] = client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()],
+                                        key=f"{key}-locate-{p}").result()
+    below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"{key}-below-{p}")
+                               for p, v in enumerate(vps)]))
+    gid = before_shard[where[:, 0]] + below if strings else np.zeros(0, dtype=np.int64)
+    return np.asarray(gid, dtype=np.int64), int(per_shard.sum())

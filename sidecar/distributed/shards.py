@@ -1,0 +1,235 @@
+"""Reading one shard of the input on a worker: a byte range of a JSON Lines file, or one
+slice of one shard of an index in the driver's point in time.
+
+A shard is tokenized with a vocabulary of its own (:class:`ShardCorpus`): local ids in
+order of first occurrence in the shard, and a 64-bit hash per local token string, so no
+vocabulary is shared between workers. Both readers are pure functions of their arguments
+(the file's bytes; the point in time): a retried task returns the same shard.
+"""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cluster import worker_progress
+
+log = logging.getLogger(__name__)
+
+TOKENIZE_DOCS = 2000  # documents per tokenizer call (as in the single-node reader)
+
+
+@dataclass
+class ShardCorpus:
+    """One shard, tokenized.
+
+    ids:          uint32 (W,) local token ids; doc_offsets int64 (D+1,)
+    strings:      the local vocabulary, local id order
+    token_hash:   uint64 (V,) hash of each local string (:func:`string_hashes`)
+    external_ids: JSON Lines with an id field: the id of each document, else None
+    line_numbers: JSON Lines: int64 (D,) 1-based line of each document within the range
+    n_lines:      JSON Lines: lines starting in the range (blank ones included)
+    keys, meta:   index: key and int64 (5,) meta row (see scroll.Page) of every hit read,
+                  stored documents (status STORED) being the shard's documents in order
+    error:        the first bad line of a JSON Lines range as (line in the file, reason),
+                  raised by the driver as a JsonlInputError in file order (exceptions with
+                  their own constructor arguments do not survive pickling between processes)
+    """
+
+    ids: np.ndarray
+    doc_offsets: np.ndarray
+    strings: list[str]
+    token_hash: np.ndarray
+    external_ids: list[str] | None = None
+    line_numbers: np.ndarray | None = None
+    n_lines: int = 0
+    keys: list[str] | None = None
+    meta: np.ndarray | None = None
+    error: tuple[int, str] | None = None
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.doc_offsets.shape[0] - 1)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.ids.shape[0])
+
+
+class _Tokenizer:
+    """Batches of texts -> one shard's local ids (first-occurrence order)."""
+
+    def __init__(self):
+        from bloomspan.engine.vocabulary import Vocabulary
+
+        self.vocabulary = Vocabulary()
+        self.parts: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+
+    def add(self, texts: list[str]) -> None:
+        from bloomspan.engine.tokenizer import encode_batch
+
+        if texts:
+            ids, offsets = encode_batch(texts, self.vocabulary, count_df=False)
+            self.parts.append(ids)
+            self.lengths.append(np.diff(offsets))
+
+    def corpus(self, **extra) -> ShardCorpus:
+        from bloomspan.engine.distributed_windows import string_hashes
+
+        ids = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint32)
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        strings = self.vocabulary.tokens()
+        return ShardCorpus(ids=ids, doc_offsets=offsets, strings=strings, token_hash=string_hashes(strings), **extra)
+
+
+# ---------------------------------------------------------------------- JSON Lines
+def byte_ranges(path: str, n_ranges: int) -> list[tuple[int, int]]:
+    """``n_ranges`` (at most one per byte) consecutive ``[start, end)`` ranges covering the file.
+    A line belongs to the range its first byte lies in."""
+    size = os.path.getsize(path)
+    n = max(1, min(n_ranges, size))
+    cuts = [size * k // n for k in range(n + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _lines_of_range(path: str, start: int, end: int):
+    """``(byte offset, raw line)`` of every line whose first byte lies in ``[start, end)``."""
+    with open(path, "rb") as f:
+        if start > 0:
+            f.seek(start - 1)
+            if f.read(1) != b"\n":
+                f.readline()  # the line in progress belongs to the previous range
+        pos = f.tell()
+        while pos < end:
+            raw = f.readline()
+            if not raw:
+                return
+            yield pos, raw
+            pos += len(raw)
+
+
+def _line_before(path: str, offset: int) -> int:
+    """Lines (universal newlines, as text-mode reading counts them) before byte ``offset``."""
+    with open(path, "rb") as f:
+        head = f.read(offset)
+    return len(io.StringIO(head.decode("utf-8", "replace"), newline=None).readlines())
+
+
+def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str | None, shard: int) -> ShardCorpus:
+    """Tokenize the documents of the lines starting in ``[start, end)`` of a JSON Lines file.
+
+    Lines are validated as :func:`bloomspan.sidecar.jsonl_mining.read_documents` does; the
+    first bad line is returned as ``error`` (with the file's line number), not raised, so
+    the driver can report the earliest one in file order.
+    """
+    tok = _Tokenizer()
+    ext_ids: list[str] = []
+    lines: list[int] = []
+    texts: list[str] = []
+    n_lines = 0
+    error = None
+    done_bytes = 0
+    for offset, raw in _lines_of_range(path, start, end):
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            error = (_line_before(path, offset) + 1, f"not valid UTF-8 ({exc.reason})")
+            break
+        # Text-mode reading also ends lines at a lone "\r": count lines the same way.
+        for line in io.StringIO(decoded, newline=None):
+            n_lines += 1
+            problem, doc = _parse_line(line, field, id_field)
+            if problem is not None:
+                error = (_line_before(path, start) + n_lines, problem)
+                break
+            if doc is None:
+                continue
+            ext_ids.append(doc[0])
+            lines.append(n_lines)
+            texts.append(doc[1])
+        if error is not None:
+            break
+        if len(texts) >= TOKENIZE_DOCS:
+            tok.add(texts)
+            texts = []
+            worker_progress("read", shard, offset + len(raw) - start)
+        done_bytes = offset + len(raw) - start
+    tok.add(texts)
+    worker_progress("read", shard, done_bytes if error is None else end - start)
+    return tok.corpus(external_ids=ext_ids if id_field is not None else None,
+                      line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error)
+
+
+def _parse_line(line: str, field: str, id_field: str | None) -> tuple[str | None, tuple[str | None, str] | None]:
+    """``(problem, (id, text))`` of one line: the rules of ``jsonl_mining.read_documents``
+    (the id is None when ids are line numbers); ``(None, None)`` for a blank line."""
+    if not line.strip():
+        return None, None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON ({exc.msg} at column {exc.colno})", None
+    if not isinstance(obj, dict):
+        return f"expected a JSON object, got {type(obj).__name__}", None
+    if field not in obj:
+        return f"field {field!r} is missing (choose it with --field)", None
+    text = obj[field]
+    if not isinstance(text, str):
+        return f"field {field!r} is {type(text).__name__}, not a string", None
+    if id_field is None:
+        return None, (None, text)
+    if id_field not in obj:
+        return f"id field {id_field!r} is missing (choose it with --id-field)", None
+    return None, (str(obj[id_field]), text)
+
+
+# ---------------------------------------------------------------------- index slices
+@dataclass(frozen=True)
+class IndexSlice:
+    """Slice ``slice_id`` of ``n_slices`` of one concrete index, read in the point in time
+    ``pit_id`` (None: a sliced scroll of its own). With ``n_slices`` equal to the number of
+    shards a slice is exactly one shard; more slices split shards by a hash of ``_id``."""
+
+    index: str
+    slice_id: int
+    n_slices: int
+    pit_id: str | None = field(default=None, repr=False)
+
+
+def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
+                     keep_alive: str, shard: int) -> ShardCorpus:
+    """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
+    (skipped documents included), as the single-node scan logs them."""
+    from ..checkpoint import STORED
+    from ..scroll import ScanUnit, SourceScan
+
+    client = cluster.client()
+    unit = ScanUnit(part.index, part.slice_id, part.n_slices)
+    mode = "pit" if part.pit_id else "scroll"
+    # The driver owns the point in time (one per index, for every slice): the scan is only
+    # used for its one-unit page reader, never closed here, so the PIT is not deleted.
+    scan = SourceScan(client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
+                      workers=1, keep_alive=keep_alive, mode=mode,
+                      pit_ids={part.index: part.pit_id} if part.pit_id else {})
+    reader = scan._read_pit if mode == "pit" else scan._read_scroll
+    tok = _Tokenizer()
+    keys: list[str] = []
+    metas: list[np.ndarray] = []
+    try:
+        for page in reader(unit):
+            keys.extend(page.keys)
+            metas.append(page.meta)
+            stored = np.flatnonzero(page.meta[:, 3] == STORED)
+            tok.add([page.texts[i] for i in stored])
+            worker_progress("read", shard, len(keys))
+    finally:
+        client.close()
+    meta = np.concatenate(metas) if metas else np.zeros((0, 5), dtype=np.int64)
+    return tok.corpus(keys=keys, meta=meta)
