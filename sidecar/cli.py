@@ -89,10 +89,12 @@ def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets)."""
     if docs < 1:
         raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
+    from bloomspan.sidecar.cli_progress import command_progress
     from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
     try:
-        n = write_jsonl(corpus_by_name(kind, docs, seed), out_path)
+        with command_progress():
+            n = write_jsonl(corpus_by_name(kind, docs, seed), out_path)
     except ValueError as exc:  # e.g. synthetic1 needs at least 5 documents
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {n} documents to {out_path}", err=True)
@@ -253,3 +255,7 @@ for _command in _CLUSTER_COMMANDS:
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -101,12 +101,14 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
     bloomspan.ingest.template_matcher.TemplateMatcher.
     """
     from bloomspan.engine.template_detector import detect_templates_in_texts
+    from bloomspan.sidecar.cli_progress import command_progress
 
     config = _template_config(cfg_options)
     texts, groups, urls = _read(jsonl, field, group_field or None, url_field or None)
     if not texts:
         raise click.ClickException(f"{jsonl}: no documents")
-    result = detect_templates_in_texts(texts, groups, urls, config)
+    with command_progress():
+        result = detect_templates_in_texts(texts, groups, urls, config)
     tmp = out_path + ".partial"
     with open(tmp, "w", encoding="utf-8") as f:
         for record in result.records:
@@ -126,8 +128,11 @@ def quality(jsonl, per_site):
     from bloomspan.sidecar.corpora import read_jsonl
     from bloomspan.sidecar.quality_eval import evaluate_methods, per_site_table, prepare_corpus, standard_methods, summary_table
 
-    corpus = prepare_corpus(read_jsonl(jsonl))
-    results = evaluate_methods(corpus, standard_methods())
+    from bloomspan.sidecar.cli_progress import command_progress
+
+    with command_progress():
+        corpus = prepare_corpus(read_jsonl(jsonl))
+        results = evaluate_methods(corpus, standard_methods())
     click.echo(summary_table(results))
     if per_site:
         click.echo("")

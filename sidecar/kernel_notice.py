@@ -105,6 +105,6 @@ def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
 
 
 def _kernel_name(event) -> str:
-    dispatcher = (event.data or {}).get("dispatcher")
+    dispatcher = (getattr(event, "data", None) or {}).get("dispatcher")
     func = getattr(dispatcher, "py_func", None)
     return f"{func.__module__}.{func.__qualname__}" if func is not None else "?"

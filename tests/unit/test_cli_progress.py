@@ -1,0 +1,112 @@
+"""Progress on stderr (a bar on a terminal, lines otherwise) and the numba compilation notice."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+from bloomspan.sidecar.cli_progress import Progress, render_bar
+from bloomspan.sidecar.kernel_notice import CompileWatch, start_message, watch_compilation
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@given(st.text(min_size=1, max_size=30), st.integers(0, 10**12), st.one_of(st.none(), st.integers(1, 10**12)),
+       st.integers(10, 300))
+def test_a_bar_never_wraps_the_terminal(stage, done, total, width):
+    line = render_bar(stage, done, total, width)
+    assert len(line) < width and "\n" not in line.replace(stage, "")
+
+
+def test_bar_shows_share_and_count():
+    assert render_bar("scan", 1200, 3000, 200) == "scan       [##########..............] 1,200/3,000  40%"
+    assert render_bar("tokenize", 5000, None, 200) == "tokenize   5,000"
+
+
+def test_auto_is_lines_off_a_terminal():
+    out = io.StringIO()
+    progress = Progress("auto", stream=out)
+    progress("scan", 10, 30)
+    progress("mine", 5)
+    progress.close()
+    assert out.getvalue() == "bloomspan: scan 10/30\nbloomspan: mine 5\n"
+
+
+def test_bar_redraws_in_place_and_notes_get_their_own_line():
+    term = _Terminal()
+    progress = Progress("auto", stream=term)
+    assert progress.mode == "bar"
+    for done in range(0, 1001):
+        progress("scan", done, 1000)
+    progress.note("a note")
+    progress("mine", 7, None)
+    progress.close()
+    text = term.getvalue()
+    draws = text.count("\r")
+    assert 2 <= draws < 100  # throttled, but the first and the finished state are drawn
+    scan_line, note, mine_line, end = text.split("\n")
+    assert scan_line.endswith("1,000/1,000 100%") and note == "a note" and end == ""
+    assert mine_line.strip("\r").startswith("mine") and "7" in mine_line
+
+
+def test_none_prints_nothing_but_notes():
+    out = _Terminal()
+    progress = Progress("none", stream=out)
+    progress("scan", 1, 2)
+    progress.note("kept")
+    assert out.getvalue() == "kept\n"
+
+
+def test_compile_watch_counts_top_level_compilations_once():
+    said = []
+    watch = CompileWatch(said.append)
+    assert watch.finish_message() is None
+    for _ in range(2):  # a kernel compiling the kernel it calls, twice
+        watch.on_start(None)
+        watch.on_start(None)
+        watch.on_end(None)
+        watch.on_end(None)
+    assert said == [start_message()] and watch.kernels == 2
+    assert "compiled 2 numba kernels in" in watch.finish_message()
+
+
+def test_a_real_compilation_is_announced_and_a_cached_call_is_not():
+    from numba import njit
+
+    @njit  # no cache: compiled here, in this process
+    def _twice(a):
+        return a * 2
+
+    said = []
+    finish = watch_compilation(said.append)
+    _twice(np.arange(3))
+    finish()
+    assert said[0] == start_message() and said[1].startswith("bloomspan: compiled 1 numba kernels in")
+    said.clear()
+    finish = watch_compilation(said.append)
+    _twice(np.arange(4))  # same types: already compiled
+    finish()
+    assert said == []
+
+
+def test_a_cold_cache_says_compiling_once_and_a_warm_one_says_nothing(tmp_path):
+    """A fresh NUMBA_CACHE_DIR (as on a wheel install whose package directory is read-only):
+    the first run announces the compilation and fills that directory, the second is silent."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    cmd = [sys.executable, "-m", "bloomspan.sidecar.cli", "corpus", "web", "--docs", "20",
+           "--out", str(tmp_path / "c.jsonl")]
+    # `corpus` runs the text model's kernels; its generator compiles them on first use
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("compiling numba kernels (first run only)") == 1, first.stderr
+    assert "numba kernels in" in first.stderr and "Traceback" not in first.stderr
+    assert list((tmp_path / "numba-cache").rglob("*.nbi"))
+    second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert second.returncode == 0 and "numba" not in second.stderr, second.stderr
