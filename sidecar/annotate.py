@@ -32,12 +32,13 @@ from typing import Callable
 
 import numpy as np
 
+from bloomspan.ingest.cleaner import RATIO_FLOOR as MIN_RATIO  # one floor for the cleaner and annotation
+
 from .errors import AnnotateError
 from .scroll import split_key
 
 log = logging.getLogger(__name__)
 
-MIN_RATIO = 1e-4
 BATCH_FACTOR = 4  # documents per checkpointed batch = BATCH_FACTOR * bulk_docs
 
 
@@ -53,22 +54,18 @@ class AnnotateSummary:
                 "examples": list(self.examples)}
 
 
-def install_document_mapping(client, source_index: str) -> list[str]:
-    """Add the ``bloomspan.*`` fields to every index behind ``source_index``; returns them."""
-    from opensearchpy.exceptions import RequestError
+def install_document_mapping(client, indices: list[str]) -> list[str]:
+    """Add the ``bloomspan.*`` fields to each of the concrete ``indices``; returns them."""
+    from .clean_index_template import InstallReport, add_document_fields
 
-    from bloomspan.mappings import load
-
-    indices = sorted(client.indices.get_settings(index=source_index, name="index.number_of_shards",
-                                                 expand_wildcards="open"))
-    body = load("documents")["template"]["mappings"]
-    try:
-        client.indices.put_mapping(index=",".join(indices), body=body)
-    except RequestError as exc:
-        raise AnnotateError(f"cannot add the bloomspan.* fields to {source_index}: {exc.error} "
-                            f"({exc.info.get('error', {}).get('reason') if isinstance(exc.info, dict) else exc})",
-                            index=source_index, field="bloomspan") from None
-    return indices
+    if not indices:
+        raise AnnotateError("no source index to add the bloomspan.* fields to", field="bloomspan")
+    report = InstallReport()
+    add_document_fields(client, indices, [], report)
+    if report.problems:
+        raise AnnotateError(f"cannot add the bloomspan.* fields: {report.problems[0]}", index=",".join(indices),
+                            field="bloomspan")
+    return list(indices)
 
 
 def covered_char_spans(covered: np.ndarray, char_starts: np.ndarray, char_ends: np.ndarray) -> list[list[int]]:
@@ -107,7 +104,7 @@ def annotate(client, snapshot, coverage: np.ndarray, run_id: str, *, bulk_docs: 
         raise AnnotateError("the corpus was read without character offsets; re-run with --annotate from the "
                             "start (the work directory's snapshot lacks them)", field="annotate")
     indices = snapshot.manifest["indices"]
-    install_document_mapping(client, ",".join(indices))
+    install_document_mapping(client, list(indices))
     off = snapshot.doc_offsets
     cs, ce = snapshot.char_starts, snapshot.char_ends
     keys = snapshot.stored_keys()

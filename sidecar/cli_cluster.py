@@ -93,6 +93,9 @@ def cluster_mine_options(f):
         click.option("--bulk-docs", type=int, default=500, show_default=True, help="Documents per bulk request."),
         click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "lines", "none"]),
                      default="auto", show_default=True, help="Progress on stderr."),
+        click.option("--allow-empty", is_flag=True, default=False,
+                     help="Publish even a run that read no usable document, or found no phrase while the alias "
+                          "holds a run with phrases (refused by default: the cleaning would stop)."),
         click.option("--json", "as_json", is_flag=True, default=False, help="Print the run summary as JSON."),
         click.option("--report/--no-report", "show_report", default=True, show_default=True,
                      help="Print the operator report after publishing."),
@@ -107,7 +110,7 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
                          templates=False, url_field=None, template_config_path=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
-                         **_ignored) -> None:
+                         allow_empty=False, **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
     from .errors import BloomspanSidecarError, ClusterConfigError
     from .mining_run import MineConfig, run_mining
@@ -131,7 +134,8 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                             template_config=template_config,
                             lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
                             pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
-                            top=max(top, 20))  # the run document keeps at least 20
+                            top=max(top, 20),  # the run document keeps at least 20
+                            allow_empty=allow_empty)
     except ClusterConfigError as exc:
         raise _fail(exc) from None
     from .cli_progress import command_progress
@@ -179,25 +183,42 @@ def mine(**kwargs):
 
 
 # ---------------------------------------------------------------------- the other commands
-def setup_command(*, template_index, lease_index, index, **conn) -> None:
+def setup_command(*, template_index, lease_index, index, clean_indices=(), fields=("text",), **conn) -> None:
+    from opensearchpy.exceptions import TransportError
+
+    from .clean_index_template import InstallReport
     from .errors import BloomspanSidecarError
     from .template_index import setup as do_setup
 
     client = _cluster(**conn)
+    report = InstallReport()
     try:
-        for line in do_setup(client, template_index, lease_index, index):
+        for line in do_setup(client, template_index, lease_index, index, tuple(clean_indices), tuple(fields),
+                             report=report):
             click.echo(f"installed {line}")
     except BloomspanSidecarError as exc:
         raise _fail(exc) from None
+    except TransportError as exc:
+        raise click.ClickException(f"setup failed: {exc.error} (status {exc.status_code}); the user needs rights "
+                                   "to index and component templates and to the indices' mappings") from None
+    for problem in report.problems:
+        click.echo(f"not installed: {problem}", err=True)
+    if report.problems:
+        raise click.ClickException(f"{len(report.problems)} item(s) not installed (above)")
 
 
 @click.command("setup")
 @connection_options
 @click.option("--template-index", default="bloomspan-templates", show_default=True)
 @click.option("--lease-index", default="bloomspan-lease", show_default=True)
-@click.option("--index", default=None, help="Also add the bloomspan.* fields to this source index.")
+@click.option("--index", default=None, help="Also map the bloomspan.* fields on this source index (pattern).")
+@click.option("--clean-index", "clean_indices", multiple=True,
+              help="Index pattern the proxy writes cleaned documents into (repeatable): a composable index template "
+                   "maps the bloomspan fields on new indices, existing ones get them added.")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True,
+              help="Cleaned text field (repeatable): <field>_clean and <field>_chunks are mapped as text.")
 def setup(**kwargs):
-    """Install the index templates from mappings/ (and the document fields on --index)."""
+    """Install the index templates from mappings/ (and the document fields for --index and --clean-index)."""
     setup_command(**kwargs)
 
 

@@ -75,4 +75,7 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
     except ServeConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
     click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url}", err=True)
+    from bloomspan.sidecar.clean_index_template import install_for_serve
+
+    install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
     web.run_app(create_app(config), host=host, port=port, print=None)

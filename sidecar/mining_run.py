@@ -14,6 +14,13 @@ moment continues where it stopped when started again with the same work director
 
 The whole run holds the cluster lease (:mod:`.lease`) and a file lock on the work
 directory; the lease is checked right before the alias moves.
+
+A run never publishes a phrase set that would silently stop the cleaning: it refuses
+(:class:`RunRefusedError`, naming the flag; nothing published, the alias stays where it
+was, the unfinished run is discarded) when it read 0 usable documents (an empty index, a
+mistyped ``--field`` or a field that holds no text), when ``--sigma`` exceeds the
+documents read, or when it found 0 phrases while the alias holds a run with phrases.
+``allow_empty`` (``--allow-empty``) publishes anyway.
 """
 from __future__ import annotations
 
@@ -39,6 +46,11 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
 MAX_BATCH = 10_000  # index.max_result_window default
+
+
+class RunRefusedError(BloomspanSidecarError):
+    """The run would publish an empty or useless phrase set; nothing was published.
+    ``field`` names the flag (``index``, ``field``, ``sigma``); the message starts with it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,7 @@ class MineConfig:
     bulk_docs: int = 500
     top: int = 20
     bins: int = 10
+    allow_empty: bool = False  # publish even a run that read no usable document or found no phrase
 
     def __post_init__(self) -> None:
         def bad(name, fix):
@@ -103,8 +116,9 @@ class MineConfig:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 bad(name, "must be a non-empty field name, or left out")
-        if not isinstance(self.templates, bool):
-            bad("templates", "must be true or false")
+        for name in ("templates", "allow_empty"):
+            if not isinstance(getattr(self, name), bool):
+                bad(name, "must be true or false")
         if self.template_config is not None:
             self.detector_config()  # validates every field
         if self.scan_mode not in MODES:
@@ -253,6 +267,80 @@ def _base_snapshot(work: Path, config: MineConfig):
     return snap
 
 
+def _mapped_fields(client, indices: list[str], limit: int = 20) -> list[str]:
+    """Dotted paths of the fields mapped in ``indices`` (sorted, at most ``limit``): what a
+    refusal over ``--field`` lists as the fields seen."""
+    try:
+        resp = client.indices.get_mapping(index=",".join(indices))
+    except Exception as exc:  # the message is a hint; never fail the refusal over it
+        log.debug("reading the source mapping failed: %s", exc)
+        return []
+    paths: set[str] = set()
+
+    def walk(props: dict, prefix: str) -> None:
+        for name, body in props.items():
+            if isinstance(body, dict) and "properties" in body:
+                walk(body["properties"], f"{prefix}{name}.")
+            else:
+                paths.add(prefix + name)
+
+    for body in resp.values():
+        walk((body.get("mappings") or {}).get("properties") or {}, "")
+    return sorted(paths)[:limit]
+
+
+def _no_documents(config: MineConfig, indices: list[str]) -> RunRefusedError:
+    return RunRefusedError(
+        f"--index {config.index}: {', '.join(indices)} hold{'s' if len(indices) == 1 else ''} no documents; "
+        "index documents first (nothing was published; --allow-empty publishes an empty run)",
+        index=config.index, field="index")
+
+
+def check_documents(config: MineConfig, client, indices: list[str], n_all: int, n_usable: int,
+                    skipped: dict[str, int]) -> None:
+    """Refuse a run that read no usable document or whose ``--sigma`` exceeds the documents
+    read (no phrase can occur in more documents than there are)."""
+    if config.allow_empty:
+        return
+    if n_all == 0:
+        raise _no_documents(config, indices)
+    if n_usable == 0:
+        why = ", ".join(f"{reason.replace('_', ' ')} in {n:,}" for reason, n in skipped.items() if n)
+        seen = _mapped_fields(client, indices)
+        raise RunRefusedError(
+            f"--field {config.field}: 0 of {n_all:,} documents have a text value in field {config.field!r}"
+            f"{f' ({why})' if why else ''}; fields seen: {', '.join(seen) or 'none mapped'} "
+            "(nothing was published)", index=config.index, field="field")
+    if config.sigma > n_usable:
+        raise RunRefusedError(
+            f"--sigma {config.sigma}: only {n_usable:,} document{'s' if n_usable != 1 else ''} of {config.index} "
+            f"{'have' if n_usable != 1 else 'has'} a text value in field {config.field!r}, and a phrase must occur "
+            f"in at least --sigma of them; give --sigma {max(2, n_usable)} or less (nothing was published)",
+            index=config.index, field="sigma")
+
+
+def check_phrases(config: MineConfig, client, n_records: int) -> None:
+    """Refuse to replace a run that has phrases with one that has none: the cleaner would
+    stop cleaning. A first run (no alias yet) may be empty."""
+    from .errors import RunNotFoundError
+    from .template_index import current_run_doc
+
+    if config.allow_empty or n_records:
+        return
+    try:
+        current = current_run_doc(client, config.template_index)
+    except RunNotFoundError:
+        return
+    templates = current.get("templates") or {}
+    held = int(current.get("phrases") or 0) + int(templates.get("phrases") or 0) + int(templates.get("skeletons") or 0)
+    if held:
+        raise RunRefusedError(
+            f"--sigma {config.sigma} --min-length {config.min_length}: this run found 0 phrases, while "
+            f"{config.template_index} holds run {current.get('run_id')} with {held:,}; publishing it would stop "
+            "the cleaning, so nothing was published and the alias stays; lower --sigma or --min-length, or give "
+            "--allow-empty", index=config.template_index, field="sigma")
+
+
 def run_mining(config: MineConfig, progress: Progress | None = None, client=None) -> RunSummary:
     """Run (or resume) a mining run; see the module docstring."""
     work = Path(config.work_dir)
@@ -273,8 +361,7 @@ class _Run:
     def save(self) -> None:
         self.ckpt.save(self.state)
 
-    def _new_state(self) -> dict:
-        from .lease import new_holder
+    def _new_state(self, holder: str) -> dict:
         from .template_index import new_run_id
 
         c = self.config
@@ -286,12 +373,14 @@ class _Run:
                 raise ClusterConfigError("timestamp_field", c.timestamp_field,
                                          f"is not mapped in {', '.join(unmapped)}; give a date or numeric field "
                                          "that changes with every update, or leave it out to compare _seq_no")
+        if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
+            raise _no_documents(c, indices)
         base = _base_snapshot(self.work, c)
         mode = c.scan_mode
         if mode == "auto":
             mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
         return {"format": "bloomspan-run", "source": c.source_fingerprint(), "template_index": c.template_index,
-                "annotate": c.annotate, "run_id": new_run_id(), "holder": new_holder(), "started_at": _now_iso(),
+                "annotate": c.annotate, "run_id": new_run_id(), "holder": holder, "started_at": _now_iso(),
                 "kind": "incremental" if base is not None else "full",
                 "base": str(base.folder.relative_to(self.work)) if base is not None else None,
                 "phase": "list" if base is not None else "scan", "indices": indices,
@@ -299,7 +388,10 @@ class _Run:
                 "seconds": {}, "counts": {}}
 
     def run(self) -> RunSummary:
-        from .lease import Lease
+        """Load or start the run, then go through its phases holding the lease. A new run's
+        state is made only once the lease is held: a run the lease turns away leaves nothing
+        behind to resume later."""
+        from .lease import Lease, new_holder
 
         c = self.config
         state = self.ckpt.load()
@@ -309,25 +401,33 @@ class _Run:
             shutil.rmtree(self.run_dir)
             state = None
         self.resumed = state is not None
-        if state is None:
-            shutil.rmtree(self.run_dir, ignore_errors=True)
-            self.run_dir.mkdir(parents=True)
-            state = self._new_state()
-        self.state = state
-        self.save()
-        if self.resumed:
-            log.info("resuming run %s at phase %s", state["run_id"], state["phase"])
+        self._minted = False
         t_total = time.perf_counter()
-        with Lease(self.client, c.lease_index, c.template_index, holder=state["holder"], ttl=c.lease_ttl,
-                   run_id=state["run_id"]) as lease:
+        holder = state["holder"] if state is not None else new_holder()
+        with Lease(self.client, c.lease_index, c.template_index, holder=holder, ttl=c.lease_ttl,
+                   run_id=state["run_id"] if state is not None else None) as lease:
             self.lease = lease
-            while state["phase"] != "done":
-                phase = state["phase"]
-                t0 = time.perf_counter()
-                getattr(self, f"_phase_{phase}")()
-                state["seconds"][phase] = state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
-                if phase != "finalize":
-                    self.save()
+            if state is None:
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+                self.run_dir.mkdir(parents=True)
+                state = self._new_state(holder)
+                lease.run_id = state["run_id"]
+            else:
+                log.info("resuming run %s at phase %s", state["run_id"], state["phase"])
+            self.state = state
+            self.save()
+            try:
+                while state["phase"] != "done":
+                    phase = state["phase"]
+                    t0 = time.perf_counter()
+                    getattr(self, f"_phase_{phase}")()
+                    state["seconds"][phase] = state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
+                    if phase != "finalize":
+                        self.save()
+            except RunRefusedError as exc:
+                log.info("run refused, nothing published: %s", exc)
+                shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
+                raise
         state["seconds"]["total"] = time.perf_counter() - t_total
         return RunSummary(**{**state["summary"], "seconds": state["seconds"], "resumed": self.resumed})
 
@@ -433,6 +533,7 @@ class _Run:
 
         c, st = self.config, self.state
         snap = Snapshot(self.run_dir / "snapshot")
+        check_documents(c, self.client, st["indices"], snap.n_all, snap.n_docs, snap.skipped_by_reason())
         if self.progress:
             self.progress("mine", 0, snap.n_tokens)
         t0 = time.perf_counter()
@@ -468,9 +569,18 @@ class _Run:
                                        "scan_docs_per_second": st.get("scan", {}).get("docs_per_second")})}
         if template_stats is not None:
             run_doc["templates"] = json_safe(template_stats)
+        check_phrases(c, self.client, len(phrase_docs) + sum((template_stats or {}).get(k, 0)
+                                                             for k in ("phrases", "skeletons")))
+        self._mint_publication_id()
+
+        def before_swap() -> None:
+            self.lease.check()
+            st["swap_started"] = st["run_id"]  # from here on the run may be visible: never delete it
+            self.save()
+
         res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
                       coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
-                      bulk_docs=c.bulk_docs, before_swap=self.lease.check, progress=self.progress,
+                      bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
                       extra_docs=template_docs)
         st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
                          "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
@@ -481,6 +591,36 @@ class _Run:
                          "templates": None if template_stats is None else {
                              k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")}}
         st["phase"] = "annotate" if c.annotate else "finalize"
+
+    def _mint_publication_id(self) -> None:
+        """Give the run the id it publishes under, minted now, while this process holds the
+        lease, once per attempt: every run published by anyone else moved the alias before
+        this lease was acquired, so this id (its time) is later than theirs. A run resumed
+        after losing the lease, or turned away by it, never publishes under the id it started
+        with. The one exception is an attempt whose index the alias already points at (killed
+        after the swap): it keeps its id and only finishes. An earlier attempt's index that
+        was never about to be aliased is deleted; one that may have been visible is left to
+        retention."""
+        from .template_index import new_run_id, physical_indices, physical_name
+
+        if self._minted:
+            return
+        c, st = self.config, self.state
+        old = st["run_id"]
+        attempt = physical_name(c.template_index, old)
+        found = physical_indices(self.client, c.template_index).get(attempt)
+        if found and found["aliased"]:
+            self._minted = True
+            return
+        if found and st.get("swap_started") != old:
+            log.info("deleting %s: an earlier attempt of this run, never published", attempt)
+            self.client.indices.delete(index=attempt, ignore_unavailable=True)
+        st["run_id"] = new_run_id()
+        self.lease.run_id = st["run_id"]
+        self._minted = True
+        self.save()
+        if old != st["run_id"]:
+            log.info("run %s publishes as %s", old, st["run_id"])
 
     def _detect_templates(self, snap, result, sites: list | None, urls: list | None
                           ) -> tuple[list[tuple[str, dict]], dict]:

@@ -264,7 +264,9 @@ class SourceScan:
         after = self.positions.get(unit.name)
         while not self._stop.is_set():
             body = self._body(unit)
-            body["sort"] = [{"_seq_no": "asc"}]
+            # unmapped_type: an index that never held a document has no mapping at all, and
+            # sorting on _seq_no there fails with "No mapping found for [_seq_no]".
+            body["sort"] = [{"_seq_no": {"order": "asc", "unmapped_type": "long"}}]
             with self._lock:
                 pit = self.pit_ids[unit.index]
             body["pit"] = {"id": pit, "keep_alive": self.keep_alive}

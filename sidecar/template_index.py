@@ -2,9 +2,12 @@
 
 Names
 -----
-``NAME`` is an alias; each run writes the physical index ``NAME-<run_id>`` (run ids sort
-by time: ``YYYYMMDDtHHMMSSmmm-xxxx``). Physical indices are recognised by that exact
-pattern, so other indices that happen to start with ``NAME-`` are never touched.
+``NAME`` is an alias; each run writes the physical index ``NAME-<run_id>`` (run ids hold
+the time they were minted: ``YYYYMMDDtHHMMSSmmm-xxxx``). Physical indices are recognised by
+that exact pattern, so other indices that happen to start with ``NAME-`` are never touched.
+Runs are ordered by ``published_at``, the time recorded in the run document when it was
+written (right before the write block and the alias swap), not by their ids: history
+(:func:`list_runs`), :func:`rollback` and retention all use :func:`publication_order`.
 
 Contents (mapping ``mappings/template-index.json``)
 ----------------------------------------------------
@@ -44,9 +47,13 @@ RUN_ID_PATTERN = r"\d{8}t\d{9}-[0-9a-f]{4}"
 DOCMAP_CHUNK = 10_000           # document keys per docmap document
 COVERAGE_INLINE_BYTES = 8 << 20  # larger coverage bitmaps go to kind=coverage chunks
 COVERAGE_CHUNK_TOKENS = 1 << 28
-RUN_SUMMARY_FIELDS = ["kind", "run_id", "status", "source_index", "field", "started_at", "finished_at",
+RUN_SUMMARY_FIELDS = ["kind", "run_id", "status", "source_index", "field", "started_at", "finished_at", "published_at",
                       "docs_seen", "docs_skipped", "tokens_seen", "covered_tokens", "covered_share", "phrases",
                       "params", "doc_id_chunks", "coverage_chunks"]
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -205,7 +212,7 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
 
         written = _bulk(client, physical, actions(), bulk_docs, progress, total)
         run_source = {"kind": "run", "run_id": run_id, "status": "complete", **run_doc,
-                      "doc_id_chunks": -(-len(doc_keys) // DOCMAP_CHUNK)}
+                      "published_at": _now_iso(), "doc_id_chunks": -(-len(doc_keys) // DOCMAP_CHUNK)}
         encoded = [encode_bitmap(bm) for bm in coverage]
         if len(encoded) == 1 and len(encoded[0]) <= COVERAGE_INLINE_BYTES:
             run_source["coverage_bitmap"] = encoded[0]
@@ -228,14 +235,46 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
     return PublishResult(physical, previous, deleted, written)
 
 
+def _run_documents(client, indices: Iterable[str], fields: list[str]) -> dict[str, dict]:
+    """``{physical index: run document fields}`` of the indices that have a run document."""
+    indices = sorted(indices)
+    if not indices:
+        return {}
+    resp = client.search(index=",".join(indices), body={
+        "size": len(indices), "query": {"term": {"kind": "run"}}, "_source": fields}, ignore_unavailable=True)
+    return {hit["_index"]: hit["_source"] for hit in resp["hits"]["hits"]}
+
+
+def _publication_key(doc: dict | None, run_id: str) -> tuple:
+    """Sort key of a run by publication time: ``published_at``, else (runs published before
+    it was recorded) ``finished_at``, then the run id; runs without a run document first."""
+    when = (doc or {}).get("published_at") or (doc or {}).get("finished_at")
+    if not when:
+        return (0, 0.0, run_id)
+    try:
+        t = datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return (0, 0.0, run_id)
+    return (1, t, run_id)
+
+
+def publication_order(client, name: str, indices: dict[str, dict] | None = None,
+                      docs: dict[str, dict] | None = None) -> list[str]:
+    """Physical indices of ``name``, oldest publication first (:func:`_publication_key`)."""
+    indices = physical_indices(client, name) if indices is None else indices
+    if docs is None:
+        docs = _run_documents(client, indices, ["published_at", "finished_at"])
+    return sorted(indices, key=lambda i: _publication_key(docs.get(i), indices[i]["run_id"]))
+
+
 def apply_retention(client, name: str, keep_runs: int, exclude: str | None = None) -> list[str]:
-    """Delete complete runs beyond the newest ``keep_runs`` and unfinished leftovers.
+    """Delete complete runs beyond the newest ``keep_runs`` (by publication time) and
+    unfinished leftovers.
 
     The aliased index and ``exclude`` (the run in progress) are never deleted.
     """
     indices = physical_indices(client, name)
-    complete = sorted((i for i, s in indices.items() if s["complete"]), key=lambda i: indices[i]["run_id"],
-                      reverse=True)
+    complete = [i for i in reversed(publication_order(client, name, indices)) if indices[i]["complete"]]
     keep = set(complete[:keep_runs]) | {i for i, s in indices.items() if s["aliased"]}
     if exclude:
         keep.add(exclude)
@@ -252,11 +291,11 @@ def rollback(client, name: str, to_run: str | None = None) -> dict:
     Returns ``{"from": [...], "to": physical}``."""
     indices = physical_indices(client, name)
     current = [i for i, s in indices.items() if s["aliased"]]
-    complete = sorted((i for i, s in indices.items() if s["complete"]), key=lambda i: indices[i]["run_id"])
+    complete = [i for i in publication_order(client, name, indices) if indices[i]["complete"]]
     if to_run is None:
         if not current:
             raise RunNotFoundError(f"alias {name!r} points at no run; give --to RUN_ID", index=name)
-        older = [i for i in complete if indices[i]["run_id"] < indices[current[0]]["run_id"]]
+        older = complete[:complete.index(current[0])] if current[0] in complete else []
         if not older:
             raise RunNotFoundError(f"no complete run of {name!r} older than {current[0]} is kept "
                                    f"(kept: {complete}); raise --keep-runs for next time", index=name)
@@ -274,24 +313,19 @@ def rollback(client, name: str, to_run: str | None = None) -> dict:
 
 
 def list_runs(client, name: str) -> list[dict]:
-    """Run history of ``name``, newest first: the run document's summary fields plus
+    """Run history of ``name``, newest publication first: the run document's summary fields plus
     ``physical_index``, ``current`` (aliased now) and ``complete``."""
     indices = physical_indices(client, name)
     if not indices:
         return []
-    docs = {}
-    resp = client.search(index=",".join(sorted(indices)), body={
-        "size": len(indices), "query": {"term": {"kind": "run"}}, "_source": RUN_SUMMARY_FIELDS},
-        ignore_unavailable=True)
-    for hit in resp["hits"]["hits"]:
-        docs[hit["_index"]] = hit["_source"]
+    docs = _run_documents(client, indices, RUN_SUMMARY_FIELDS)
     out = []
-    for index, s in indices.items():
+    for index in reversed(publication_order(client, name, indices, docs)):
+        s = indices[index]
         doc = docs.get(index) or {"run_id": s["run_id"], "status": "incomplete"}
         if not s["complete"]:
             doc = {**doc, "status": "incomplete"}
         out.append({**doc, "physical_index": index, "current": s["aliased"], "complete": s["complete"]})
-    out.sort(key=lambda d: d["run_id"], reverse=True)
     return out
 
 
@@ -306,20 +340,26 @@ def current_run_doc(client, name: str, with_bitmap: bool = False) -> dict:
     return {**doc["_source"], "physical_index": current[0]}
 
 
-def setup(client, name: str, lease_index: str, source_index: str | None = None) -> list[str]:
-    """Install the index templates of ``mappings/`` (template index, lease index) and,
-    with ``source_index``, add the ``bloomspan.*`` document fields to that index.
-    Returns what was installed, as lines."""
+def setup(client, name: str, lease_index: str, source_index: str | None = None,
+          clean_indices: Sequence[str] = (), fields: Sequence[str] = ("text",), report=None) -> list[str]:
+    """Install the index templates of ``mappings/`` (template index, lease index) and, for
+    ``source_index`` (the mined source, which ``--annotate`` writes onto) and each of
+    ``clean_indices`` (the indices the proxy writes cleaned documents into), the document
+    fields as a composable template plus a mapping on the indices that exist
+    (:mod:`.clean_index_template`). Returns what was installed, as lines; what could not be
+    goes to ``report.problems`` (an :class:`~.clean_index_template.InstallReport`) when given."""
     from bloomspan.mappings import index_template
+
+    from .clean_index_template import InstallReport, install_clean_templates
 
     done = []
     client.indices.put_index_template(name=name, body=index_template("template-index", [f"{name}-*"]))
     done.append(f"index template {name} -> {name}-*")
     client.indices.put_index_template(name=lease_index, body=index_template("lease", [lease_index]))
     done.append(f"index template {lease_index} -> {lease_index}")
-    if source_index:
-        from .annotate import install_document_mapping
-
-        for index in install_document_mapping(client, source_index):
-            done.append(f"bloomspan.* fields -> {index}")
+    patterns = [p for p in (source_index, *clean_indices) if p]
+    if patterns:
+        documents = install_clean_templates(client, patterns, fields)
+        done.extend(documents.lines)
+        (report if report is not None else InstallReport()).problems.extend(documents.problems)
     return done
