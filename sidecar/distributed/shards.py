@@ -135,7 +135,6 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     texts: list[str] = []
     n_lines = 0
     error = None
-    done_bytes = 0
     for offset, raw in _lines_of_range(path, start, end):
         try:
             decoded = raw.decode("utf-8")
@@ -159,10 +158,9 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
         if len(texts) >= TOKENIZE_DOCS:
             tok.add(texts)
             texts = []
-            worker_progress("read", shard, offset + len(raw) - start)
-        done_bytes = offset + len(raw) - start
+            worker_progress("read", shard, min(offset + len(raw), end) - start)
     tok.add(texts)
-    worker_progress("read", shard, done_bytes if error is None else end - start)
+    worker_progress("read", shard, end - start)  # the range is done (a bad line ends it)
     return tok.corpus(external_ids=ext_ids if id_field is not None else None,
                       line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error)
 

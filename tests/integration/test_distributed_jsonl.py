@@ -1,0 +1,76 @@
+"""`mine --jsonl --dask`: the distributed run writes exactly the single-node phrases.jsonl and
+report.json, on a 2-worker LocalCluster and on an external scheduler + worker pair."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bloomspan.engine.config import MiningConfig
+from bloomspan.sidecar.distributed.cluster import DaskConfig
+from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+from bloomspan.sidecar.jsonl_mining import JsonlInputError, mine_jsonl
+
+from dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with local_cluster(2) as c:
+        yield c
+
+
+def _both(path, out, config, dask, id_field, **kw):
+    mine_jsonl(str(path), "text", config, str(out / "single"), id_field=id_field)
+    events = []
+    mine_jsonl_dask(str(path), "text", config, str(out / "dist"), dask, id_field=id_field,
+                    progress=lambda *a: events.append(a), **kw)
+    single = (out / "single" / "phrases.jsonl").read_text(encoding="utf-8")
+    dist = (out / "dist" / "phrases.jsonl").read_text(encoding="utf-8")
+    reports = [json.loads((out / x / "report.json").read_text(encoding="utf-8")) for x in ("single", "dist")]
+    return single, dist, reports, events
+
+
+@pytest.mark.parametrize("seed,sigma,min_length,n_ranges,id_field", [
+    (1, 5, 6, None, "id"), (2, 8, 10, 7, None), (3, 3, 4, 13, "id")])
+def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma, min_length, n_ranges, id_field):
+    path = tmp_path / "docs.jsonl"
+    write_jsonl(path, planted_docs(seed, 700), blank_every=0 if id_field else 37)  # blank lines: ids are line numbers
+    single, dist, (r1, r2), events = _both(path, tmp_path, MiningConfig(sigma=sigma, min_length=min_length),
+                                           DaskConfig(cluster.scheduler_address), id_field, n_ranges=n_ranges)
+    assert single == dist and single.count("\n") >= 3
+    assert comparable_report(r1) == comparable_report(r2)
+    assert r2["stats"]["reduced_tokens"] < r1["tokens"]  # the workers cut the background away
+    stages = {e[0] for e in events}
+    assert {"read", "count", "reduce", "cut", "grow"} <= stages
+    assert max(e[1] for e in events if e[0] == "read") == path.stat().st_size  # progress from the workers
+
+
+def test_web_crawl_on_an_external_scheduler_and_worker(tmp_path):
+    from bloomspan.sidecar.corpora import corpus_by_name
+    from bloomspan.sidecar.corpora import write_jsonl as write_corpus
+
+    path = tmp_path / "web.jsonl"
+    write_corpus(corpus_by_name("web", 1500, 1), path)
+    with ExternalCluster(n_workers=1) as ext:
+        single, dist, (r1, r2), _ = _both(path, tmp_path, MiningConfig(sigma=20, min_length=10),
+                                          DaskConfig(ext.address), "id", n_ranges=5)
+    assert single == dist and single.count("\n") > 20
+    assert comparable_report(r1) == comparable_report(r2)
+
+
+def test_the_first_bad_line_in_file_order_is_reported_with_its_line_number(cluster, tmp_path):
+    docs = planted_docs(4, 300)
+    path = tmp_path / "bad.jsonl"
+    write_jsonl(path, docs)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[250] = '{"text": 17}\n'
+    lines[120] = "{not json\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(JsonlInputError) as single:
+        mine_jsonl(str(path), "text", MiningConfig(sigma=5, min_length=6), str(tmp_path / "a"))
+    with pytest.raises(JsonlInputError) as dist:
+        mine_jsonl_dask(str(path), "text", MiningConfig(sigma=5, min_length=6), str(tmp_path / "b"),
+                        DaskConfig(cluster.scheduler_address), n_ranges=6)
+    assert str(dist.value) == str(single.value) and dist.value.line == 121
+    assert not (tmp_path / "b" / "report.json").exists()
