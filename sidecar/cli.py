@@ -194,7 +194,11 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
         raise click.BadParameter(str(exc), param_hint="--docs") from None
     client = checked_client(cluster)
     with command_progress() as progress:
-        run_demo(config, say=click.echo, client=client, progress=progress)
+        def say(text: str) -> None:
+            progress.close()  # a bar line still open on the terminal ends before the text
+            click.echo(text)
+
+        run_demo(config, say=say, client=client, progress=progress)
 
 
 @cli.command()
