@@ -247,9 +247,11 @@ def _read_action(raw: bytes) -> tuple[str, dict, ObjectSpans, str]:
     return verb, meta, spans, text
 
 
-def _cleaner_reason(result) -> str:
-    kind = getattr(result.error, "kind", None)
-    return _CLEANER_ERROR_REASONS.get(kind, "cleaner_error")
+def _cleaner_reason(result, meta_field: str | None) -> str:
+    error = result.error
+    if meta_field is not None and getattr(error, "field", None) == meta_field:
+        return "field_conflict"  # the document's own value where the metadata object goes
+    return _CLEANER_ERROR_REASONS.get(getattr(error, "kind", None), "cleaner_error")
 
 
 def _clean_all(cleaner, docs: list, ids: list) -> list:
@@ -268,13 +270,14 @@ def _clean_all(cleaner, docs: list, ids: list) -> list:
     return results
 
 
-def _cleaned_source(result, item_text: str, spans: ObjectSpans, doc: dict, plan: Plan) -> tuple[bytes | None, bool]:
+def _cleaned_source(result, item_text: str, spans: ObjectSpans, doc: dict, plan: Plan,
+                    meta_field: str | None) -> tuple[bytes | None, bool]:
     """``(new source bytes, over_ratio)`` for one clean result; None when nothing changed.
     Raises :class:`_Uncleaned` when the item must go through as sent."""
     if isinstance(result, BaseException):
         raise _Uncleaned("cleaner_error")
     if not result.ok:
-        raise _Uncleaned(_cleaner_reason(result), result.reason or "error")
+        raise _Uncleaned(_cleaner_reason(result, meta_field), result.reason or "error")
     if not result.changed:
         return None, result.dropped
     try:
@@ -362,7 +365,8 @@ class _BulkRewriter:
                 _internal_error(self.stats, "bulk", e)
 
     def _write(self, item: _Item, result) -> None:
-        new_source, over = _cleaned_source(result, item.text, item.spans, item.doc, item.plan)
+        new_source, over = _cleaned_source(result, item.text, item.spans, item.doc, item.plan,
+                                             self.cleaner.config.meta_field)
         new_action = _routed_action(item, self.route_index) if over and self.route_index else None
         # Everything is computed before anything is written or counted: an item is rewritten
         # whole or forwarded as sent.
@@ -444,7 +448,7 @@ def rewrite_single(body: bytes, cleaner, index: str, patterns: IndexPatterns, do
         plan = source_plan(cleaner.config, accepts)
         text, doc, spans = _parse_source(body, plan, max_item_bytes)
         (result,) = _clean_all(cleaner, [doc], [doc_id])
-        new_body, over = _cleaned_source(result, text, spans, doc, plan)
+        new_body, over = _cleaned_source(result, text, spans, doc, plan, cleaner.config.meta_field)
     except _Uncleaned as e:
         e.count(stats)
         return body, stats, False

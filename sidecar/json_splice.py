@@ -209,7 +209,7 @@ def _edits(old: dict, new: dict, spans: ObjectSpans, plan: Plan, out: list[tuple
         old_value = old[key]
         if same_json(old_value, new_value):
             continue
-        if rule == REPLACE:
+        if rule == REPLACE or (old_value is None and isinstance(new_value, dict)):
             start, end = spans.members[key]
             out.append((start, end, dumps_value(new_value)))
         elif key in spans.children and isinstance(new_value, dict):
@@ -224,9 +224,10 @@ def _edits(old: dict, new: dict, spans: ObjectSpans, plan: Plan, out: list[tuple
 def splice(text: str, spans: ObjectSpans, old: dict, new: dict, plan: Plan) -> str:
     """``text`` (whose object :func:`parse_object` read into ``old`` and ``spans`` with the
     same ``plan``) with the plan's members changed as in ``new``: a changed value is replaced,
-    a new key is appended at the end of its object, everything else is kept character for
-    character. Returns ``text`` itself when nothing changed. Raises :class:`ConflictError`
-    when ``new`` puts an object where the original holds another kind of value."""
+    a new key is appended at the end of its object, an object the plan merges replaces a
+    ``null`` whole, everything else is kept character for character. Returns ``text`` itself
+    when nothing changed. Raises :class:`ConflictError` when ``new`` puts an object where the
+    original holds another kind of value."""
     edits: list[tuple[int, int, str]] = []
     _edits(old, new, spans, plan, edits)
     if not edits:
