@@ -109,7 +109,7 @@ def worker_progress(stage: str, shard: int, done: int, total: int | None = None)
     except (ImportError, ValueError):
         return
     worker.log_event(PROGRESS_TOPIC, {"stage": stage, "shard": shard, "done": int(done),
-                                      "total": None if total is None else int(total)})
+                                      "total": None if total is None else int(total), "worker": worker.address})
 
 
 class ProgressRelay:

@@ -26,7 +26,7 @@ def local_cluster(n_workers: int = 2):
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=WORKER_MEMORY,
-                        dashboard_address=None, host="127.0.0.1")
+                        dashboard_address=":0", host="127.0.0.1")
 
 
 class ExternalCluster:
