@@ -95,7 +95,7 @@ _SCRIPT = r"""
     shown.sort(function (a, b) {
       var x = a[key], y = b[key];
       if (!numeric[key]) { x = String(x); y = String(y); }
-      return (x < y ? -1 : x > y ? 1 : a.rank - b.rank) * sign;
+      return x < y ? -sign : x > y ? sign : a.rank - b.rank;  // ties keep the psi order
     });
     var frag = document.createDocumentFragment();
     shown.forEach(function (r) {

@@ -186,14 +186,15 @@ def run_phrase_finder(client, run: dict) -> PhraseFinder:
 
 
 def explain(client, template_index: str, doc_id: str, *, run: dict | None = None,
-            finder: PhraseFinder | None = None) -> dict:
+            finder: PhraseFinder | None = None, template_matcher=None) -> dict:
     """Which phrases of the current run cover document ``doc_id``, and where.
 
     Returns ``{"id", "index", "run_id", "tokens", "covered_tokens", "covered_share",
     "spans": [[start, end], ...] (merged, characters), "phrases": [{"phrase_id", "text",
     "df", "psi", "occurrences", "spans"}, ...] (most occurrences first), "text"}``.
-    ``run`` (the current run document) and ``finder`` (:func:`run_phrase_finder` of it) may
-    be passed by a caller that explains several documents of one run.
+    ``run`` (the current run document), ``finder`` (:func:`run_phrase_finder` of it) and
+    ``template_matcher`` (:func:`run_template_matcher`) may be passed by a caller that
+    explains several documents of one run.
     """
     from .scroll import extract_text
 
@@ -208,21 +209,26 @@ def explain(client, template_index: str, doc_id: str, *, run: dict | None = None
     out = {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
            "field_status": status, **found, "text": text}
     if run.get("templates") and text:
-        out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text)
+        out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text, template_matcher)
     return out
 
 
-def _explain_templates(client, run: dict, source: dict, text: str) -> dict:
+def run_template_matcher(client, run: dict):
+    """The template detector's matcher of ``run`` (``mine --templates``), or None."""
+    from .template_reader import load_cleaning_set
+
+    return load_cleaning_set(client, run["physical_index"])[1] if run.get("templates") else None
+
+
+def _explain_templates(client, run: dict, source: dict, text: str, matcher=None) -> dict:
     """What the template detector's records of the run (``mine --templates``) cover in ``text``,
     with the document's site and URL section scopes read from the run's fields."""
     from bloomspan.ingest.template_matcher import template_scopes
 
     from .field_paths import lookup_field
     from .publication import document_sites
-    from .template_reader import load_cleaning_set
-
     params = run.get("params") or {}
-    _, matcher = load_cleaning_set(client, run["physical_index"])
+    matcher = matcher or run_template_matcher(client, run)
 
     def read(field):  # as the run read it (publication.read_document_fields): a non-empty string or None
         value = lookup_field(source, field) if field else None

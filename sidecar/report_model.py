@@ -100,7 +100,7 @@ def run_history(client, template_index: str) -> list[dict]:
 
 def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int) -> tuple[list[dict], list[str]]:
     from .errors import DocumentNotFoundError
-    from .operator_report import explain, run_phrase_finder
+    from .operator_report import explain, run_phrase_finder, run_template_matcher
 
     # The most cluttered page, then pages holding the biggest index hogs: several clutter levels.
     wanted: list[str] = []
@@ -117,11 +117,11 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
             break
     if not wanted:
         return [], []
-    finder = run_phrase_finder(client, run)
+    finder, matcher = run_phrase_finder(client, run), run_template_matcher(client, run)
     out, notes = [], []
     for doc_id in wanted[:n]:
         try:
-            exp = explain(client, template_index, doc_id, run=run, finder=finder)
+            exp = explain(client, template_index, doc_id, run=run, finder=finder, template_matcher=matcher)
         except DocumentNotFoundError:
             notes.append(f"example page {doc_id!r} is no longer in {run.get('source_index')}")
             continue

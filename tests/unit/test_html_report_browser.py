@@ -73,6 +73,8 @@ def test_figures_render_and_the_page_is_not_blank(page, tmp_path):
     assert len(re.findall(r'<g id="psi-bar-\d+"', dom)) == min(12, model["phrases_total"])
     assert re.search(r'<g id="runs-point-0"', dom)
     assert rows_shown(dom) == len(model["phrases"]) == dom.count("<tr>") - 1
+    ranks = [int(r) for r in re.findall(r'<tr><td class="num">(\d+)</td>', dom)]
+    assert ranks == list(range(1, len(model["phrases"]) + 1))  # ties of psi keep the model's order
     img = screenshot(tmp_path, path.as_uri(), tmp_path / "shot.png")
     colours = img.getcolors(maxcolors=1 << 20)
     assert colours is not None and len(colours) > 200  # text, figures, tables: not a blank page
@@ -93,12 +95,17 @@ def test_the_search_box_filters_the_table(page, tmp_path):
 
 def test_sorting_by_a_column(page, tmp_path):
     path, model = page
-    dom = dump_dom(tmp_path, path.as_uri() + "?sort=df&dir=asc")
-    body = dom[dom.index("<tbody>"):dom.index("</tbody>")]
-    dfs = [int(cells[4].replace(",", "")) for cells in
-           (re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", body))]
-    assert dfs == sorted(r["df"] for r in model["phrases"])
-    assert 'data-key="df" scope="col" aria-sort="ascending"' in dom
+    for direction in ("asc", "desc"):
+        dom = dump_dom(tmp_path, path.as_uri() + f"?sort=df&dir={direction}")
+        body = dom[dom.index("<tbody>"):dom.index("</tbody>")]
+        rows = [(int(cells[4].replace(",", "")), int(cells[0])) for cells in
+                (re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", body))]
+        dfs = [df for df, _ in rows]
+        assert dfs == sorted((r["df"] for r in model["phrases"]), reverse=direction == "desc")
+        assert len(set(dfs)) < len(dfs)  # ties exist, and keep the psi rank order in both directions
+        assert rows == sorted(rows, key=lambda x: (x[0] if direction == "asc" else -x[0], x[1]))
+        want = "ascending" if direction == "asc" else "descending"
+        assert f'data-key="df" scope="col" aria-sort="{want}"' in dom
 
 
 def test_hostile_page_text_does_not_run(page, tmp_path):
