@@ -101,3 +101,74 @@ def test_a_mining_run_refuses_to_start_while_another_holds_the_lease(os_client, 
                               work_dir=str(tmp_path), lease_index=index), client=os_client)
     assert not os_client.indices.exists_alias(name=tpl)
     other.release()
+
+
+def test_a_run_turned_away_by_the_lease_publishes_later_under_a_fresh_id(os_client, index_prefix, opensearch_url,
+                                                                         tmp_path):
+    """A run skipped by the lease used to keep the id it was given before the lease, so when it
+    ran later it published under an id older than runs published meanwhile: `runs` and
+    `rollback` put it in the wrong place."""
+    from bloomspan.sidecar.mining_run import MineConfig, run_mining
+    from bloomspan.sidecar.template_index import list_runs, rollback
+
+    lease_index, tpl, src = f"{index_prefix}lease", f"{index_prefix}tpl", f"{index_prefix}src"
+    for i in range(8):
+        os_client.index(index=src, id=str(i), body={"text": f"page {i} all rights reserved by the acme corporation"})
+    os_client.indices.refresh(index=src)
+
+    def config(work):
+        return MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work),
+                          lease_index=lease_index, sigma=3, min_length=3, engine="fhk")
+
+    other = Lease(os_client, lease_index, tpl, holder="other-replica", ttl=60)
+    other.acquire()
+    with pytest.raises(LeaseHeldError):
+        run_mining(config("a"), client=os_client)  # turned away: leaves nothing to resume
+    other.release()
+    time.sleep(0.01)
+    first = run_mining(config("b"), client=os_client)  # another replica publishes meanwhile
+    time.sleep(0.01)
+    later = run_mining(config("a"), client=os_client)  # the turned-away one, run again
+    assert later.run_id > first.run_id and not later.resumed
+    runs = list_runs(os_client, tpl)
+    assert [r["run_id"] for r in runs] == [later.run_id, first.run_id] and runs[0]["current"]
+    assert rollback(os_client, tpl)["run_id"] == first.run_id
+
+
+def test_a_run_that_lost_the_lease_before_the_swap_publishes_under_a_new_id(os_client, index_prefix, opensearch_url,
+                                                                            tmp_path):
+    from bloomspan.sidecar.mining_run import MineConfig, run_mining
+    from bloomspan.sidecar.template_index import aliased_indices, list_runs, physical_indices
+
+    lease_index, tpl, src = f"{index_prefix}lease", f"{index_prefix}tpl", f"{index_prefix}src"
+    for i in range(8):
+        os_client.index(index=src, id=str(i), body={"text": f"page {i} all rights reserved by the acme corporation"})
+    os_client.indices.refresh(index=src)
+    config = MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path), sigma=3,
+                        min_length=3, engine="fhk", lease_index=lease_index, lease_ttl=0.5)
+
+    real_check = Lease.check
+    stolen = {}
+
+    def steal_then_check(lease):  # the lease expires and another replica takes it right before the swap
+        if not stolen:
+            lease._stop_thread()  # renewals stall (a long GC pause, a partition) ...
+            time.sleep(0.6)  # ... past the ttl
+            thief = Lease(os_client, lease_index, tpl, holder="thief", ttl=60)
+            thief.acquire()
+            stolen["id"] = lease.run_id
+            thief.release()
+        return real_check(lease)
+
+    Lease.check = steal_then_check
+    try:
+        with pytest.raises(LeaseLostError):
+            run_mining(config, client=os_client)
+    finally:
+        Lease.check = real_check
+    assert not os_client.indices.exists_alias(name=tpl)
+    summary = run_mining(config, client=os_client)  # resumed at the publish phase
+    assert summary.resumed and summary.run_id != stolen["id"] and summary.run_id > stolen["id"]
+    assert aliased_indices(os_client, tpl) == [summary.physical_index]
+    assert [r["run_id"] for r in list_runs(os_client, tpl)] == [summary.run_id]  # the stale attempt is gone
+    assert list(physical_indices(os_client, tpl)) == [summary.physical_index]

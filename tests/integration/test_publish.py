@@ -9,7 +9,8 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from bloomspan.engine.tokenizer import tokenize
 from bloomspan.sidecar.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.clean_index_template import template_name
+from bloomspan.sidecar.mining_run import MineConfig, RunRefusedError, run_mining
 from bloomspan.sidecar.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
                                               physical_name, publish, rollback, setup)
 from sidecar_helpers import AliasReader, make_source, published, web_docs
@@ -166,7 +167,19 @@ def test_failed_bulk_leaves_the_alias_on_the_previous_run(os_client, index_prefi
     assert aliased_indices(os_client, tpl) == [physical_name(tpl, bad_run)]
 
 
-def test_name_taken_by_a_concrete_index_and_setup(os_client, index_prefix):
+@pytest.fixture
+def clean_templates(os_client, index_prefix):
+    """Deletes the clean-index templates (index and component) that setup makes for this test's indices."""
+    yield
+    for template in os_client.indices.get_index_template(name=f"bloomspan-clean-{index_prefix}*",
+                                                         ignore=[404]).get("index_templates", []):
+        os_client.indices.delete_index_template(name=template["name"])
+    for template in os_client.cluster.get_component_template(name=f"bloomspan-clean-{index_prefix}*",
+                                                             ignore=[404]).get("component_templates", []):
+        os_client.cluster.delete_component_template(name=template["name"])
+
+
+def test_name_taken_by_a_concrete_index_and_setup(os_client, index_prefix, clean_templates):
     tpl = f"{index_prefix}tpl"
     os_client.indices.create(index=tpl)
     with pytest.raises(PublishError) as info:
@@ -175,7 +188,10 @@ def test_name_taken_by_a_concrete_index_and_setup(os_client, index_prefix):
     other, lease, src = f"{index_prefix}tpl2", f"{index_prefix}lease", f"{index_prefix}src"
     os_client.indices.create(index=src)
     lines = setup(os_client, other, lease, src)
-    assert len(lines) == 3
+    name = template_name(src)
+    assert lines == [f"index template {other} -> {other}-*", f"index template {lease} -> {lease}",
+                     f"component template {name} (bloomspan fields for text)",
+                     f"index template {name} -> {src} (priority 0, composed of {name})", f"bloomspan fields -> {src}"]
     tmpl = os_client.indices.get_index_template(name=other)["index_templates"][0]["index_template"]
     assert tmpl["index_patterns"] == [f"{other}-*"]
     os_client.indices.create(index=f"{other}-20250101t000000000-abcd")  # gets the template's mapping
@@ -185,14 +201,98 @@ def test_name_taken_by_a_concrete_index_and_setup(os_client, index_prefix):
     assert props["bloomspan"]["properties"]["boilerplate_ratio"]["type"] == "rank_feature"
 
 
-def test_empty_source_publishes_an_empty_run(os_client, index_prefix, opensearch_url, tmp_path):
+def test_a_source_without_usable_documents_is_refused_unless_allow_empty(os_client, index_prefix, opensearch_url,
+                                                                         tmp_path):
+    """This test used to assert that an all-blank source publishes an empty run: that was the
+    destructive publish (serve then stops cleaning)."""
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, [{"id": "only-blank", "text": ""}], shards=1)
-    summary = run_mining(MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
-                                    lease_index=f"{index_prefix}lease"), client=os_client)
+    config = dict(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
+                  lease_index=f"{index_prefix}lease")
+    with pytest.raises(RunRefusedError, match=r"^--field text: 0 of 1 documents have a text value in field 'text' "
+                                              r"\(empty in 1\); fields seen: text") as info:
+        run_mining(MineConfig(**config), client=os_client)
+    assert info.value.field == "field" and not os_client.indices.exists_alias(name=tpl)
+    summary = run_mining(MineConfig(**config, allow_empty=True), client=os_client)
     assert (summary.docs_seen, summary.docs_stored, summary.phrases, summary.tokens) == (1, 0, 0, 0)
     pub = published(os_client, tpl)
     assert pub["phrases"] == {} and pub["doc_ids"] == [] and pub["run"]["docs_skipped"] == 1
+
+
+def _mine(os_client, opensearch_url, index_prefix, tmp_path, **kw):
+    config = dict(url=opensearch_url, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "work"),
+                  lease_index=f"{index_prefix}lease", engine="fhk", sigma=5, min_length=5)
+    return run_mining(MineConfig(**{**config, **kw}), client=os_client)
+
+
+def test_destructive_publishes_are_refused_and_the_alias_stays(os_client, index_prefix, opensearch_url, tmp_path):
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    docs = [{**d, "n": i} for i, d in enumerate(web_docs(60))]
+    make_source(os_client, src, docs, shards=2)
+    good = _mine(os_client, opensearch_url, index_prefix, tmp_path, index=src)
+    assert good.phrases > 0
+    alias = aliased_indices(os_client, tpl)
+    refusals = [
+        (dict(field="body"), "field", r"^--field body: 0 of 60 documents have a text value in field 'body' "
+                                      r"\(missing in 60\); fields seen: n, site, text"),
+        (dict(field="n"), "field", r"^--field n: 0 of 60 documents have a text value in field 'n' \(not text in 60\)"),
+        (dict(sigma=61), "sigma", r"^--sigma 61: only 60 documents of .* have a text value in field 'text'.*"
+                                  r"give --sigma 60 or less"),
+        (dict(sigma=60, min_length=200), "sigma", r"^--sigma 60 --min-length 200: this run found 0 phrases, while "
+                                                  r".* holds run .* with [\d,]+; .*the alias stays"),
+    ]
+    for kw, flag, message in refusals:
+        with pytest.raises(RunRefusedError, match=message) as info:
+            _mine(os_client, opensearch_url, index_prefix, tmp_path, index=src, **kw)
+        assert info.value.field == flag
+        assert aliased_indices(os_client, tpl) == alias, kw
+        assert not (tmp_path / "work" / "run").exists()  # the refused run is discarded: the next one reads afresh
+    assert len(list_runs(os_client, tpl)) == 1
+    # --allow-empty publishes the empty run on purpose
+    empty = _mine(os_client, opensearch_url, index_prefix, tmp_path, index=src, sigma=60, min_length=200,
+                  allow_empty=True)
+    assert empty.phrases == 0 and aliased_indices(os_client, tpl) == [empty.physical_index]
+
+
+def test_an_empty_index_gets_a_clear_message_not_a_sort_error(os_client, index_prefix, opensearch_url, tmp_path):
+    src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
+    os_client.indices.create(index=src)  # no document ever: no mapping at all
+    with pytest.raises(RunRefusedError, match=r"^--index .*src: .*src holds no documents") as info:
+        _mine(os_client, opensearch_url, index_prefix, tmp_path, index=src)
+    assert info.value.field == "index" and not os_client.indices.exists_alias(name=tpl)
+    summary = _mine(os_client, opensearch_url, index_prefix, tmp_path, index=src, allow_empty=True)
+    assert (summary.docs_seen, summary.phrases) == (0, 0)
+
+
+def test_mine_cli_refusal_is_one_line_naming_the_flag(os_client, index_prefix, opensearch_url, tmp_path):
+    from click.testing import CliRunner
+
+    from bloomspan.sidecar.cli_cluster import cluster_cli
+
+    src = f"{index_prefix}src"
+    make_source(os_client, src, web_docs(20), shards=1)
+    result = CliRunner().invoke(cluster_cli, [
+        "mine", "--url", opensearch_url, "--index", src, "--field", "body", "--template-index", f"{index_prefix}tpl",
+        "--lease-index", f"{index_prefix}lease", "--work-dir", str(tmp_path), "--progress", "none"])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: --field body: ") and "site, text" in lines[0], lines
+    assert not os_client.indices.exists_alias(name=f"{index_prefix}tpl")
+
+
+def test_runs_and_rollback_order_by_publication_time_not_by_id(os_client, index_prefix):
+    tpl = f"{index_prefix}tpl"
+    late_id = "20990101t000000000-ffff"  # sorts last by id ...
+    stale_id = "20000101t000000000-0000"  # ... and this one first, but it is published last
+    publish(os_client, tpl, late_id, **_fake_run(3))
+    publish(os_client, tpl, stale_id, **_fake_run(5))
+    runs = list_runs(os_client, tpl)
+    assert [r["run_id"] for r in runs] == [stale_id, late_id]
+    assert runs[0]["current"] and runs[0]["published_at"] > runs[1]["published_at"]
+    res = rollback(os_client, tpl)  # the run published before the current one
+    assert res["run_id"] == late_id and aliased_indices(os_client, tpl) == [physical_name(tpl, late_id)]
+    with pytest.raises(RunNotFoundError, match="older than"):
+        rollback(os_client, tpl)  # late_id was published first: nothing older
 
 
 def test_credentials_reach_neither_logs_nor_the_template_index(os_client, index_prefix, opensearch_url, tmp_path,
