@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import threading
 import time
@@ -9,14 +10,32 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from bloomspan.sidecar.redaction import redact, split_userinfo
+
 log = logging.getLogger(__name__)
 
 
+SECRET_FIELDS = ("password", "api_key", "admin_token")
+MIN_ADMIN_TOKEN_LENGTH = 16
+
+
 class ServeConfigError(ValueError):
+    """An invalid `serve` setting: ``field`` names it; secrets and URL user-info are never shown."""
+
     def __init__(self, field_name: str, value, fix: str):
         self.field = field_name
-        shown = "***" if field_name in ("password", "api_key") else repr(value)
+        shown = "***" if field_name in SECRET_FIELDS else redact(repr(value))
         super().__init__(f"{field_name}={shown}: {fix}")
+
+
+def is_loopback(host: str) -> bool:
+    """Does binding ``host`` keep the service on this machine?"""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
 
 
 @dataclass(frozen=True)
@@ -45,7 +64,12 @@ class ServeConfig:
     require_template: bool = False
     every_seconds: float | None = None
     upstream_timeout: float = 120.0
-    max_body_bytes: int = 200 * 1024 * 1024
+    # None: the cluster's http.max_content_length, read at startup (100mb when unreadable).
+    max_body_bytes: int | None = None
+    # State-changing sidecar endpoints (POST /runs) need `Authorization: Bearer <token>`.
+    admin_token: str | None = field(default=None, repr=False)
+    # Allow a non-loopback host without an admin token (the endpoints are then open).
+    insecure_admin: bool = False
     # Mining runs started by the schedule, POST /runs or emerging boilerplate.
     mine_index: str | None = None
     mine_field: str = "text"
@@ -62,7 +86,26 @@ class ServeConfig:
     def __post_init__(self) -> None:
         if not self.upstream_url.startswith(("http://", "https://")):
             raise ServeConfigError("upstream_url", self.upstream_url, "must start with http:// or https://")
-        object.__setattr__(self, "upstream_url", self.upstream_url.rstrip("/"))
+        url, user, password = split_userinfo(self.upstream_url)
+        if user is not None or password is not None:
+            # Credentials in the URL move into the config, so the URL can be printed and logged.
+            if self.username or self.password or self.api_key:
+                raise ServeConfigError("upstream_url", url, "carries credentials and so do --username/--password/"
+                                       "--api-key; give them once, preferably as --username/--password")
+            object.__setattr__(self, "username", user)
+            object.__setattr__(self, "password", password)
+        object.__setattr__(self, "upstream_url", url.rstrip("/"))
+        if self.max_body_bytes is not None and self.max_body_bytes < 1:
+            raise ServeConfigError("max_body_bytes", self.max_body_bytes,
+                                   "must be >= 1 (or unset to follow the cluster's http.max_content_length)")
+        if self.admin_token is not None and len(self.admin_token.strip()) < MIN_ADMIN_TOKEN_LENGTH:
+            raise ServeConfigError("admin_token", self.admin_token,
+                                   f"must be at least {MIN_ADMIN_TOKEN_LENGTH} characters "
+                                   "(e.g. the output of `openssl rand -hex 32`)")
+        if not is_loopback(self.host) and not self.admin_token and not self.insecure_admin:
+            raise ServeConfigError("host", self.host, "binding beyond loopback needs --admin-token (or "
+                                   "BLOOMSPAN_SERVE_ADMIN_TOKEN / --admin-token-file), or --insecure-admin to "
+                                   "leave POST /runs open")
         if not 0 < self.port < 65536:
             raise ServeConfigError("port", self.port, "must be 1..65535")
         if self.mode not in ("strip", "mark", "downweight"):
