@@ -25,6 +25,7 @@ from bloomspan.sidecar.template_index import new_run_id, physical_name, run_id_o
     ({"lease_ttl": 0}, "lease_ttl"),
     ({"url": "nope"}, "url"),
     ({"password": "pw"}, "password"),
+    ({"allow_empty": "yes"}, "allow_empty"),
 ])
 def test_invalid_fields_are_named(kwargs, field):
     with pytest.raises(ClusterConfigError) as info:
@@ -53,3 +54,21 @@ def test_run_summary_as_dict_has_the_metrics_keys():
                    covered_share=0.3, phrases=2)
     d = s.as_dict()
     assert (d["documents"], d["tokens"], d["phrases"], d["covered_share"]) == (4, 10, 2, 0.3)
+
+
+def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_rest():
+    from bloomspan.sidecar.serve_mining import mine_config_for
+    from bloomspan.sidecar.service_state import ServeConfig
+
+    serve = ServeConfig(mine_index="crawl", mine_field="body", sigma=7, min_length=4, template_index="tpl",
+                        work_dir="/tmp/w")
+    previous = {"templates": True, "site_field": "site", "url_field": "url", "engine": "fhk", "keep_runs": 5,
+                "template_config": {"skeleton_site_echo_length": 6}}
+    config = mine_config_for(serve, previous)
+    assert (config.index, config.field, config.sigma, config.min_length, config.template_index) == \
+        ("crawl", "body", 7, 4, "tpl")
+    assert (config.templates, config.site_field, config.url_field, config.engine, config.keep_runs) == \
+        (True, "site", "url", "fhk", 5)
+    assert config.detector_config().skeleton_site_echo_length == 6
+    bare = mine_config_for(serve)
+    assert (bare.templates, bare.site_field, bare.url_field) == (False, None, None)
