@@ -12,7 +12,7 @@ import time
 
 import click
 
-from .cli_cluster import _cluster, connection_options
+from .cli_connection import cluster_client, connection_options
 
 
 def _progress_printer():
@@ -52,7 +52,7 @@ def index(path, index, id_field, batch_size, **conn):
         config = IndexJsonlConfig(path=path, index=index, id_field=id_field, batch_size=batch_size)
     except IndexLoadError as exc:
         raise click.BadParameter(str(exc), param_hint=f"--{(exc.field or 'index').replace('_', '-')}") from None
-    client = _cluster(**conn)
+    client = cluster_client(**conn)
     progress, done = _progress_printer()
 
     def on_error(line: int, reason: str) -> None:

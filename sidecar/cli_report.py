@@ -19,10 +19,10 @@ def report_files_command(*, template_index: str, top: int, as_json: bool, html: 
             if model is None:
                 return
         else:
-            from .cli_cluster import _cluster
+            from .cli_connection import cluster_client
             from .report_model import cluster_report_model
 
-            model = cluster_report_model(_cluster(**conn), template_index)
+            model = cluster_report_model(cluster_client(**conn), template_index)
         from .html_report import write_html
 
         size = write_html(model, html)
