@@ -93,3 +93,17 @@ def test_fixed_point_kernel_path_equals_the_plain_twin(cases):
                      "span_char_start", "span_char_end", "span_gap_start", "span_gap_end"):
             assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
         assert got.covered_tokens == want.covered_tokens
+
+
+def test_with_template_records_the_stripped_text_is_a_fixed_point_and_the_extra_pass_counts():
+    from bloomspan.ingest.template_matcher import TemplateMatcher
+
+    records = [{"kind": "config", "template_config": {"run_min_length": 2, "slots": False}},
+               {"tokens": ["we", "use", "cookies"], "kind": "mcfp"},
+               {"tokens": ["about", "us", "contact"], "kind": "mcfp"}]
+    cleaner = Cleaner(None, CleanerConfig(fields=("body",), id_field=None), templates=TemplateMatcher(records))
+    first = cleaner.clean({"body": "Great article.\n\nAbout us | we use cookies | Contact"})
+    assert first.doc["body"] == "Great article."
+    assert (first.covered_tokens, first.n_tokens) == (6, 8)  # the pass after the first one counts too
+    again = cleaner.clean({"body": first.doc["body"]})
+    assert again.doc["body"] == first.doc["body"] and again.covered_tokens == 0
