@@ -72,8 +72,14 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     top = kwargs["top"]
     try:
         with command_progress(kwargs.get("progress_mode") or "auto") as progress:
-            summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
-                                 work_dir=kwargs["work_dir"], progress=progress, top=top)
+            if kwargs.get("dask"):
+                from bloomspan.sidecar.distributed.cli_dask import mine_jsonl_on_dask
+
+                summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
+                                             kwargs.get("dask_memory_limit"), progress, top)
+            else:
+                summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
+                                     work_dir=kwargs["work_dir"], progress=progress, top=top)
     except (JsonlInputError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(render_report(summary.report, top=top))

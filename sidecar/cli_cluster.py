@@ -50,6 +50,10 @@ def shared_mine_options(f):
                      help="Corpus store, checkpoints and the snapshot reused by the next run "
                           "(cluster form default: ./bloomspan-work)."),
         click.option("--top", type=int, default=10, show_default=True, help="Length of the report's top lists."),
+        click.option("--dask", "dask", default=None, metavar="ADDRESS",
+                     help="Mine on Dask: local:N (N worker processes here) or a scheduler, tcp://HOST:8786."),
+        click.option("--dask-memory-limit", default=None,
+                     help="Memory limit of each local:N worker (default 2GiB; Dask sizes such as 4GiB)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -110,7 +114,7 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
                          templates=False, url_field=None, template_config_path=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
-                         allow_empty=False, **_ignored) -> None:
+                         allow_empty=False, dask=None, dask_memory_limit=None, **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
     from .errors import BloomspanSidecarError, ClusterConfigError
     from .mining_run import MineConfig, run_mining
@@ -147,7 +151,12 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
     try:
         check_source(client, index, field, cluster=config.cluster_config().safe_url)
         with command_progress(progress_mode) as progress:
-            summary = run_mining(config, progress=progress, client=client)
+            if dask:
+                from .distributed.cli_dask import run_on_dask
+
+                summary = run_on_dask(config, dask, dask_memory_limit, progress, client)
+            else:
+                summary = run_mining(config, progress=progress, client=client)
     except BloomspanSidecarError as exc:
         raise _fail(exc) from None
     if as_json:

@@ -68,6 +68,8 @@ def dask_client(config: DaskConfig) -> Iterator:
     except ImportError:  # pragma: no cover - the extra is part of the test install
         raise ClusterConfigError("dask", config.address,
                                  "needs Dask: pip install 'bloomspan[dask]'") from None
+    # Dask sets its own loggers to INFO; follow the command's --log-level instead.
+    logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
     cluster = None
     try:
         if config.local_workers is not None:
@@ -136,8 +138,14 @@ class ProgressRelay:
             except Exception:  # noqa: BLE001 - the client is closing anyway
                 pass
 
+    # Stages the driver reports itself, as tasks finished out of all (see :meth:`step`):
+    # the workers' events for them only mark where a task ran (tests kill that worker).
+    DRIVER_STAGES = frozenset({"count", "cut"})
+
     def _on_event(self, event) -> None:
         _, msg = event
+        if msg["stage"] in self.DRIVER_STAGES:
+            return
         with self._lock:
             per_shard = self._done.setdefault(msg["stage"], {})
             per_shard[msg["shard"]] = msg["done"]

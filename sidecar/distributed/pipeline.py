@@ -177,7 +177,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     wait([mining])
     reduced_corpus, result = client.gather([reduced, mining])
     seconds["assemble_grow"] = time.perf_counter() - t0
-    relay.step("grow", 1, 1)
 
     from bloomspan.engine.distributed_corpus import global_coverage
     from bloomspan.engine.phrases import Phrase, sort_phrases

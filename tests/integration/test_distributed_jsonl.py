@@ -74,3 +74,21 @@ def test_the_first_bad_line_in_file_order_is_reported_with_its_line_number(clust
                         DaskConfig(cluster.scheduler_address), n_ranges=6)
     assert str(dist.value) == str(single.value) and dist.value.line == 121
     assert not (tmp_path / "b" / "report.json").exists()
+
+
+def test_cli_mine_jsonl_dask_local_prints_the_dashboard_and_writes_the_single_node_files(tmp_path):
+    from click.testing import CliRunner
+
+    from bloomspan.sidecar.cli import cli
+
+    path = tmp_path / "docs.jsonl"
+    write_jsonl(path, planted_docs(6, 400))
+    args = ["mine", "--jsonl", str(path), "--id-field", "id", "--sigma", "5", "--min-length", "6", "--progress", "none"]
+    single = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "one")])
+    dist = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "many"), "--dask", "local:2",
+                                           "--dask-memory-limit", "1GiB"])
+    assert single.exit_code == 0 and dist.exit_code == 0, dist.output
+    assert "dask dashboard: http" in dist.output
+    assert (tmp_path / "one" / "phrases.jsonl").read_bytes() == (tmp_path / "many" / "phrases.jsonl").read_bytes()
+    bad = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "x"), "--dask", "local:zero"])
+    assert bad.exit_code == 2 and "--dask" in bad.output and "Traceback" not in bad.output
