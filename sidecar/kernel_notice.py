@@ -31,6 +31,8 @@ class CompileWatch:
         self.seconds = 0.0
         self._depth = 0
         self._t0 = 0.0
+        self.cache_dirs: set[str] = set()  # where numba put what it compiled
+        self.uncached: set[str] = set()  # kernels numba could not cache (no writable location)
 
     def on_start(self, event) -> None:
         if self._depth == 0:
@@ -45,22 +47,36 @@ class CompileWatch:
             self.kernels += 1
             seconds = time.perf_counter() - self._t0
             self.seconds += seconds
-            log.debug("numba compiled kernel=%s seconds=%.2f", _kernel_name(event), seconds)
+            cache_dir = _cache_dir(event)
+            if cache_dir:
+                self.cache_dirs.add(cache_dir)
+            else:
+                self.uncached.add(_kernel_name(event))
+            log.debug("numba compiled kernel=%s seconds=%.2f cache=%s", _kernel_name(event), seconds, cache_dir)
 
     def finish_message(self) -> str | None:
         """What to say when the command ends: ``None`` when nothing was compiled."""
         if not self.kernels:
             return None
-        return (f"bloomspan: compiled {self.kernels} numba kernels in {self.seconds:.1f} s "
-                f"(cached in {cache_location()}; later runs start at once)")
+        text = f"bloomspan: compiled {self.kernels} numba kernels in {self.seconds:.1f} s"
+        if self.uncached and not self.cache_dirs:
+            return text + " (not cached: set NUMBA_CACHE_DIR to a writable directory)"
+        return text + f" (cached in {cache_location(self.cache_dirs)}; later runs start at once)"
 
 
 def start_message() -> str:
     return "bloomspan: compiling numba kernels (first run only)…"
 
 
-def cache_location() -> str:
-    return os.environ.get("NUMBA_CACHE_DIR") or "the package's __pycache__"
+def cache_location(cache_dirs: set[str] = frozenset()) -> str:
+    """NUMBA_CACHE_DIR when set, else the directories numba used (``__pycache__`` next to the
+    modules, or a per-user one when the package directory is read-only)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    dirs = sorted(cache_dirs)
+    if not dirs:
+        return "numba's cache"
+    return os.path.commonpath(dirs) if len(dirs) > 1 else dirs[0]
 
 
 def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
@@ -98,10 +114,16 @@ def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
         message = watch.finish_message()
         if message:
             log.info("numba compiled kernels=%d seconds=%.2f cache=%s", watch.kernels, watch.seconds,
-                     cache_location())
+                     cache_location(watch.cache_dirs))
             say(message)
 
     return finish
+
+
+def _cache_dir(event) -> str | None:
+    """The directory the compiled kernel was cached in, ``None`` when numba keeps no cache."""
+    dispatcher = (getattr(event, "data", None) or {}).get("dispatcher")
+    return getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
 
 
 def _kernel_name(event) -> str:

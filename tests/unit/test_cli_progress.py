@@ -89,6 +89,7 @@ def test_a_real_compilation_is_announced_and_a_cached_call_is_not():
     _twice(np.arange(3))
     finish()
     assert said[0] == start_message() and said[1].startswith("bloomspan: compiled 1 numba kernels in")
+    assert "not cached: set NUMBA_CACHE_DIR" in said[1]  # @njit without cache=True
     said.clear()
     finish = watch_compilation(said.append)
     _twice(np.arange(4))  # same types: already compiled
@@ -106,7 +107,8 @@ def test_a_cold_cache_says_compiling_once_and_a_warm_one_says_nothing(tmp_path):
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert first.returncode == 0, first.stderr
     assert first.stderr.count("compiling numba kernels (first run only)") == 1, first.stderr
-    assert "numba kernels in" in first.stderr and "Traceback" not in first.stderr
+    assert "numba kernels in" in first.stderr and f"cached in {tmp_path / 'numba-cache'};" in first.stderr
+    assert "Traceback" not in first.stderr
     assert list((tmp_path / "numba-cache").rglob("*.nbi"))
     second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert second.returncode == 0 and "numba" not in second.stderr, second.stderr
