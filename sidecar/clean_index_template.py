@@ -117,6 +117,8 @@ def _with_source_analyzers(client, index: str, fields: Sequence[str], mappings: 
     import copy
 
     out = copy.deepcopy(mappings)
+    if not fields:
+        return out
     found = client.indices.get_field_mapping(fields=",".join(fields), index=index, ignore=[404])
     by_field = (found.get(index) or {}).get("mappings", {}) if isinstance(found, dict) else {}
     for name in fields:
