@@ -259,6 +259,9 @@ def runs_command(*, template_index, as_json, **conn) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1, sort_keys=True))
         return
+    if not rows:
+        click.echo(f"no published run behind {template_index}; run `bloomspan mine --index ... "
+                   f"--template-index {template_index}`", err=True)
     for r in rows:
         mark = "*" if r["current"] else " "
         click.echo(f"{mark} {r['run_id']} {r.get('status'):<10} docs={r.get('docs_seen', '-')} "

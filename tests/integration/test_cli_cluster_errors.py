@@ -91,3 +91,8 @@ def test_connection_flags_come_from_the_environment(opensearch_url, index_prefix
                env={"BLOOMSPAN_PIPELINE_URL": opensearch_url.replace("http://", "https://"),
                     "BLOOMSPAN_PIPELINE_CA_CERTS": str(tmp_path / "missing.pem")})
     assert res.exit_code == 2 and "--ca-certs" in res.output and "no such file" in res.output
+
+
+def test_runs_without_a_published_run_says_so(opensearch_url, index_prefix):
+    res = _run("runs", "--url", opensearch_url, "--template-index", f"{index_prefix}tpl")
+    assert res.exit_code == 0 and f"no published run behind {index_prefix}tpl" in res.output, res.output
