@@ -8,7 +8,9 @@
   binary path points at a stub, plus the hardening settings they must keep;
 - Dockerfile: base, user, entrypoint, healthcheck, and that every file it copies exists and
   survives its ignore file;
-- the CLI: every `bloomspan` command, flag and BLOOMSPAN_* variable these files use exists.
+- the CLI: every `bloomspan` command, flag and BLOOMSPAN_* variable these files use exists;
+- serve's admin token: wherever `serve` binds beyond loopback, its token comes from a secret
+  file (never a value in these files), and the config these files give `serve` starts.
 Each external validator also gets a broken copy that it must reject, so none passes vacuously.
 """
 from __future__ import annotations
@@ -38,6 +40,9 @@ LOCAL_NODE_SCRIPT = DEPLOY / "local" / "opensearch.sh"
 
 INSTALLED_BINARY = "/usr/local/bin/bloomspan"
 CREDENTIALS_SECRET = "bloomspan-credentials"
+# serve's admin token: the Secret's key, and the file the image reads it from.
+ADMIN_TOKEN_KEY = "admin-token"
+ADMIN_TOKEN_VARIABLE = "BLOOMSPAN_SERVE_ADMIN_TOKEN_FILE"
 # The memory model of a mining run (deploy/README.md): bytes per corpus token, plus the
 # interpreter, numpy and numba/LLVM.
 BYTES_PER_TOKEN = 12
@@ -683,3 +688,60 @@ def test_every_bloomspan_variable_deploy_sets_is_read_by_the_cli():
     unknown = {n: where for n, where in used.items() if n not in known and n not in NOT_CLI_VARIABLES}
     assert not unknown, "no CLI option reads:\n" + "\n".join(
         f"  {n} ({', '.join(w)})" for n, w in sorted(unknown.items()))
+
+
+# ----------------------------------------------------------------------------- serve's admin token
+
+def _image_token_file() -> Path:
+    env = _dockerfile_env()
+    assert "BLOOMSPAN_SERVE_ADMIN_TOKEN" not in env, "never bake an admin token into the image"
+    path = Path(env[ADMIN_TOKEN_VARIABLE])
+    assert path.parent == Path("/run/secrets"), f"{ADMIN_TOKEN_VARIABLE}={path}: the token is a secret file"
+    return path
+
+
+def test_the_image_binds_beyond_loopback_only_with_a_token_from_a_secret_file():
+    from bloomspan.sidecar.service_state import ServeConfig, ServeConfigError
+
+    host = _dockerfile_env()["BLOOMSPAN_SERVE_HOST"]
+    _image_token_file()
+    # The image's host alone is refused: it is the token file that lets serve start there.
+    with pytest.raises(ServeConfigError):
+        ServeConfig(host=host)
+    ServeConfig(host=host, admin_token="x" * 32)
+
+
+def test_serve_with_the_image_settings_refuses_a_missing_token_file_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    env = {k: v for k, v in _dockerfile_env().items() if k.startswith("BLOOMSPAN_SERVE_")}
+    env[ADMIN_TOKEN_VARIABLE] = str(tmp_path / "absent")
+    result = CliRunner().invoke(_cli(), ["serve"], env=env)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--admin-token-file" in result.output and "absent" in result.output
+
+
+def test_kubernetes_serve_mounts_the_admin_token_from_the_secret():
+    token_file = _image_token_file()
+    deployment = next(doc for _, doc in _manifests() if doc["kind"] == "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    serve = next(c for c in spec["containers"] if c["args"][0] == "serve")
+    assert all(not v["name"].endswith("ADMIN_TOKEN") or "valueFrom" in v for v in serve.get("env", []))
+    mount = next(m for m in serve["volumeMounts"] if m["mountPath"] == str(token_file.parent))
+    assert mount.get("readOnly") is True
+    volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+    secret = volume["secret"]
+    assert secret["secretName"] == CREDENTIALS_SECRET and not secret.get("optional", False), \
+        "serve binds 0.0.0.0: the pod must not start without its token"
+    assert {"key": ADMIN_TOKEN_KEY, "path": token_file.name} in secret["items"]
+    assert secret["defaultMode"] & 0o007 == 0, "the token file must not be world-readable"
+    assert f"--from-literal={ADMIN_TOKEN_KEY}=" in README.read_text()
+
+
+def test_compose_serve_gets_the_admin_token_as_a_secret():
+    token_file = _image_token_file()
+    compose = _compose()
+    serve = compose["services"]["bloomspan"]
+    assert token_file.name in serve["secrets"]
+    assert compose["secrets"][token_file.name]["file"].startswith("./")
+    assert not any("ADMIN_TOKEN" in name and not name.endswith("_FILE") for name in serve["environment"])
