@@ -64,8 +64,15 @@ def index_prefix(os_client):
     prefix = f"{TEST_PREFIX}{uuid.uuid4().hex[:10]}-"
     yield prefix
     os_client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
-    for template in os_client.indices.get_index_template(name=f"{prefix}*", ignore=[404]).get("index_templates", []):
-        os_client.indices.delete_index_template(name=template["name"])
+    # Index templates named after the test, and the clean-index templates that `setup` / `serve
+    # --clean-index` install for the test's patterns (bloomspan-clean-<pattern slug>).
+    for name in (f"{prefix}*", f"bloomspan-clean-{prefix}*"):
+        for template in os_client.indices.get_index_template(name=name, ignore=[404]).get("index_templates", []):
+            os_client.indices.delete_index_template(name=template["name"])
+    for name in (f"{prefix}*", f"bloomspan-clean-{prefix}*"):
+        components = os_client.cluster.get_component_template(name=name, ignore=[404])
+        for template in components.get("component_templates", []):
+            os_client.cluster.delete_component_template(name=template["name"], ignore=[404])
     pipelines = os_client.ingest.get_pipeline(ignore=[404]) or {}
     for pipeline in pipelines:
         if pipeline.startswith(prefix):
