@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
+from numba import config as numba_config
 
 from bloomspan.sidecar.cli_progress import Progress, render_bar
 from bloomspan.sidecar.kernel_notice import CompileWatch, start_message, watch_compilation
@@ -77,6 +79,10 @@ def test_compile_watch_counts_top_level_compilations_once():
     assert "compiled 2 numba kernels in" in watch.finish_message()
 
 
+needs_jit = pytest.mark.skipif(numba_config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing compiles")
+
+
+@needs_jit
 def test_a_real_compilation_is_announced_and_a_cached_call_is_not():
     from numba import njit
 
@@ -97,6 +103,7 @@ def test_a_real_compilation_is_announced_and_a_cached_call_is_not():
     assert said == []
 
 
+@needs_jit
 def test_a_cold_cache_says_compiling_once_and_a_warm_one_says_nothing(tmp_path):
     """A fresh NUMBA_CACHE_DIR (as on a wheel install whose package directory is read-only):
     the first run announces the compilation and fills that directory, the second is silent."""
