@@ -43,6 +43,7 @@ from bloomspan.sidecar.json_splice import (
     SpliceError,
     dumps_value,
     parse_object,
+    read_value,
     splice,
 )
 
@@ -185,7 +186,7 @@ class _Item:
 
     action_span: tuple[int, int]
     source_span: tuple[int, int]
-    action: tuple[str, dict, ObjectSpans, str]  # verb, meta, spans, line text
+    action: tuple[str, dict, str, int]  # verb, meta, line text, where its JSON starts
     index: str
     text: str
     doc: dict
@@ -230,21 +231,22 @@ def _is_blank(raw: bytes) -> bool:
     return not raw.strip(b" \t\r")
 
 
-def _read_action(raw: bytes) -> tuple[str, dict, ObjectSpans, str]:
+def _read_action(raw: bytes) -> tuple[str, dict, str, int]:
+    """``(verb, meta, line text, where its JSON starts)`` of an action line. Read like OpenSearch
+    reads it: past a BOM, ignoring what follows the action object on the line."""
     text, start = _decode(raw)
     try:
-        # Like OpenSearch, read the action object and ignore what follows it on the line.
-        action, spans, _ = parse_object(text, _ACTION_PLAN, start, trailing_data=True)
+        action, _ = read_value(text, start)
     except SpliceError:
         raise _Uncleaned("invalid_action") from None
-    if len(action) != 1:
+    if not isinstance(action, dict) or len(action) != 1:
         raise _Uncleaned("invalid_action")
     ((verb, meta),) = action.items()
     if verb not in BULK_ACTIONS:
         raise _Uncleaned("unsupported_action")
     if not isinstance(meta, dict):
         raise _Uncleaned("invalid_action")
-    return verb, meta, spans, text
+    return verb, meta, text, start
 
 
 def _cleaner_reason(result, meta_field: str | None) -> str:
@@ -297,9 +299,12 @@ def _count_cleaned(stats: ProxyStats, result, changed: bool) -> None:
 
 
 def _routed_action(item: _Item, route_index: str) -> bytes:
-    verb, meta, spans, text = item.action
+    """The item's action line with ``_index`` spliced to the route (spans are read only here:
+    routing is rare, and the walk refuses an action line with duplicate keys)."""
+    verb, meta, text, start = item.action
+    old, spans, _ = parse_object(text, _ACTION_PLAN, start, trailing_data=True)
     routed = route_index.replace("{index}", item.index)
-    return splice(text, spans, {verb: meta}, {verb: dict(meta, _index=routed)}, _ACTION_PLAN).encode("utf-8")
+    return splice(text, spans, old, {verb: dict(meta, _index=routed)}, _ACTION_PLAN).encode("utf-8")
 
 
 def _internal_error(stats: ProxyStats, where: str, e: BaseException) -> None:
@@ -395,6 +400,7 @@ def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: s
     """
     rewriter = _BulkRewriter(body, cleaner, route_index, accepts_new_fields, max_item_bytes)
     stats = rewriter.stats
+    matched: dict[str | None, bool] = {}  # index -> bound for cleaning (a request names few indices)
     lines = _lines(body)
     for action_span in lines:
         raw = body[action_span[0]:action_span[1]]
@@ -419,7 +425,10 @@ def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: s
             if index is not None and not isinstance(index, str):
                 stats.items += 1
                 raise _Uncleaned("non_string_index")
-            if patterns.matches(index):
+            cleaned = matched.get(index)
+            if cleaned is None:
+                cleaned = matched[index] = patterns.matches(index)
+            if cleaned:
                 rewriter.add(action_span, source_span, action, index)
         except _Uncleaned as e:
             e.count(stats)

@@ -39,6 +39,8 @@ Plan = dict  # {key or ANY_KEY: REPLACE | Plan}
 PlanRule = Union[str, dict]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's four whitespace characters, nothing else
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_AFTER_VALUE = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|(\}))")
 
 
 class SpliceError(ValueError):
@@ -79,6 +81,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_scan_value = _DECODER.scan_once  # (text, index) -> (value, end); StopIteration when no value starts there
 _scanstring = json.decoder.scanstring
 
 
@@ -111,7 +114,9 @@ def _skip_ws(text: str, i: int) -> int:
 
 def _decode_value(text: str, i: int) -> tuple[Any, int]:
     try:
-        return _DECODER.raw_decode(text, i)
+        return _scan_value(text, i)
+    except StopIteration:
+        raise InvalidJsonError("expected a JSON value", i) from None
     except RecursionError:
         raise TooDeepError("nesting deeper than the JSON reader's limit", i) from None
     except ValueError as e:  # JSONDecodeError, or NaN/Infinity
@@ -119,10 +124,14 @@ def _decode_value(text: str, i: int) -> tuple[Any, int]:
 
 
 def _walk_object(text: str, i: int, plan: Plan) -> tuple[dict, ObjectSpans]:
-    """Read the object whose ``{`` is at ``text[i]``; walk into the members the plan names."""
+    """Read the object whose ``{`` is at ``text[i]``; walk into the members the plan names.
+    One pass per member: key (``scanstring``), ``:``, value (the C scanner), then ``,`` or ``}``,
+    each with the whitespace around it in one regex match (this loop is the proxy's hot path)."""
     spans = ObjectSpans(open=i, last_end=i + 1)
+    members = spans.members
     value: dict[str, Any] = {}
-    i = _skip_ws(text, i + 1)
+    any_rule = plan.get(ANY_KEY)
+    i = _WHITESPACE.match(text, i + 1).end()
     if text.startswith("}", i):
         spans.close = i
         return value, spans
@@ -135,28 +144,27 @@ def _walk_object(text: str, i: int, plan: Plan) -> tuple[dict, ObjectSpans]:
             raise InvalidJsonError(str(e), i) from None
         if key in value:
             raise DuplicateKeyError(f"duplicate key {key!r}", i)
-        i = _skip_ws(text, i)
-        if not text.startswith(":", i):
+        colon = _COLON.match(text, i)
+        if colon is None:
             raise InvalidJsonError("expected ':' after a key", i)
-        start = _skip_ws(text, i + 1)
-        rule = _rule(plan, key)
-        if isinstance(rule, dict) and text.startswith("{", start):
+        start = colon.end()
+        rule = plan.get(key, any_rule)
+        if rule is not None and rule != REPLACE and text.startswith("{", start):
             member, child = _walk_object(text, start, rule)
             spans.children[key] = child
             end = child.close + 1
         else:
             member, end = _decode_value(text, start)
         value[key] = member
-        spans.members[key] = (start, end)
-        spans.last_end = end
-        i = _skip_ws(text, end)
-        if text.startswith(",", i):
-            i = _skip_ws(text, i + 1)
-            continue
-        if text.startswith("}", i):
-            spans.close = i
+        members[key] = (start, end)
+        after = _AFTER_VALUE.match(text, end)
+        if after is None:
+            raise InvalidJsonError("expected ',' or '}' after a value", end)
+        if after.lastindex == 2:  # "}"
+            spans.last_end = end
+            spans.close = after.end() - 1
             return value, spans
-        raise InvalidJsonError("expected ',' or '}' after a value", i)
+        i = after.end()
 
 
 def parse_object(text: str, plan: Plan, start: int = 0, *, trailing_data: bool = False) -> tuple[dict, ObjectSpans, int]:
@@ -181,9 +189,18 @@ def parse_object(text: str, plan: Plan, start: int = 0, *, trailing_data: bool =
     return value, spans, end
 
 
+def read_value(text: str, start: int = 0) -> tuple[Any, int]:
+    """``(value, end)`` of the JSON value at ``start`` (after whitespace), read by the C scanner
+    alone: no spans, no duplicate-key check (the last duplicate wins). Raises SpliceError."""
+    return _decode_value(text, _skip_ws(text, start))
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def dumps_value(value: Any) -> str:
     """Compact JSON text of a new value (no NaN: it is not JSON)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _encode(value)
 
 
 def same_json(a: Any, b: Any) -> bool:

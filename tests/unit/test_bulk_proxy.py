@@ -385,3 +385,24 @@ def test_forwarded_bytes_equal_the_original_outside_the_cleaned_values(source, c
     second = json.loads(lines[3])
     assert second["text"] == ("Great shoes." if mode == "strip" else DIRTY)
     assert ("bloomspan" in second) == accepts or mode != "strip"
+
+
+def test_memory_grows_with_the_output_not_with_parsed_documents(cleaner, monkeypatch):
+    # Parsing every source of a 100 MB body before cleaning held ~10 bytes per body byte;
+    # rounds keep the parsed documents bounded, so a bigger body costs only its output.
+    import tracemalloc
+
+    monkeypatch.setattr("bloomspan.sidecar.bulk_proxy.ROUND_BYTES", 1 << 18)
+    item = ACTION + b"\n" + json.dumps({"title": "A page", "price": 1.10, "text": "Great shoes, comfy. " * 30 + DIRTY}).encode() + b"\n"
+    rewrite_bulk(item * 300, cleaner, PATTERNS)  # first-call allocations (caches) are not the body's
+    peaks = []
+    for n in (1000, 4000):
+        body = item * n
+        tracemalloc.start()
+        out, stats = rewrite_bulk(body, cleaner, PATTERNS)
+        peaks.append((len(body), tracemalloc.get_traced_memory()[1]))
+        tracemalloc.stop()
+        assert stats.cleaned == n
+        del out
+    (small, small_peak), (big, big_peak) = peaks
+    assert (big_peak - small_peak) / (big - small) < 3.0
