@@ -210,9 +210,10 @@ def _classify(method: str, parts: list[str]) -> tuple[str, str | None, str | Non
 def _bulk_first_index(body: bytes) -> str | None:
     try:
         (meta,) = json.loads(body.split(b"\n", 1)[0]).values()
-        return meta.get("_index")
+        index = meta.get("_index")
     except Exception:
         return None
+    return index if isinstance(index, str) else None
 
 
 def _refused(app: web.Application, request: web.Request, rule: str, reason: str) -> web.Response:
@@ -237,7 +238,8 @@ async def _clean(app, request, kind, index, doc_id, body, path, headers):
     if takes_probe:
         targets = [index] if kind == "single" else [
             i for item in bulk_items(body, index) if item.parsed and item.verbs[0] in CLEANED_VERBS for i in item.indices]
-        await probe.prefetch(app[UPSTREAM], config.upstream_url, [t for t in targets if patterns.matches(t)],
+        await probe.prefetch(app[UPSTREAM], config.upstream_url,
+                             [t for t in targets if isinstance(t, str) and patterns.matches(t)],
                              headers, config.upstream_headers())
     extra = {"accepts_new_fields": probe.accepts} if takes_probe else {}
     if kind == "bulk":
