@@ -41,7 +41,6 @@ from bloomspan.sidecar.json_splice import (
     ObjectSpans,
     Plan,
     SpliceError,
-    dumps_value,
     parse_object,
     read_value,
     splice,

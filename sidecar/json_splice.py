@@ -9,9 +9,10 @@ Two steps:
 
 * :func:`parse_object` reads a JSON object text into ``(value, ObjectSpans)``: the Python
   value (what ``json.loads`` returns) plus, for the objects a :data:`Plan` names, where each
-  member's value starts and ends. The stdlib scanner does the reading (``scanstring`` for keys,
-  ``JSONDecoder.raw_decode`` for every value the plan does not walk into); only the object
-  levels on the plan are walked here, and a duplicate key on them is refused.
+  member's value starts and ends. The stdlib scanner does the reading (``scanstring`` for
+  keys, the C scanner behind ``JSONDecoder.raw_decode`` for every value the plan does not
+  walk into); only the object levels on the plan are walked here, and a duplicate key on
+  them is refused. :func:`read_value` is the scanner alone, for texts that need no spans.
 * :func:`splice` compares the old value with a new one along the plan and returns the text
   with the changed values replaced and the new keys appended at the end of their object. Keys
   the new value lacks are kept (never deleted); keys off the plan are never touched.
