@@ -406,3 +406,13 @@ def test_memory_grows_with_the_output_not_with_parsed_documents(cleaner, monkeyp
         del out
     (small, small_peak), (big, big_peak) = peaks
     assert (big_peak - small_peak) / (big - small) < 3.0
+
+
+def test_dotted_field_name_as_a_flat_key_is_spliced():
+    ps = PhraseSet.from_records([{"tokens": FOOTER.split()}])
+    cleaner = Cleaner(ps, CleanerConfig(fields=("page.body",), mode="downweight", skip_missing=True, id_field=None))
+    source = b'{"page.body": "%s", "page": {"title": "T"}, "n": 1E+2}' % DIRTY.encode()
+    out, stats = rewrite_bulk(_bulk((ACTION, source)), cleaner, PATTERNS)
+    forwarded = _lines_of(out)[1]
+    assert forwarded.startswith(source[:-1] + b',"page.body_clean":"Great shoes.","bloomspan":{')
+    assert stats.cleaned == 1
