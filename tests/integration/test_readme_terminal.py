@@ -46,25 +46,38 @@ class Step:
     bar: bool = False  # progress must render as a redrawn bar
     background: bool = False  # `serve`: started, checked, stopped
     may_fail_with: str | None = None  # a one-line error accepted where the machine lacks it
+    produces: str | None = None  # a file the command must write (in the step's folder)
 
 
 STEPS: tuple[Step, ...] = (
-    Step("bloomspan setup --url https://search.internal:9200 --index crawl",
-         ("setup --url {url} --index {crawl} --template-index {tpl} --lease-index {lease}",)),
+    Step("bloomspan setup --url https://search.internal:9200 --index crawl --clean-index 'crawl-*' [--field text]",
+         ("setup --url {url} --index {crawl} --clean-index {crawl}-* --field text --template-index {tpl} "
+          "--lease-index {lease}",)),
     Step("bloomspan mine --url https://search.internal:9200 --index crawl --field text --sigma 20 --min-length 10 "
          "--template-index bloomspan-templates --site-field site [--templates --url-field url]",
          ("mine --url {url} --index {crawl} --field text --sigma 20 --min-length 10 --template-index {tpl} "
           "--site-field site --templates --url-field url --lease-index {lease} --work-dir {work}/mine",), bar=True),
     Step("bloomspan report --url https://search.internal:9200 --template-index bloomspan-templates",
          ("report --url {url} --template-index {tpl}",)),
+    Step("bloomspan report --url https://search.internal:9200 --template-index bloomspan-templates --html report.html",
+         ("report --url {url} --template-index {tpl} --html report.html",), produces="report.html"),
     Step("bloomspan explain --url https://search.internal:9200 --template-index bloomspan-templates --id <doc id>",
          ("explain --url {url} --template-index {tpl} --id {doc_id}",)),
     Step("bloomspan runs / bloomspan rollback [--to RUN]",
          ("runs --url {url} --template-index {tpl}", "rollback --url {url} --template-index {tpl} --to {first_run}")),
+    Step("bloomspan index --url http://127.0.0.1:9200 --jsonl export.jsonl --index crawl --id-field id",
+         ("index --url {url} --jsonl export.jsonl --index {crawl}-export --id-field id",), bar=True),
     Step("bloomspan corpus web --docs 3000 --seed 1 --out web.jsonl",
          ("corpus web --docs 300 --seed 1 --out web.jsonl",)),
     Step("bloomspan mine --jsonl web.jsonl --field text --id-field id --sigma 20 --min-length 10 --out out/",
          ("mine --jsonl web.jsonl --field text --id-field id --sigma 20 --min-length 10 --out out/",), bar=True),
+    Step("bloomspan report --results out/ --html report.html",
+         ("report --results out/ --html report-jsonl.html",), produces="report-jsonl.html"),
+    Step("bloomspan mine --jsonl web.jsonl --field text --id-field id --out out/ --dask local:4",
+         ("mine --jsonl web.jsonl --field text --id-field id --out out-dask/ --dask local:2",)),
+    Step("bloomspan mine --index crawl --template-index bloomspan-templates --dask tcp://scheduler:8786",
+         ("mine --url {url} --index {crawl} --template-index {tpl} --dask local:2 --lease-index {lease} "
+          "--work-dir {work}/mine-dask",)),
     Step("bloomspan clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip",
          ("clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip",), bar=True),
     Step("bloomspan clean --template-index bloomspan-templates --url URL --in new.jsonl --out clean.jsonl "
@@ -239,6 +252,8 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     write_jsonl(({k: d[k] for k in ("id", "text", "url", "site")} for d in docs), tmp_path / "crawl.jsonl")
     write_jsonl(({k: d[k] for k in ("id", "text", "url", "site")} for d in generate_web(60, 12)),
                 tmp_path / "new.jsonl")
+    write_jsonl(({k: d[k] for k in ("id", "text", "url", "site")} for d in generate_web(40, 13)),
+                tmp_path / "export.jsonl")
     first = subprocess.run([BLOOMSPAN, "mine", "--url", opensearch_url, "--index", names["crawl"], "--template-index",
                             names["tpl"], "--lease-index", names["lease"], "--work-dir", str(tmp_path / "work" / "mine"),
                             "--sigma", "20", "--min-length", "10", "--json", "--no-report", "--progress", "none"],
@@ -272,4 +287,6 @@ def test_every_readme_command_runs_at_a_terminal(workspace):
             assert rc == 0, f"{label}: exit {rc}\n{out}"
             if step.bar:
                 assert "\r" in out, f"{label}: no progress bar drawn on the terminal\n{out}"
+            if step.produces:
+                assert (cwd / step.produces).stat().st_size > 0, f"{label}: wrote no {step.produces}\n{out}"
     assert (cwd / "out" / "phrases.jsonl").exists() and (cwd / "clean.jsonl").exists()
