@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from bloomspan.engine.corpus_store import CorpusStore
-from bloomspan.engine.tokenizer import char_tables, encode_batch, tokenize
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.text.corpus_store import CorpusStore
+from bloomspan.engine.text.tokenizer import char_tables, encode_batch, tokenize
+from bloomspan.engine.text.vocabulary import Vocabulary
 
 
 def make_corpus(n_tokens: int, seed: int = 0, n_words: int = 200_000, doc_len: int = 300,

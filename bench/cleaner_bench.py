@@ -30,9 +30,9 @@ TARGET_MB_S = 20.0
 
 
 def build_phrases(tmp: Path, n_phrases: int, mine_docs: list[dict]) -> Path:
-    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.corpora import write_jsonl
-    from bloomspan.sidecar.jsonl_mining import mine_jsonl
+    from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     write_jsonl(iter(mine_docs), str(tmp / "mine.jsonl"))
     summary = mine_jsonl(str(tmp / "mine.jsonl"), "text", MiningConfig(sigma=3, min_length=5, engine="fhk"),
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         print(f"{len(phrase_set):,} phrases ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     templates = None
     if args.templates:
-        from bloomspan.engine.template_detector import detect_templates_in_texts
+        from bloomspan.engine.templates.detector import detect_templates_in_texts
         from bloomspan.ingest.template_matcher import TemplateMatcher
 
         t0 = time.perf_counter()

@@ -95,7 +95,7 @@ def bench_dedup(docs: list[dict], b: float) -> dict:
 
 
 def section_dedup(n_docs: int, crawl: list[dict]) -> list[str]:
-    from bloomspan.engine.bloom_filter import bloom_rate
+    from bloomspan.engine.sketches.bloom_filter import bloom_rate
 
     docs = synthetic_paragraph_corpus(n_docs)
     lines = ["", f"**1. Paragraph dedup** — synthetic corpus: {len(docs):,} documents (30 % of paragraphs from a pool "
@@ -243,12 +243,12 @@ def all_pairs_table(docs: list[dict], variants: dict[str, list[bytes]]) -> list[
 def section_near_dups(client, crawl: list[dict], phrases, prefix: str) -> list[str]:
     from opensearchpy import helpers
 
-    from bloomspan.engine.chunk_fingerprint import fingerprint
-    from bloomspan.engine.tokenizer import tokenize
+    from bloomspan.engine.sketches.chunk_fingerprint import fingerprint
+    from bloomspan.engine.text.tokenizer import tokenize
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.near_duplicates import collapse, pairs_from_groups, precision_recall
     from bloomspan.mappings import load
-    from bloomspan.sidecar.near_dup_search import collapse_hits, search_collapsed
+    from bloomspan.sidecar.serve.near_dup_search import collapse_hits, search_collapsed
 
     cleaner = Cleaner(phrases, CleanerConfig(fields=("text",), mode="mark", fingerprint=True, id_field="id"))
     t0 = time.perf_counter()
@@ -358,10 +358,10 @@ def main(argv=None) -> int:
 
     from opensearchpy import OpenSearch
 
-    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.ingest.phrase_set import PhraseSet
     from bloomspan.sidecar.corpora import generate_web, write_jsonl
-    from bloomspan.sidecar.jsonl_mining import mine_jsonl
+    from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     client = OpenSearch(hosts=[args.url], timeout=120)
     client.info()

@@ -21,8 +21,8 @@ from pathlib import Path
 
 def _single(path: Path, out: Path, sigma: int, min_length: int) -> dict:
     code = ("import json, resource, sys, time\n"
-            "from bloomspan.engine.config import MiningConfig\n"
-            "from bloomspan.sidecar.jsonl_mining import mine_jsonl\n"
+            "from bloomspan.engine.mining.config import MiningConfig\n"
+            "from bloomspan.sidecar.run.jsonl_mining import mine_jsonl\n"
             "t = time.perf_counter()\n"
             f"s = mine_jsonl({str(path)!r}, 'text', MiningConfig(sigma={sigma}, min_length={min_length}), "
             f"{str(out)!r}, id_field='id')\n"
@@ -35,14 +35,14 @@ def _single(path: Path, out: Path, sigma: int, min_length: int) -> dict:
 def _distributed(path: Path, out: Path, sigma: int, min_length: int, workers: int, memory: str) -> dict:
     from distributed import Client, LocalCluster
 
-    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.distributed.cluster import DaskConfig
     from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         client.wait_for_workers(workers)
-        client.run(lambda: __import__("bloomspan.engine.bloomspan"))  # imports (not numba caches) off the clock
+        client.run(lambda: __import__("bloomspan.engine.mining.bloomspan"))  # imports (not numba caches) off the clock
         t = time.perf_counter()
         s = mine_jsonl_dask(str(path), "text", MiningConfig(sigma=sigma, min_length=min_length), str(out),
                             DaskConfig(cluster.scheduler_address), id_field="id")

@@ -34,16 +34,16 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
-    from bloomspan.engine.config import MiningConfig
-    from bloomspan.engine.corpus_store import CorpusStore
-    from bloomspan.sidecar.engine_select import mine
+    from bloomspan.engine.mining.config import MiningConfig
+    from bloomspan.engine.text.corpus_store import CorpusStore
+    from bloomspan.sidecar.run.engine_select import mine
 
     # "fhk-textbook": FHK over the whole corpus, as the article's baseline builds it (no pruning
     # of tokens rarer than sigma before the suffix array).
     textbook = args.engine == "fhk-textbook"
     engine = "fhk" if textbook else args.engine
     if textbook:
-        from bloomspan.engine.fhk import mine_fhk
+        from bloomspan.engine.oracles.fhk import mine_fhk
 
         def mine(tokens, offsets, cfg):  # noqa: F811 - the textbook variant of the selector
             return mine_fhk(tokens, offsets, cfg, prune=False)
@@ -63,7 +63,7 @@ def main() -> None:
         digest.update(json.dumps([list(map(int, p.tokens)), int(p.df), int(p.occurrences)]).encode())
     out = Path(args.out)
     np.save(out.with_suffix(".coverage.npy"), np.asarray(result.coverage, dtype=bool))
-    from bloomspan.engine.window_coverage import window_coverage
+    from bloomspan.engine.mining.window_coverage import window_coverage
 
     t1 = time.perf_counter()
     windows = window_coverage(store.tokens, store.doc_offsets, result.phrases, args.min_length)

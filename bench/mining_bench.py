@@ -60,7 +60,7 @@ def corpus_path(cache: Path, kind: str, docs: int, seed: int) -> Path:
 
 def docs_for_tokens(kind: str, tokens: int, seed: int) -> int:
     """Documents needed for about ``tokens`` tokens, from a sample of the generator."""
-    from bloomspan.engine.tokenizer import tokenize
+    from bloomspan.engine.text.tokenizer import tokenize
     from bloomspan.sidecar.corpora import corpus_by_name
 
     sample = list(corpus_by_name(kind, 300 if kind == "web" else 20, seed))
@@ -83,7 +83,7 @@ def ensure_corpus(kind: str, docs: int, seed: int, cache: Path) -> Path:
 
 
 def tokenize_into_store(path: Path, store_dir: Path, with_offsets: bool) -> tuple[float, int, int]:
-    from bloomspan.engine.corpus_store import CorpusStore
+    from bloomspan.engine.text.corpus_store import CorpusStore
 
     t0 = time.perf_counter()
     store = CorpusStore.create(str(store_dir), with_offsets=with_offsets)
@@ -120,7 +120,7 @@ def run_worker(store_dir: Path, engine: str, sigma: int, min_length: int, out: P
 
 
 def lz78_cn(store_dir: Path, limit: int) -> float:
-    from bloomspan.engine.corpus_store import CorpusStore
+    from bloomspan.engine.text.corpus_store import CorpusStore
     from bloomspan.sidecar.corpora import lz78_phrases_per_token
 
     store = CorpusStore.open(str(store_dir))
@@ -129,7 +129,7 @@ def lz78_cn(store_dir: Path, limit: int) -> float:
 
 
 def template_recovery(path: Path, store_dir: Path, coverage_file: Path) -> dict:
-    from bloomspan.engine.corpus_store import CorpusStore
+    from bloomspan.engine.text.corpus_store import CorpusStore
     from bloomspan.sidecar.corpora import evaluate_template_recovery, read_jsonl
 
     store = CorpusStore.open(str(store_dir))
@@ -254,7 +254,7 @@ def append_results(path: Path, row: dict) -> None:
         lines.append(f"phrase sets identical: **{'yes' if row['identical'] else 'NO'}**")
     lines.append(f"corpus shape: LZ78 c/n = {row['cn']:.3f}")
     for name, key in (("maximal-phrase occurrences (article's mask)", "recovery"),
-                      ("frequent windows (engine/window_coverage.py)", "recovery_windows")):
+                      ("frequent windows (engine/mining/window_coverage.py)", "recovery_windows")):
         rec = row.get(key)
         if rec:
             append_recovery(lines, name, rec)

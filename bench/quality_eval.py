@@ -3,7 +3,7 @@
     python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep --append
 
 1. The generated web crawl (``generate_web(web_docs, seed)``) and a real corpus built from
-   the Debian documentation packages installed here (:mod:`bloomspan.sidecar.real_corpus`;
+   the Debian documentation packages installed here (:mod:`bloomspan.sidecar.corpora.real_corpus`;
    ``apt-get install apache2-doc python-sqlalchemy-doc python-scipy-doc python-flask-doc
    python-click-doc python-lxml-doc git-doc python-attr-doc debian-reference-en``), both
    written under ``bench/out/`` (git-ignored) and reused.
@@ -15,7 +15,7 @@
    met; then the most template tokens found overall) is printed — TemplateConfig's defaults
    are that config.
 4. ``--unseen``: the same tables for sites never used to choose a parameter
-   (:data:`bloomspan.sidecar.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
+   (:data:`bloomspan.sidecar.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
 5. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def web_corpus(n_docs: int, seed: int) -> Path:
 
 def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> tuple[Path | None, dict]:
     """The real corpus (or, with ``unseen``, the sites never used for tuning), cached."""
-    from bloomspan.sidecar.real_corpus import (DEBIAN_DOC_SITES, UNSEEN_DOC_SITES, build_real_corpus,
+    from bloomspan.sidecar.corpora.real_corpus import (DEBIAN_DOC_SITES, UNSEEN_DOC_SITES, build_real_corpus,
                                                installed_sites)
 
     sites = UNSEEN_DOC_SITES if unseen else DEBIAN_DOC_SITES
@@ -63,7 +63,7 @@ def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> t
 
 def evaluate(path: Path, title: str):
     from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.quality_eval import (ablation_table, evaluate_methods, per_site_table, prepare_corpus,
+    from bloomspan.sidecar.corpora.quality_eval import (ablation_table, evaluate_methods, per_site_table, prepare_corpus,
                                                 site_lines_ceiling, standard_methods, summary_table)
 
     t0 = time.perf_counter()
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
         dump["web"] = results
     corpus = None if args.no_real else site_section(args, unseen=False, sections=sections, dump=dump)
     if corpus is not None and args.sweep:
-        from bloomspan.sidecar.quality_eval import best_row, config_diff, default_sweep_configs, sweep, sweep_table
+        from bloomspan.sidecar.corpora.quality_eval import best_row, config_diff, default_sweep_configs, sweep, sweep_table
         rows = sweep(corpus, default_sweep_configs())
         best = best_row(rows)
         text = sweep_table(rows, top=15)
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     for head, a, b in sections:
         print(f"\n## {head}\n\n{a}\n\n{b}")
     if args.json:
-        from bloomspan.sidecar.quality_eval import results_to_dict
+        from bloomspan.sidecar.corpora.quality_eval import results_to_dict
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
     if args.append:

@@ -2,7 +2,7 @@
 
     python -m bench.template_detector_bench --docs 14179 --append
 
-Runs :func:`bloomspan.engine.template_detector.detect_templates_in_texts` (defaults, sites and
+Runs :func:`bloomspan.engine.templates.detector.detect_templates_in_texts` (defaults, sites and
 URL sections as scopes) once in this process after a warm-up on a small crawl (numba
 compilation), and reports wall seconds per pass, ns per token and the process's peak RSS
 (``VmHWM``; the corpus texts are held in memory too). ``--append`` adds the row to
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
-    from bloomspan.engine.template_detector import detect_templates_in_texts
+    from bloomspan.engine.templates.detector import detect_templates_in_texts
     from bloomspan.sidecar.corpora import generate_web
 
     warm = list(generate_web(200, 1))

@@ -24,7 +24,7 @@ In ``strip`` mode ``doc[meta_field] = {"boilerplate_ratio": r}`` too, unless
 ``meta_field`` is None. ``r`` = tokens inside merged spans / all tokens, summed over the
 configured fields present. With ``fingerprint=True`` (any mode)
 ``doc[meta_field]["fingerprint"]`` is the base64 chunk fingerprint
-(:mod:`bloomspan.engine.chunk_fingerprint`) of the *stripped* text of the configured fields
+(:mod:`bloomspan.engine.sketches.chunk_fingerprint`) of the *stripped* text of the configured fields
 present (joined by a blank line), for near-duplicate collapse of search results.
 
 Every valid document gets its metadata, matched or not, so the queries of the README see
@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from bloomspan.engine.chunk_fingerprint import fingerprint_b64
+from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 
 from .chunking import chunk_text, validate_chunking
 from .errors import (

@@ -1,9 +1,9 @@
 """Emerging boilerplate: frequent new shingles in the ingest stream, found in fixed memory.
 
-Every document the ingest hook sees is tokenized (:mod:`bloomspan.engine.tokenizer`)
+Every document the ingest hook sees is tokenized (:mod:`bloomspan.engine.text.tokenizer`)
 and cut into k-token *shingles* (k = ``shingle_tokens`` consecutive tokens). Each distinct
 shingle of a document is put, one slice, into an
-:class:`~bloomspan.engine.forgetful_bloom.IncrementalForgetfulBloom`. A shingle that becomes
+:class:`~bloomspan.engine.sketches.forgetful_bloom.IncrementalForgetfulBloom`. A shingle that becomes
 *full* (all its bits set) recurs faster than the sweeper forgets: it is frequent in the
 recent stream. If the current phrase set does not already cover it, it is reported as
 *emerging* with an example of the original text.
@@ -38,9 +38,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from bloomspan.engine.config import ConfigError
-from bloomspan.engine.forgetful_bloom import ForgetfulBloomConfig, IncrementalForgetfulBloom, splitmix64
-from bloomspan.engine.tokenizer import token_spans, tokenize
+from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.sketches.forgetful_bloom import ForgetfulBloomConfig, IncrementalForgetfulBloom, splitmix64
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
 
 from .errors import IngestConfigError
 

@@ -2,10 +2,10 @@
 
 Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
 
-1. :func:`bloomspan.engine.tokenizer.encode_batch` (the numba fast path of
-   :func:`~bloomspan.engine.tokenizer.token_spans`: same tokens, same character offsets)
+1. :func:`bloomspan.engine.text.tokenizer.encode_batch` (the numba fast path of
+   :func:`~bloomspan.engine.text.tokenizer.token_spans`: same tokens, same character offsets)
    tokenizes every text and maps tokens to ids of a frozen
-   :class:`~bloomspan.engine.vocabulary.Vocabulary` holding the phrase tokens only.
+   :class:`~bloomspan.engine.text.vocabulary.Vocabulary` holding the phrase tokens only.
    Symbol = id + 1 for the V phrase tokens (1..V); a token in no phrase is the sentinel 0,
    which resets the automaton to the root.
 2. :func:`ac_scan` (numba) runs the automaton over all documents (reset at each document
@@ -30,7 +30,7 @@ The automaton (:class:`Automaton`) is a set of numpy arrays: a dense transition 
 the root, a CSR table of sorted transitions for the other states, failure links,
 dictionary-suffix links and per-state outputs. Plain twins: :func:`find_matches_reference`
 (scan), :func:`merge_spans_reference` (merge) and :meth:`PhraseMatcher.find_reference`
-(the whole pipeline on :func:`~bloomspan.engine.tokenizer.token_spans`).
+(the whole pipeline on :func:`~bloomspan.engine.text.tokenizer.token_spans`).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from bloomspan.engine.tokenizer import encode_batch, token_spans
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.text.tokenizer import encode_batch, token_spans
+from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .phrase_set import PhraseSet
 

@@ -29,7 +29,7 @@ from typing import Any, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from bloomspan.engine.chunk_fingerprint import decode_fingerprint
+from bloomspan.engine.sketches.chunk_fingerprint import decode_fingerprint
 
 from .errors import IngestConfigError
 

@@ -22,7 +22,7 @@ Passes
 ------
 1. spool: every document is pickled to a temporary file and the digests of its paragraphs
    appended to a binary file; nothing of the documents stays in memory;
-2. screen: a :class:`~bloomspan.engine.bloom_filter.BloomFilter` sized for ``N`` paragraphs
+2. screen: a :class:`~bloomspan.engine.sketches.bloom_filter.BloomFilter` sized for ``N`` paragraphs
    (or ``expected_items``) at ``bloom_bytes_per_item`` flags "maybe seen" digests: the
    candidates, a superset of the repeated digests;
 3. confirm: the occurrences (digest, global paragraph position) of candidate digests are
@@ -48,7 +48,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from bloomspan.engine.bloom_filter import BloomFilter, bloom_bits, bloom_hashes
+from bloomspan.engine.sketches.bloom_filter import BloomFilter, bloom_bits, bloom_hashes
 
 from .errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 

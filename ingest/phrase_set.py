@@ -7,7 +7,7 @@ of dicts, e.g. read back from the template index)::
      "length": 3, "df": 5123, "scope": "news.example.com"}
 
 * ``tokens``: non-empty list of non-empty strings, each a token as produced by
-  :func:`bloomspan.engine.tokenizer.token_spans` (already lowercased, no whitespace).
+  :func:`bloomspan.engine.text.tokenizer.token_spans` (already lowercased, no whitespace).
 * ``text``: the tokens joined by one space. At least one of ``tokens``/``text`` is
   required; when both are present they must agree.
 * ``length`` (optional when ``tokens`` is given): must equal ``len(tokens)``.
@@ -83,7 +83,7 @@ def _check_token(tok: Any, i: int, err) -> str:
         raise err(f"tokens[{i}]={tok!r} contains whitespace; a token never does (split it)", "tokens")
     if tok.lower() != tok:
         raise err(
-            f"tokens[{i}]={tok!r} is not lowercase; tokens must be as bloomspan.engine.tokenizer "
+            f"tokens[{i}]={tok!r} is not lowercase; tokens must be as bloomspan.engine.text.tokenizer "
             f"produces them (lowercase it: {tok.lower()!r})",
             "tokens",
         )
@@ -173,7 +173,7 @@ class PhraseSet:
                 )
 
     # -- construction -----------------------------------------------------------------
-    # (records of kind "skeleton" and "config" are skipped: see bloomspan.engine.template_detector)
+    # (records of kind "skeleton" and "config" are skipped: see bloomspan.engine.templates.detector)
     @classmethod
     def from_records(cls, records: Iterable[Any], *, source: str = "records") -> "PhraseSet":
         """Build from phrase dicts; errors name ``source`` and the 0-based record index."""

@@ -34,7 +34,7 @@ TOKEN_CLASS = r"[\p{L}\p{N}]"
 SEPARATOR = r"[^\p{L}\p{N}]+"
 MODES = ("strip", "downweight")
 ORIGINAL = "_bloomspan_original"
-MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/annotate.py)
+MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/run/annotate.py)
 
 # Painless: only the ratio; the tidying is done by gsub/trim processors before it.
 _RATIO_SCRIPT = """

@@ -1,7 +1,7 @@
 """Match template phrases at ingest: block-aligned lines, page edges, slots and nested scopes.
 
 :class:`~bloomspan.ingest.matcher.PhraseMatcher` matches plain phrases anywhere. The
-template detector (:mod:`bloomspan.engine.template_detector`) also returns phrases that
+template detector (:mod:`bloomspan.engine.templates.detector`) also returns phrases that
 are only templates in a given position; this matcher applies them the way they were
 mined, so its coverage of the mined corpus equals the detector's coverage:
 
@@ -12,13 +12,13 @@ mined, so its coverage of the mined corpus equals the detector's coverage:
   first/last line of the text): matched where they are exactly those whole lines
   (``block_lengths`` gives each line's tokens); overlapping pair matches of one
   scope merge into chains, and only chains of at least ``run_min_length`` tokens count
-  (the detector's :class:`~bloomspan.engine.template_detector.TemplateConfig` value);
+  (the detector's :class:`~bloomspan.engine.templates.detector.TemplateConfig` value);
 * ``slots``: in the text every number token (ASCII digits only) also reads as the slot
-  token :data:`~bloomspan.engine.slots.SLOT_TOKEN`, so "© <num> acme" matches "© 2031 Acme";
+  token :data:`~bloomspan.engine.text.slots.SLOT_TOKEN`, so "© <num> acme" matches "© 2031 Acme";
 * ``scope``: a phrase with a scope applies to documents that list that scope; a document
   may list several (its site and its section: ``("docs.example.org",
   "docs.example.org/api")``).
-* ``kind="skeleton"`` records (:class:`~bloomspan.engine.page_skeleton.PageSkeleton`, one
+* ``kind="skeleton"`` records (:class:`~bloomspan.engine.templates.page_skeleton.PageSkeleton`, one
   per site): after the phrases, each page's lines are walked from its edges as in mining,
   with the lines the phrases covered as detected anchors, and the navigation between them
   is covered too.
@@ -37,11 +37,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from bloomspan.engine.blocks import flags_per_span, line_starts_batch
-from bloomspan.engine.page_skeleton import PageSkeleton
-from bloomspan.engine.slots import SLOT_TOKEN, number_token_mask
-from bloomspan.engine.tokenizer import encode_batch
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.templates.blocks import flags_per_span, line_starts_batch
+from bloomspan.engine.templates.page_skeleton import PageSkeleton
+from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .errors import PhraseSetError
 from .matcher import build_automaton, merge_spans, scan_symbols

@@ -6,7 +6,7 @@ as covered (e.g. the tokens under ``MiningResult.coverage`` mapped back to the t
 :func:`spans_from_token_mask`).
 
 Definitions (character level). Only *token characters* count: characters inside tokens
-as found by ``bloomspan.engine.tokenizer.token_spans``. Whitespace, punctuation and "©"
+as found by ``bloomspan.engine.text.tokenizer.token_spans``. Whitespace, punctuation and "©"
 are invisible to the miner (the tokenizer drops them), so counting them would reward or
 punish nothing the miner can see.
 
@@ -38,7 +38,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from bloomspan.engine.tokenizer import token_spans
+from bloomspan.engine.text.tokenizer import token_spans
 
 VARIABLE_PARTS = ("template", "ignore")
 

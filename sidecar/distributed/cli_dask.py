@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ClusterConfigError
+from bloomspan.sidecar.errors import ClusterConfigError
 
 
 def _dask_config(address: str, memory_limit: str | None):

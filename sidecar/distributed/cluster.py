@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..errors import ClusterConfigError
+from bloomspan.sidecar.errors import ClusterConfigError
 
 log = logging.getLogger(__name__)
 

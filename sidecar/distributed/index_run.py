@@ -3,9 +3,9 @@
 The driver opens one point in time per concrete index (so every slice reads the same
 moment, and a retried slice reads it again), the workers read slices of it
 (:func:`.shards.read_index_slice`) and the run is mined by :mod:`.pipeline`. Documents are
-numbered in the canonical order of :mod:`bloomspan.sidecar.snapshot` (ascending key bytes)
-and published through the single-node publication code (:mod:`bloomspan.sidecar.publication`,
-:func:`bloomspan.sidecar.template_index.publish`), given views of the distributed result in
+numbered in the canonical order of :mod:`bloomspan.sidecar.run.snapshot` (ascending key bytes)
+and published through the single-node publication code (:mod:`bloomspan.sidecar.publish.publication`,
+:func:`bloomspan.sidecar.publish.template_index.publish`), given views of the distributed result in
 place of a snapshot. So the template index holds what the single-node run publishes: the
 same phrase documents, bitmaps, doc map, coverage and report.
 
@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..errors import ClusterConfigError
+from bloomspan.sidecar.errors import ClusterConfigError
 from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 
 log = logging.getLogger(__name__)
@@ -87,8 +87,8 @@ def _index_header(shard) -> tuple[list[str], np.ndarray]:
 def _canonical_layout(headers):
     """Canonical numbering: (stored keys in order, global number of each shard's documents,
     counts by skip reason, documents seen)."""
-    from ..checkpoint import SKIP_REASONS, STORED, keys_array
-    from ..snapshot import canonical_rows
+    from bloomspan.sidecar.run.checkpoint import SKIP_REASONS, STORED, keys_array
+    from bloomspan.sidecar.run.snapshot import canonical_rows
 
     keys = [k for ks, _ in headers for k in ks]
     status = np.concatenate([s for _, s in headers]) if headers else np.zeros(0, dtype=np.int64)
@@ -111,11 +111,11 @@ def _canonical_layout(headers):
 
 
 def run_mining_dask(config, dask: DaskConfig, progress=None, client=None, on_dashboard=None):
-    """One mining run of ``config`` (a :class:`~bloomspan.sidecar.mining_run.MineConfig`) on
-    Dask; returns the same :class:`~bloomspan.sidecar.mining_run.RunSummary` as ``run_mining``."""
-    from ..lease import Lease, new_holder
-    from ..scroll import pit_supported, resolve_units, _delete_pits
-    from ..template_index import new_run_id
+    """One mining run of ``config`` (a :class:`~bloomspan.sidecar.run.mining_run.MineConfig`) on
+    Dask; returns the same :class:`~bloomspan.sidecar.run.mining_run.RunSummary` as ``run_mining``."""
+    from bloomspan.sidecar.run.lease import Lease, new_holder
+    from bloomspan.sidecar.cluster.scroll import pit_supported, resolve_units, _delete_pits
+    from bloomspan.sidecar.publish.template_index import new_run_id
 
     check_supported(config)
     if client is None:
@@ -175,10 +175,10 @@ def _mine(dclient, config, indices, units, pits, relay):
 
 def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys, skipped, n_all, seconds,
              t_total, progress):
-    from ..mining_run import RunSummary
-    from ..publication import (coverage_for, document_sites, json_safe, phrase_documents_for,
+    from bloomspan.sidecar.run.mining_run import RunSummary
+    from bloomspan.sidecar.publish.publication import (coverage_for, document_sites, json_safe, phrase_documents_for,
                                read_document_fields, run_report, site_clutter)
-    from ..template_index import publish
+    from bloomspan.sidecar.publish.template_index import publish
 
     c = config
     figures = _CorpusFigures(dres.doc_offsets, skipped)

@@ -1,7 +1,7 @@
 """``bloomspan mine --jsonl FILE --dask ADDRESS``: the workers read byte ranges of the file.
 
 Writes the same ``phrases.jsonl`` and ``report.json`` as the single-node run
-(:mod:`bloomspan.sidecar.jsonl_mining`): same phrases in the same order, df, occurrences,
+(:mod:`bloomspan.sidecar.run.jsonl_mining`): same phrases in the same order, df, occurrences,
 coverage figures, token ids and document ids. Only the timings and ``stats`` differ
 (``stats`` holds the distributed stages and the engine's stats on the reduced corpus).
 """
@@ -14,7 +14,7 @@ import uuid
 
 import numpy as np
 
-from bloomspan.engine.config import MiningConfig
+from bloomspan.engine.mining.config import MiningConfig
 
 from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 
@@ -26,12 +26,12 @@ RANGE_BYTES = 64 << 20  # at most this much of the file per read task
 def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, dask: DaskConfig,
                     id_field: str | None = None, progress=None, top: int = 20, n_ranges: int | None = None,
                     on_dashboard=None):
-    """Mine ``path`` on a Dask cluster; returns a :class:`~bloomspan.sidecar.jsonl_mining.JsonlMiningSummary`.
+    """Mine ``path`` on a Dask cluster; returns a :class:`~bloomspan.sidecar.run.jsonl_mining.JsonlMiningSummary`.
 
     progress(stage, done, total); n_ranges: read tasks (default: 2 per worker, and at most
     RANGE_BYTES each); on_dashboard(link) is called once the client is up.
     """
-    from ..jsonl_mining import JsonlInputError, JsonlMiningSummary
+    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, JsonlMiningSummary
 
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
@@ -108,9 +108,9 @@ def _document_ids(client, shards, run: str, with_id_field: bool):
 
 
 def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
-    from bloomspan.engine.report import coverage_report
+    from bloomspan.engine.mining.report import coverage_report
 
-    from ..jsonl_mining import _write_outputs
+    from bloomspan.sidecar.run.jsonl_mining import _write_outputs
 
     n_tokens = int(dres.doc_offsets[-1])
     n_docs = int(dres.doc_offsets.shape[0] - 1)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bloomspan.engine.config import MiningConfig
-from bloomspan.engine.distributed_windows import partition_of, string_hashes
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.distributed.windows import partition_of, string_hashes
 
 from . import tasks
 from .cluster import ProgressRelay
@@ -178,8 +178,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     reduced_corpus, result = client.gather([reduced, mining])
     seconds["assemble_grow"] = time.perf_counter() - t0
 
-    from bloomspan.engine.distributed_corpus import global_coverage
-    from bloomspan.engine.phrases import Phrase, sort_phrases
+    from bloomspan.engine.distributed.reduced_corpus import global_coverage
+    from bloomspan.engine.mining.phrases import Phrase, sort_phrases
 
     n_tokens = int(doc_offsets[-1])
     coverage = global_coverage(reduced_corpus, result.coverage, n_tokens)

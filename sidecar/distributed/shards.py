@@ -64,14 +64,14 @@ class _Tokenizer:
     """Batches of texts -> one shard's local ids (first-occurrence order)."""
 
     def __init__(self):
-        from bloomspan.engine.vocabulary import Vocabulary
+        from bloomspan.engine.text.vocabulary import Vocabulary
 
         self.vocabulary = Vocabulary()
         self.parts: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
 
     def add(self, texts: list[str]) -> None:
-        from bloomspan.engine.tokenizer import encode_batch
+        from bloomspan.engine.text.tokenizer import encode_batch
 
         if texts:
             ids, offsets = encode_batch(texts, self.vocabulary, count_df=False)
@@ -79,7 +79,7 @@ class _Tokenizer:
             self.lengths.append(np.diff(offsets))
 
     def corpus(self, **extra) -> ShardCorpus:
-        from bloomspan.engine.distributed_windows import string_hashes
+        from bloomspan.engine.distributed.windows import string_hashes
 
         ids = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint32)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
@@ -125,7 +125,7 @@ def _line_before(path: str, offset: int) -> int:
 def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str | None, shard: int) -> ShardCorpus:
     """Tokenize the documents of the lines starting in ``[start, end)`` of a JSON Lines file.
 
-    Lines are validated as :func:`bloomspan.sidecar.jsonl_mining.read_documents` does; the
+    Lines are validated as :func:`bloomspan.sidecar.run.jsonl_mining.read_documents` does; the
     first bad line is returned as ``error`` (with the file's line number), not raised, so
     the driver can report the earliest one in file order.
     """
@@ -205,8 +205,8 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
                      keep_alive: str, shard: int) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
     (skipped documents included), as the single-node scan logs them."""
-    from ..checkpoint import STORED
-    from ..scroll import ScanUnit, SourceScan
+    from bloomspan.sidecar.run.checkpoint import STORED
+    from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan
 
     client = cluster.client()
     unit = ScanUnit(part.index, part.slice_id, part.n_slices)

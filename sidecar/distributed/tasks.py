@@ -2,7 +2,7 @@
 arguments and returns its result (no side effects), so Dask may run it again on another
 worker after a failure and get the same value.
 
-Shapes follow :mod:`bloomspan.engine.distributed_windows`; ``P`` is the number of
+Shapes follow :mod:`bloomspan.engine.distributed.windows`; ``P`` is the number of
 partitions of the key space (reducers), ``S`` the number of shards.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bloomspan.engine.distributed_windows import (Segments, distinct_document_counts, frequent_segments,
+from bloomspan.engine.distributed.windows import (Segments, distinct_document_counts, frequent_segments,
                                                   is_member, partition_of, sum_by_key, window_hashes)
 
 from .cluster import worker_progress
@@ -117,13 +117,13 @@ def segment_headers(part: ShardSegments) -> tuple[int, int]:
 
 def assemble_reduced(parts: list[ShardSegments], global_docs: list[np.ndarray], shard_doc_offsets: list[np.ndarray],
                      doc_starts: np.ndarray, run_id_of: dict[str, int], n_run_ids: int, n_docs: int):
-    """The reduced corpus (:func:`bloomspan.engine.distributed_corpus.reduced_corpus`) of all shards.
+    """The reduced corpus (:func:`bloomspan.engine.distributed.reduced_corpus.reduced_corpus`) of all shards.
 
     global_docs[k]: int64 (D_k,) global number of shard k's documents; shard_doc_offsets[k]:
     its doc_offsets; doc_starts: int64 (D+1,) global document offsets; run_id_of: string ->
     id in the reduced corpus (all ids < n_run_ids).
     """
-    from bloomspan.engine.distributed_corpus import reduced_corpus
+    from bloomspan.engine.distributed.reduced_corpus import reduced_corpus
 
     docs, starts, lengths, toks = [], [], [], []
     for part, gdoc, off in zip(parts, global_docs, shard_doc_offsets):
@@ -153,9 +153,9 @@ def assemble_reduced(parts: list[ShardSegments], global_docs: list[np.ndarray], 
 
 def grow(reduced, mining_config):
     """Mine the reduced corpus with the configured exact engine (a MiningResult over it)."""
-    from bloomspan.engine.phrases import MiningResult
+    from bloomspan.engine.mining.phrases import MiningResult
 
-    from ..engine_select import mine
+    from bloomspan.sidecar.run.engine_select import mine
 
     worker_progress("grow", 0, 0, reduced.n_tokens)
     if reduced.n_tokens == 0:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from opensearchpy import helpers
 
-from bloomspan.engine.tokenizer import tokenize
-from bloomspan.sidecar.annotate import MIN_RATIO
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
-from bloomspan.sidecar.operator_report import explain
+from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.sidecar.run.annotate import MIN_RATIO
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.report.operator_report import explain
 from sidecar_helpers import ENGINE, make_source, published, web_docs
 
 

@@ -9,7 +9,7 @@ import urllib.request
 
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.bulk_proxy import IndexPatterns, rewrite_bulk
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, rewrite_bulk
 
 FOOTER = "all rights reserved by acme corporation"
 DIRTY = "Great shoes. All rights reserved by ACME Corporation."

@@ -8,9 +8,9 @@ import json
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from bloomspan.sidecar.clean_index_template import install_clean_templates, install_for_serve, template_name
-from bloomspan.sidecar.service import create_app
-from bloomspan.sidecar.service_state import ServeConfig
+from bloomspan.sidecar.publish.clean_index_template import install_clean_templates, install_for_serve, template_name
+from bloomspan.sidecar.serve.service import create_app
+from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread
 
 COOKIE = "we use cookies to improve your experience on our website"
@@ -94,7 +94,7 @@ def test_setup_cli_reports_and_exits_non_zero_when_something_is_not_installed(os
                                                                               opensearch_url, clean_templates):
     from click.testing import CliRunner
 
-    from bloomspan.sidecar.cli_cluster import cluster_cli
+    from bloomspan.sidecar.cli.cluster import cluster_cli
 
     os_client.index(index=f"{index_prefix}crawl-dyn", body={"bloomspan": {"fingerprint": "not binary"}}, refresh=True)
     args = ["setup", "--url", opensearch_url, "--template-index", f"{index_prefix}tpl", "--lease-index",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.main import cli
 
 from sidecar_helpers import make_source, web_docs
 
@@ -65,7 +65,7 @@ def test_dedup_and_collapse_check_the_field_too(opensearch_url, index_prefix, so
 
 
 def test_an_unmapped_field_present_in_source_passes(os_client, index_prefix):
-    from bloomspan.sidecar.source_checks import check_source
+    from bloomspan.sidecar.cluster.source_checks import check_source
 
     index = f"{index_prefix}loose"
     make_source(os_client, index, [{"id": "1", "body": "some text", "text": "x"}], shards=1,

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from opensearchpy import helpers
 
 from bloomspan.ingest.paragraph_dedup import paragraph_spans, paragraphs
-from bloomspan.sidecar.cli_companion import COMMANDS
-from bloomspan.sidecar.dedup_index import DedupIndexError, dedup_index
+from bloomspan.sidecar.cli.companion import COMMANDS
+from bloomspan.sidecar.cli.dedup_index import DedupIndexError, dedup_index
 
 cli = click.Group("bloomspan", commands={c.name: c for c in COMMANDS})
 

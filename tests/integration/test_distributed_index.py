@@ -14,7 +14,7 @@ from sidecar_helpers import make_source, published, web_docs
 from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
 from bloomspan.sidecar.distributed.index_run import run_mining_dask
 from bloomspan.sidecar.errors import ClusterConfigError
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
 
 @pytest.fixture(scope="module")

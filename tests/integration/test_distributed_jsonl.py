@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from bloomspan.engine.config import MiningConfig
+from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
-from bloomspan.sidecar.jsonl_mining import JsonlInputError, mine_jsonl
+from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
 
 from dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
 
@@ -79,7 +79,7 @@ def test_the_first_bad_line_in_file_order_is_reported_with_its_line_number(clust
 def test_cli_mine_jsonl_dask_local_prints_the_dashboard_and_writes_the_single_node_files(tmp_path):
     from click.testing import CliRunner
 
-    from bloomspan.sidecar.cli import cli
+    from bloomspan.sidecar.cli.main import cli
 
     path = tmp_path / "docs.jsonl"
     write_jsonl(path, planted_docs(6, 400))

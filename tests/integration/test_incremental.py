@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from opensearchpy import helpers
 
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from sidecar_helpers import ENGINE, make_source, published, web_docs
 
 N = 300

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from opensearchpy.exceptions import TransportError
 
-from bloomspan.sidecar.cli_index import index as index_command
-from bloomspan.sidecar.index_jsonl import IndexJsonlConfig, IndexLoadError, index_jsonl, parse_line
+from bloomspan.sidecar.cli.index import index as index_command
+from bloomspan.sidecar.cli.index_jsonl import IndexJsonlConfig, IndexLoadError, index_jsonl, parse_line
 
 LINES = [
     b'\xef\xbb\xbf{"id": "a", "text": "First page.", "price": 1.10, "n": 1E+2}',  # BOM, number literals

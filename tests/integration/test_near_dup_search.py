@@ -14,18 +14,18 @@ import pytest
 import requests
 from opensearchpy import helpers
 
-from bloomspan.engine.chunk_fingerprint import fingerprint_b64
-from bloomspan.engine.config import MiningConfig
-from bloomspan.engine.tokenizer import tokenize
+from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.near_duplicates import pairs_from_groups, precision_recall
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.mappings import load
 from bloomspan.sidecar.corpora import generate_web, write_jsonl
-from bloomspan.sidecar.jsonl_mining import mine_jsonl
-from bloomspan.sidecar.near_dup_search import add_search_routes, client_for_request, search_collapsed
-from bloomspan.sidecar.service import create_app
-from bloomspan.sidecar.service_state import ServeConfig
+from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
+from bloomspan.sidecar.serve.near_dup_search import add_search_routes, client_for_request, search_collapsed
+from bloomspan.sidecar.serve.service import create_app
+from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread
 
 N_DOCS, SEED, THRESHOLD = 2000, 11, 0.4

@@ -6,12 +6,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.engine.tokenizer import tokenize
-from bloomspan.sidecar.bitmaps import decode_bitmap
-from bloomspan.sidecar.cli_cluster import cluster_cli
+from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.sidecar.publish.bitmaps import decode_bitmap
+from bloomspan.sidecar.cli.cluster import cluster_cli
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
-from bloomspan.sidecar.operator_report import explain, render_explain, render_report, report
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
 from sidecar_helpers import ENGINE, make_source, published, web_docs
 
 
@@ -109,8 +109,8 @@ def two_runs(os_client, index_prefix, opensearch_url, tmp_path):
 def test_html_report_of_the_cluster_run(os_client, index_prefix, opensearch_url, two_runs, tmp_path):
     import re
 
-    from bloomspan.sidecar.html_report import render_html
-    from bloomspan.sidecar.report_model import cluster_report_model
+    from bloomspan.sidecar.report.html import render_html
+    from bloomspan.sidecar.report.model import cluster_report_model
 
     first, second = two_runs
     tpl = f"{index_prefix}tpl"
@@ -145,9 +145,9 @@ def test_serve_shows_the_report_without_a_token(os_client, index_prefix, opensea
     import urllib.error
     import urllib.request
 
-    from bloomspan.sidecar.service import create_app
-    from bloomspan.sidecar.service_state import ServeConfig
-    from bloomspan.sidecar.template_index import rollback
+    from bloomspan.sidecar.serve.service import create_app
+    from bloomspan.sidecar.serve.state import ServeConfig
+    from bloomspan.sidecar.publish.template_index import rollback
     from tests.support.service_thread import serve_in_thread
 
     tpl = f"{index_prefix}tpl"

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.main import cli
 
 PHRASES = ["all rights reserved by acme corporation", "we use cookies to improve your experience",
            "все права защищены"]

@@ -11,8 +11,8 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.service import create_app
-from bloomspan.sidecar.service_state import CleanerHolder, ServeConfig
+from bloomspan.sidecar.serve.service import create_app
+from bloomspan.sidecar.serve.state import CleanerHolder, ServeConfig
 from tests.support.service_thread import serve_in_thread
 
 FOOTER = "all rights reserved by acme corporation"

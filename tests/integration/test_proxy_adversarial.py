@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bloomspan.sidecar.service import create_app
-from bloomspan.sidecar.service_state import ServeConfig
+from bloomspan.sidecar.serve.service import create_app
+from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread
 
 RUN = uuid.uuid4().hex[:10]

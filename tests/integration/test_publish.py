@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
-from bloomspan.engine.tokenizer import tokenize
-from bloomspan.sidecar.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
+from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
-from bloomspan.sidecar.clean_index_template import template_name
-from bloomspan.sidecar.mining_run import MineConfig, RunRefusedError, run_mining
-from bloomspan.sidecar.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
+from bloomspan.sidecar.publish.clean_index_template import template_name
+from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
+from bloomspan.sidecar.publish.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
                                               physical_name, publish, rollback, setup)
 from sidecar_helpers import AliasReader, make_source, published, web_docs
 
@@ -267,7 +267,7 @@ def test_an_empty_index_gets_a_clear_message_not_a_sort_error(os_client, index_p
 def test_mine_cli_refusal_is_one_line_naming_the_flag(os_client, index_prefix, opensearch_url, tmp_path):
     from click.testing import CliRunner
 
-    from bloomspan.sidecar.cli_cluster import cluster_cli
+    from bloomspan.sidecar.cli.cluster import cluster_cli
 
     src = f"{index_prefix}src"
     make_source(os_client, src, web_docs(20), shards=1)
@@ -325,7 +325,7 @@ def test_published_phrases_equal_mine_jsonl_on_the_same_documents(os_client, ind
 
     from click.testing import CliRunner
 
-    from bloomspan.sidecar.cli import cli
+    from bloomspan.sidecar.cli.main import cli
 
     docs = list(web_docs(300))
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"

@@ -266,7 +266,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
 
 def test_every_readme_command_runs_at_a_terminal(workspace):
     names, cwd = workspace
-    from bloomspan.sidecar.real_corpus import installed_sites
+    from bloomspan.sidecar.corpora.real_corpus import installed_sites
 
     has_doc_sites = bool(installed_sites())
     for step in STEPS:

@@ -11,15 +11,15 @@ import time
 
 import pytest
 
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
-from bloomspan.sidecar.template_index import physical_indices
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.publish.template_index import physical_indices
 from sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
 
 N_DOCS = 300
 
 
 def _command(url, src, tpl, lease, work_dir) -> list[str]:
-    return [sys.executable, "-m", "bloomspan.sidecar.cli_cluster", "mine", "--url", url, "--index", src,
+    return [sys.executable, "-m", "bloomspan.sidecar.cli.cluster", "mine", "--url", url, "--index", src,
             "--template-index", tpl, "--lease-index", lease, "--work-dir", str(work_dir), "--sigma", "5",
             "--min-length", "5", "--engine", ENGINE, "--batch-size", "20", "--slices", "2", "--checkpoint-seconds", "0",
             "--bulk-docs", "10", "--pit-keep-alive", "1m", "--progress", "lines", "--no-report", "--json"]

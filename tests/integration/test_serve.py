@@ -10,8 +10,8 @@ import urllib.request
 from opensearchpy import OpenSearch, helpers
 
 from bloomspan.sidecar.corpora import generate_web
-from bloomspan.sidecar.service import create_app
-from bloomspan.sidecar.service_state import ServeConfig
+from bloomspan.sidecar.serve.service import create_app
+from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from bloomspan.sidecar.mining_run import MineConfig, run_mining
-from bloomspan.sidecar.serve_mining import mine_for_service, previous_params
-from bloomspan.sidecar.service_state import ServeConfig
-from bloomspan.sidecar.template_index import aliased_indices, current_run_doc
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.serve.mining_runs import mine_for_service, previous_params
+from bloomspan.sidecar.serve.state import ServeConfig
+from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
 from sidecar_helpers import make_source, web_docs
 
 
@@ -42,10 +42,10 @@ def test_a_refused_service_run_logs_one_line_and_keeps_the_current_run(os_client
     good = run_mining(MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / "cli"),
                                  lease_index=f"{index_prefix}lease", sigma=5, min_length=5), client=os_client)
     config = _serve_config(opensearch_url, index_prefix, tmp_path, mine_field="body")  # a typo
-    with caplog.at_level(logging.INFO, logger="bloomspan.sidecar.serve_mining"):
+    with caplog.at_level(logging.INFO, logger="bloomspan.sidecar.serve.mining_runs"):
         summary = mine_for_service(config)
     assert summary["skipped"] and summary["refused"] and summary["reason"].startswith("--field body: 0 of 60")
-    lines = [r for r in caplog.records if r.name == "bloomspan.sidecar.serve_mining" and r.levelno >= logging.WARNING]
+    lines = [r for r in caplog.records if r.name == "bloomspan.sidecar.serve.mining_runs" and r.levelno >= logging.WARNING]
     assert len(lines) == 1 and "the current run stays" in lines[0].getMessage()
     assert aliased_indices(os_client, tpl) == [good.physical_index]
     too_high = _serve_config(opensearch_url, index_prefix, tmp_path, sigma=500)

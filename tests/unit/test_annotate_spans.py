@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bloomspan.engine.tokenizer import token_spans, tokenize
-from bloomspan.sidecar.annotate import MIN_RATIO, covered_char_spans, document_update
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
+from bloomspan.sidecar.run.annotate import MIN_RATIO, covered_char_spans, document_update
 
 
 def test_spans_cover_runs_from_first_to_last_character():

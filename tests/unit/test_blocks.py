@@ -1,4 +1,4 @@
-"""Block-anchored templates (engine/blocks.py): kernels against their twins, mining against a brute force."""
+"""Block-anchored templates (engine/templates/blocks.py): kernels against their twins, mining against a brute force."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import blocks
-from bloomspan.engine.blocks import (block_offsets_from_flags, block_offsets_from_texts, block_types,
+from bloomspan.engine.templates import blocks
+from bloomspan.engine.templates.blocks import (block_offsets_from_flags, block_offsets_from_texts, block_types,
                                      block_types_reference, chain_cover, chain_cover_reference, check_blocks,
                                      distinct_documents, line_start_flags, mine_blocks, mine_blocks_reference)
-from bloomspan.engine.slots import SLOT_ID
-from bloomspan.engine.tokenizer import token_spans
+from bloomspan.engine.text.slots import SLOT_ID
+from bloomspan.engine.text.tokenizer import token_spans
 
 # A document: a list of blocks, a block a non-empty tuple of small token ids.
 block_st = st.lists(st.integers(0, 3), min_size=1, max_size=3).map(tuple)
@@ -208,9 +208,9 @@ def test_mine_blocks_validates_thresholds():
 def test_line_starts_batch_equals_line_start_flags_per_document(texts, chunk):
     """The batch kernel (one pass over the joined texts, in chunks like encode_batch) gives
     each document's line_start_flags, however the batch is cut."""
-    from bloomspan.engine.blocks import line_start_flags, line_starts_batch
-    from bloomspan.engine.tokenizer import encode_batch
-    from bloomspan.engine.vocabulary import Vocabulary
+    from bloomspan.engine.templates.blocks import line_start_flags, line_starts_batch
+    from bloomspan.engine.text.tokenizer import encode_batch
+    from bloomspan.engine.text.vocabulary import Vocabulary
 
     _ids, offsets, starts, _ends = encode_batch(texts, Vocabulary(), with_offsets=True)
     want = [f for d, t in enumerate(texts) for f in line_start_flags(t, starts[offsets[d]:offsets[d + 1]]).tolist()]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.bloom_filter import (
+from bloomspan.engine.sketches.bloom_filter import (
     BloomFilter,
     _add_kernel,
     _add_reference,
@@ -26,7 +26,7 @@ from bloomspan.engine.bloom_filter import (
     expected_fp_rate,
     hash_pair,
 )
-from bloomspan.engine.config import ConfigError
+from bloomspan.engine.mining.config import ConfigError
 
 
 def sha(i: int, salt: str = "") -> bytes:

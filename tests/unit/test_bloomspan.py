@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bloomspan.engine.bloomspan import mine_bloomspan, validate_corpus
-from bloomspan.engine.config import ConfigError, MiningConfig
-from bloomspan.engine.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.phrases import Phrase
+from bloomspan.engine.mining.bloomspan import mine_bloomspan, validate_corpus
+from bloomspan.engine.mining.config import ConfigError, MiningConfig
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
+from bloomspan.engine.mining.phrases import Phrase
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -67,8 +67,8 @@ def test_saved_regressions(path, flags):
 def test_article_mask_skip_counterexample_still_is_one():
     """The saved corpus must keep demonstrating the article's failure: every occurrence of
     the seed "x y" lies inside the phrases grown from the seeds ordered before it."""
-    from bloomspan.engine.seeds import gather_seeds
-    from bloomspan.engine.counting_filter import candidate_occurrences, build_counting_filter
+    from bloomspan.engine.mining.seeds import gather_seeds
+    from bloomspan.engine.mining.counting_filter import candidate_occurrences, build_counting_filter
 
     case = json.loads((DATA / "mask_skip_seed_covered.json").read_text())
     tokens, offsets, vocab = word_corpus(case["docs"])

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
 from tests.support.json_render import JSON_VALUES, json_object, json_string, member_lists, only_changed_between
 
 FOOTER = "all rights reserved by acme corporation"
@@ -392,7 +392,7 @@ def test_memory_grows_with_the_output_not_with_parsed_documents(cleaner, monkeyp
     # rounds keep the parsed documents bounded, so a bigger body costs only its output.
     import tracemalloc
 
-    monkeypatch.setattr("bloomspan.sidecar.bulk_proxy.ROUND_BYTES", 1 << 18)
+    monkeypatch.setattr("bloomspan.sidecar.serve.bulk_proxy.ROUND_BYTES", 1 << 18)
     item = ACTION + b"\n" + json.dumps({"title": "A page", "price": 1.10, "text": "Great shoes, comfy. " * 30 + DIRTY}).encode() + b"\n"
     rewrite_bulk(item * 300, cleaner, PATTERNS)  # first-call allocations (caches) are not the body's
     peaks = []

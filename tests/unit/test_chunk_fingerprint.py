@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.chunk_fingerprint import (
+from bloomspan.engine.sketches.chunk_fingerprint import (
     DEFAULT_CONFIG,
     GEAR,
     FingerprintConfig,
@@ -26,7 +26,7 @@ from bloomspan.engine.chunk_fingerprint import (
     normalized_bytes,
     select_chunks,
 )
-from bloomspan.engine.config import ConfigError
+from bloomspan.engine.mining.config import ConfigError
 
 CONFIGS = [
     DEFAULT_CONFIG,

@@ -7,7 +7,7 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.sidecar.clean_index_template import document_mappings, globs_overlap, template_name
+from bloomspan.sidecar.publish.clean_index_template import document_mappings, globs_overlap, template_name
 
 _pattern = st.text(alphabet="ab*", min_size=0, max_size=5)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.tokenizer import token_spans, tokenize
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.ingest.chunking import chunk_text
 from bloomspan.ingest.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _split_gap, junction
 from bloomspan.ingest.errors import (

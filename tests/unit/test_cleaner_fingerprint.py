@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.chunk_fingerprint import fingerprint, fingerprint_b64
+from bloomspan.engine.sketches.chunk_fingerprint import fingerprint, fingerprint_b64
 from bloomspan.ingest.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.phrase_set import PhraseSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.tokenizer import tokenize
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.matcher import PhraseMatcher
 from bloomspan.ingest.phrase_set import PhraseSet

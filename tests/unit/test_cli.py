@@ -9,7 +9,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.main import cli
 
 BOILER = "all rights reserved acme corporation terms of use privacy policy contact us today"
 
@@ -30,7 +30,7 @@ def _corpus(n=12):
 def test_help_and_version_are_instant_and_import_nothing_heavy():
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c",
-                          "import sys; from bloomspan.sidecar.cli import cli; "
+                          "import sys; from bloomspan.sidecar.cli.main import cli; "
                           "sys.argv=['bloomspan','--help']\n"
                           "try:\n cli()\nexcept SystemExit:\n pass\n"
                           "print('numba' in sys.modules, 'opensearchpy' in sys.modules)"],

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.clean_jsonl import clean_jsonl
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
+from bloomspan.sidecar.cli.main import cli
 
 BOILER = "all rights reserved acme corporation terms of use privacy policy contact us today"
 DEEP = b"[" * 100_000  # json.loads: RecursionError, not ValueError

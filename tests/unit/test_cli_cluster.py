@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli_cluster import cluster_cli
+from bloomspan.sidecar.cli.cluster import cluster_cli
 
 
 def _run(*args):
@@ -58,7 +58,7 @@ def test_template_config_errors_name_the_option_and_the_field(tmp_path):
 
 
 def test_template_config_reaches_the_detector():
-    from bloomspan.sidecar.mining_run import MineConfig
+    from bloomspan.sidecar.run.mining_run import MineConfig
 
     c = MineConfig(index="src", templates=True, template_config={"skeleton_site_echo_length": 6})
     assert c.detector_config().skeleton_site_echo_length == 6 and c.detector_config().slots is True

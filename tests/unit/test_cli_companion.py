@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from bloomspan.ingest.paragraph_dedup import paragraphs
-from bloomspan.sidecar.cli_companion import COMMANDS
+from bloomspan.sidecar.cli.companion import COMMANDS
 
 cli = click.Group("bloomspan", commands={c.name: c for c in COMMANDS})
 

@@ -8,9 +8,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli import cli
-from bloomspan.sidecar.cli_connection import CONNECTION_PARAMS, connection_options
-from bloomspan.sidecar.cli_errors import BloomspanGroup, cluster_answer_message
+from bloomspan.sidecar.cli.main import cli
+from bloomspan.sidecar.cli.connection_flags import CONNECTION_PARAMS, connection_options
+from bloomspan.sidecar.cli.failures import BloomspanGroup, cluster_answer_message
 
 DOWN = "http://127.0.0.1:9"  # nothing listens on the discard port
 DOWN_LINE = (f"Error: cannot reach {DOWN} (connection refused): is the cluster up? start one with "
@@ -75,7 +75,7 @@ def test_connection_flags_from_the_environment(command):
 
 def test_a_node_that_is_down_prints_no_retry_noise():
     """Regression: ~176 lines of urllib3/opensearch-py retry tracebacks before the one line."""
-    cmd = [sys.executable, "-m", "bloomspan.sidecar.cli", "mine", "--index", "crawl", "--url", DOWN]
+    cmd = [sys.executable, "-m", "bloomspan.sidecar.cli.main", "mine", "--index", "crawl", "--url", DOWN]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 1 and res.stdout == ""
     assert res.stderr.strip() == DOWN_LINE

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 from numba import config as numba_config
 
-from bloomspan.sidecar.cli_progress import Progress, render_bar
-from bloomspan.sidecar.kernel_notice import CompileWatch, start_message, watch_compilation
+from bloomspan.sidecar.cli.progress import Progress, render_bar
+from bloomspan.sidecar.cli.kernel_notice import CompileWatch, start_message, watch_compilation
 
 
 class _Terminal(io.StringIO):
@@ -108,7 +108,7 @@ def test_a_cold_cache_says_compiling_once_and_a_warm_one_says_nothing(tmp_path):
     """A fresh NUMBA_CACHE_DIR (as on a wheel install whose package directory is read-only):
     the first run announces the compilation and fills that directory, the second is silent."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
-    cmd = [sys.executable, "-m", "bloomspan.sidecar.cli", "corpus", "web", "--docs", "20",
+    cmd = [sys.executable, "-m", "bloomspan.sidecar.cli.main", "corpus", "web", "--docs", "20",
            "--out", str(tmp_path / "c.jsonl")]
     # `corpus` runs the text model's kernels; its generator compiles them on first use
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

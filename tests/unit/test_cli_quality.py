@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
@@ -40,7 +40,7 @@ def test_templates_names_a_bad_line(tmp_path):
 
 
 def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
-    import bloomspan.sidecar.real_corpus as rc
+    import bloomspan.sidecar.corpora.real_corpus as rc
 
     monkeypatch.setattr(rc, "installed_sites", lambda sites: [])
     res = CliRunner().invoke(cli, ["real-corpus", "--out", str(tmp_path / "r.jsonl")])
@@ -50,8 +50,8 @@ def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
 def test_templates_options_map_one_to_one_onto_template_config(tmp_path):
     import dataclasses
 
-    from bloomspan.engine.template_detector import TemplateConfig
-    from bloomspan.sidecar.cli_quality import TEMPLATE_CONFIG_OPTIONS
+    from bloomspan.engine.templates.detector import TemplateConfig
+    from bloomspan.sidecar.cli.quality import TEMPLATE_CONFIG_OPTIONS
 
     fields = dataclasses.fields(TemplateConfig)
     assert [n for n, _ in TEMPLATE_CONFIG_OPTIONS] == [f.name for f in fields]

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from bloomspan.sidecar.connection import ClusterConfig
+from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.errors import ClusterConfigError, ClusterUnavailableError
 
 SECRET = "s3cr3t-Pa55"

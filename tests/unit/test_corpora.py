@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.tokenizer import token_spans, tokenize
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.sidecar.corpora import (CORPUS_NAMES, SYNTHETIC1_PHRASES, corpus_by_name, doc_counts,
                                        evaluate_template_recovery, generate_synthetic1, generate_synthetic2,
                                        generate_web, lz78_parse, lz78_phrases_per_token, read_jsonl,

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.engine import blocks, corpus_store
-from bloomspan.engine.blocks import line_start_flags
-from bloomspan.engine.corpus_store import CorpusStore, CorpusStoreError
-from bloomspan.engine.tokenizer import encode_batch, token_spans
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.templates import blocks
+from bloomspan.engine.text import corpus_store
+from bloomspan.engine.templates.blocks import line_start_flags
+from bloomspan.engine.text.corpus_store import CorpusStore, CorpusStoreError
+from bloomspan.engine.text.tokenizer import encode_batch, token_spans
+from bloomspan.engine.text.vocabulary import Vocabulary
 
 TEXTS = ["The cat sat on the mat.", "", "İstanbul ΟΔΟΣ — the CAT!\nmat", "mat\r\nmat mat",
          "\n\nПривет, мир 42\n"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import coverage as cv
+from bloomspan.engine.mining import coverage as cv
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1000 if THOROUGH else 150, derandomize=True, deadline=None,

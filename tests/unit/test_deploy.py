@@ -602,7 +602,7 @@ def _invocations() -> list[tuple[str, list[str]]]:
 
 def _cli():
     try:
-        from bloomspan.sidecar.cli import cli
+        from bloomspan.sidecar.cli.main import cli
     except ImportError as exc:  # the package must be installed (pip install -e .)
         pytest.fail(f"cannot import the CLI: {exc}")
     return cli
@@ -701,7 +701,7 @@ def _image_token_file() -> Path:
 
 
 def test_the_image_binds_beyond_loopback_only_with_a_token_from_a_secret_file():
-    from bloomspan.sidecar.service_state import ServeConfig, ServeConfigError
+    from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
 
     host = _dockerfile_env()["BLOOMSPAN_SERVE_HOST"]
     _image_token_file()

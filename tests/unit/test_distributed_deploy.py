@@ -93,7 +93,7 @@ def test_wiring_scheduler_service_and_worker_memory():
 
 
 def test_every_bloomspan_variable_is_an_option_of_mine():
-    from bloomspan.sidecar.cli import cli
+    from bloomspan.sidecar.cli.main import cli
 
     mine = cli.commands["mine"]
     known = {f"BLOOMSPAN_MINE_{p.name.upper()}" for p in mine.params if p.name}

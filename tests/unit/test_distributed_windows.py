@@ -6,14 +6,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.bloomspan import mine_bloomspan
-from bloomspan.engine.config import MiningConfig
-from bloomspan.engine.distributed_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
-from bloomspan.engine.distributed_windows import (distinct_document_counts, distinct_document_counts_reference,
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.distributed.reduced_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
+from bloomspan.engine.distributed.windows import (distinct_document_counts, distinct_document_counts_reference,
                                                   frequent_segments, frequent_segments_reference, is_member,
                                                   partition_of, string_hashes, sum_by_key, window_counts,
                                                   window_hashes, window_hashes_reference)
-from bloomspan.engine.naive_oracle import mine_naive
+from bloomspan.engine.oracles.naive_oracle import mine_naive
 
 
 def _corpus(draw_docs):

@@ -8,11 +8,11 @@ import threading
 import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 
-from bloomspan.engine.tokenizer import tokenize
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.emerging import EmergingConfig, zipf_words
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.sidecar.emerging_hook import EmergingHook, detector_config
-from bloomspan.sidecar.service_state import ServeConfig
+from bloomspan.sidecar.serve.emerging_hook import EmergingHook, detector_config
+from bloomspan.sidecar.serve.state import ServeConfig
 
 TEMPLATE = ("This article was originally published by the Example Tribune and is republished "
             "here under a Creative Commons licence; subscribe to our newsletter for more stories")

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import fhk
-from bloomspan.engine import suffix_array as sx
-from bloomspan.engine.config import MiningConfig
-from bloomspan.engine.fhk import mine_fhk
-from bloomspan.engine.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.phrases import Phrase
+from bloomspan.engine.oracles import fhk
+from bloomspan.engine.oracles import suffix_array as sx
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.oracles.fhk import mine_fhk
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
+from bloomspan.engine.mining.phrases import Phrase
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 MANY = 3000 if THOROUGH else 250

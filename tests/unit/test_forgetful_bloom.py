@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.config import ConfigError
-from bloomspan.engine.forgetful_bloom import (
+from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.sketches.forgetful_bloom import (
     ForgetfulBloomConfig,
     IncrementalForgetfulBloom,
     _put_and_check_kernel,

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import counting_filter as cf
-from bloomspan.engine import word_filter as wf
-from bloomspan.engine.coverage import new_suffix_mask
-from bloomspan.engine.grow import STAT_NAMES, grow_seeds, grow_seeds_reference
-from bloomspan.engine.naive_oracle import mine_naive
-from bloomspan.engine.seeds import gather_seeds
+from bloomspan.engine.mining import counting_filter as cf
+from bloomspan.engine.mining import word_filter as wf
+from bloomspan.engine.mining.coverage import new_suffix_mask
+from bloomspan.engine.mining.grow import STAT_NAMES, grow_seeds, grow_seeds_reference
+from bloomspan.engine.oracles.naive_oracle import mine_naive
+from bloomspan.engine.mining.seeds import gather_seeds
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1500 if THOROUGH else 150, derandomize=True, deadline=None,

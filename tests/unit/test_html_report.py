@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.sidecar.html_report import highlighted, render_html, script_json, write_html
-from bloomspan.sidecar.report_model import ReportSourceError, results_report_model
+from bloomspan.sidecar.report.html import highlighted, render_html, script_json, write_html
+from bloomspan.sidecar.report.model import ReportSourceError, results_report_model
 
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=alert(1)>'
 
@@ -20,9 +20,9 @@ HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=al
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """A real `mine --jsonl` result of a generated crawl; one page carries hostile markup."""
-    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.corpora import generate_web
-    from bloomspan.sidecar.jsonl_mining import mine_jsonl
+    from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     folder = tmp_path_factory.mktemp("results")
     src = folder / "crawl.jsonl"
@@ -115,7 +115,7 @@ def test_missing_or_foreign_result_directories_are_clear_errors(tmp_path):
 
 
 def test_cli_writes_the_page_and_prints_the_text_report(results, tmp_path):
-    from bloomspan.sidecar.cli_cluster import cluster_cli
+    from bloomspan.sidecar.cli.cluster import cluster_cli
 
     out = tmp_path / "report.html"
     r = CliRunner().invoke(cluster_cli, ["report", "--results", str(results), "--html", str(out)],

@@ -15,8 +15,8 @@ import subprocess
 
 import pytest
 
-from bloomspan.sidecar.html_report import write_html
-from bloomspan.sidecar.report_model import results_report_model
+from bloomspan.sidecar.report.html import write_html
+from bloomspan.sidecar.report.model import results_report_model
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
@@ -45,9 +45,9 @@ def screenshot(tmp_path, url: str, out, size: str = "1280,2400"):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    from bloomspan.engine.config import MiningConfig
+    from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.corpora import generate_web
-    from bloomspan.sidecar.jsonl_mining import mine_jsonl
+    from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     folder = tmp_path_factory.mktemp("browser")
     src = folder / "crawl.jsonl"

@@ -6,7 +6,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.sidecar.json_splice import (
+from bloomspan.sidecar.serve.json_splice import (
     ANY_KEY,
     REPLACE,
     ConflictError,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.tokenizer import tokenize
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.matcher import (
     PhraseMatcher,
     ac_scan,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.maximal import MaximalPhraseIndex, _contains, select_maximal, select_maximal_reference
+from bloomspan.engine.mining.maximal import MaximalPhraseIndex, _contains, select_maximal, select_maximal_reference
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=2000 if THOROUGH else 200, derandomize=True, deadline=None,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from bloomspan.sidecar.errors import ClusterConfigError
-from bloomspan.sidecar.mining_run import MineConfig, RunSummary
-from bloomspan.sidecar.template_index import new_run_id, physical_name, run_id_of
+from bloomspan.sidecar.run.mining_run import MineConfig, RunSummary
+from bloomspan.sidecar.publish.template_index import new_run_id, physical_name, run_id_of
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -57,8 +57,8 @@ def test_run_summary_as_dict_has_the_metrics_keys():
 
 
 def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_rest():
-    from bloomspan.sidecar.serve_mining import mine_config_for
-    from bloomspan.sidecar.service_state import ServeConfig
+    from bloomspan.sidecar.serve.mining_runs import mine_config_for
+    from bloomspan.sidecar.serve.state import ServeConfig
 
     serve = ServeConfig(mine_index="crawl", mine_field="body", sigma=7, min_length=4, template_index="tpl",
                         work_dir="/tmp/w")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bloomspan.engine.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.phrases import Phrase
-from bloomspan.engine.tokenizer import tokenize
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
+from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.text.tokenizer import tokenize
 
 
 def corpus(docs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from bloomspan.engine.chunk_fingerprint import fingerprint, fingerprint_b64
+from bloomspan.engine.sketches.chunk_fingerprint import fingerprint, fingerprint_b64
 from bloomspan.ingest.emerging import zipf_words
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.near_duplicates import (

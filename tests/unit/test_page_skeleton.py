@@ -1,4 +1,4 @@
-"""Page skeletons (engine/page_skeleton.py): kernel vs plain twin, mining, records, ingest."""
+"""Page skeletons (engine/templates/page_skeleton.py): kernel vs plain twin, mining, records, ingest."""
 from __future__ import annotations
 
 import json
@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.config import ConfigError
-from bloomspan.engine.page_skeleton import (PageSkeleton, SkeletonParams, echo_flags, next_same_type,
+from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.templates.page_skeleton import (PageSkeleton, SkeletonParams, echo_flags, next_same_type,
                                             skeleton_kernel, skeleton_reference)
-from bloomspan.engine.template_detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
 from bloomspan.ingest.errors import PhraseSetError
 from bloomspan.ingest.template_matcher import TemplateMatcher
 
@@ -158,7 +158,7 @@ def test_skeleton_config_errors(field, value, fix):
 def test_a_level_without_groups_mines_nothing():
     """Regression: a section level whose groups all repeat the site level's is passed with
     every group None; the pass must return nothing instead of indexing an empty sigma array."""
-    from bloomspan.engine.page_skeleton import mine_skeletons
+    from bloomspan.engine.templates.page_skeleton import mine_skeletons
 
     tokens = np.arange(6, dtype=np.uint32)
     r = mine_skeletons(tokens, np.asarray([0, 3, 6]), np.asarray([0, 1, 3, 6]), [None, None],
@@ -340,7 +340,7 @@ def test_hashed_classes_equal_classify():
     """cover_token_lines classifies lines by hash (anchor bit, prefix hashes, class tables);
     cover_pages by classify(), the plain definition: on anchor, prefix and detected lines of a
     mined and a hand-made skeleton both walks agree."""
-    from bloomspan.engine.page_skeleton import END_KEY, START_KEY
+    from bloomspan.engine.templates.page_skeleton import END_KEY, START_KEY
 
     rng = np.random.default_rng(2)
     pages = [module_page(i, rng)[0] for i in range(30)] + [apache_page(i, ["T one", "T two", "T three"], rng)[0]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.bloom_filter import bloom_bits
+from bloomspan.engine.sketches.bloom_filter import bloom_bits
 from bloomspan.ingest import paragraph_dedup as pd
 from bloomspan.ingest.errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 from bloomspan.ingest.paragraph_dedup import (

@@ -1,4 +1,4 @@
-"""The proxy's access rules (sidecar/proxy_access.py), as pure functions: protected indices in
+"""The proxy's access rules (sidecar/serve/proxy_access.py), as pure functions: protected indices in
 every mode, the allow-list with the sidecar's credentials, and the bulk framing they read."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.sidecar.bulk_proxy import IndexPatterns
-from bloomspan.sidecar.proxy_access import (AccessPolicy, bulk_items, expression_globs, globs_intersect,
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
+from bloomspan.sidecar.serve.proxy_access import (AccessPolicy, bulk_items, expression_globs, globs_intersect,
                                             split_path, strip_comments)
 
 TEMPLATE = "bloomspan-templates"

@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from bloomspan.engine.template_detector import TemplateConfig
+from bloomspan.engine.templates.detector import TemplateConfig
 from bloomspan.sidecar.corpora import evaluate_template_recovery, generate_web, read_jsonl, token_labels
-from bloomspan.sidecar.quality_eval import (SweepRow, TokenScore, best_row, evaluate_methods, mcfp_method,
+from bloomspan.sidecar.corpora.quality_eval import (SweepRow, TokenScore, best_row, evaluate_methods, mcfp_method,
                                             per_site_table, prepare_corpus, site_lines_ceiling, standard_methods,
                                             summary_table, token_scores, whole_line_method)
-from bloomspan.sidecar.real_corpus import Selector, SiteSpec, build_real_corpus, html_to_text, sample_evenly
+from bloomspan.sidecar.corpora.real_corpus import Selector, SiteSpec, build_real_corpus, html_to_text, sample_evenly
 
 PAGE = """<!DOCTYPE html><html><head><title>Not visible</title><style>p {color: red}</style></head>
 <body><div class="related" role="navigation"><ul><li><a href="/">index</a></li><li>next |</li></ul></div>
@@ -118,7 +118,7 @@ def test_truth_mask_equals_evaluate_token_labels(corpus):
 def test_token_scores_equal_evaluate_counts(corpus):
     c = corpus
     cov = whole_line_method(10).run(c)
-    from bloomspan.engine.template_detector import coverage_char_spans
+    from bloomspan.engine.templates.detector import coverage_char_spans
 
     report = evaluate_template_recovery(c.docs, coverage_char_spans(cov, c.doc_offsets, c.char_starts, c.char_ends))
     fast = token_scores(c, cov)
@@ -170,7 +170,7 @@ def test_prepare_corpus_lines_and_numbers():
 
 
 def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
-    from bloomspan.sidecar.real_corpus import DEBIAN_DOC_SITES, UNSEEN_DOC_SITES
+    from bloomspan.sidecar.corpora.real_corpus import DEBIAN_DOC_SITES, UNSEEN_DOC_SITES
 
     tuned = {s.name for s in DEBIAN_DOC_SITES} | {s.package for s in DEBIAN_DOC_SITES}
     held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.phrases import Phrase
-from bloomspan.engine.report import (
+from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.mining.report import (
     coverage_report, covered_per_doc, covered_per_doc_reference, phrase_text)
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.text.vocabulary import Vocabulary
 
 
 def _corpus(doc_masks):

@@ -1,4 +1,4 @@
-"""Site scope (engine/scoped_mining.py): group-relative sigma, sub-corpora, per-group exact mining."""
+"""Site scope (engine/templates/scoped_mining.py): group-relative sigma, sub-corpora, per-group exact mining."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.blocks import mine_blocks
-from bloomspan.engine.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.scoped_mining import (group_documents, group_sigma, mcfp_miner, mine_scoped, sub_corpus)
+from bloomspan.engine.templates.blocks import mine_blocks
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
+from bloomspan.engine.templates.scoped_mining import (group_documents, group_sigma, mcfp_miner, mine_scoped, sub_corpus)
 
 docs_st = st.lists(st.lists(st.integers(0, 3), max_size=8), min_size=1, max_size=9)
 

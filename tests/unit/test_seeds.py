@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import counting_filter as cf
-from bloomspan.engine.seeds import gather_seeds, gather_seeds_reference
+from bloomspan.engine.mining import counting_filter as cf
+from bloomspan.engine.mining.seeds import gather_seeds, gather_seeds_reference
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1000 if THOROUGH else 150, derandomize=True, deadline=None,

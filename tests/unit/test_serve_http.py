@@ -17,12 +17,12 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from bloomspan.sidecar.mapping_probe import accepts_fields, added_fields
-from bloomspan.sidecar.proxy_errors import error_middleware
-from bloomspan.sidecar.proxy_limits import DEFAULT_MAX_BODY_BYTES, parse_byte_size
-from bloomspan.sidecar.redaction import RedactingFilter, redact, split_userinfo
-from bloomspan.sidecar.service import RUNTIME, create_app
-from bloomspan.sidecar.service_state import ServeConfig, ServeConfigError
+from bloomspan.sidecar.serve.mapping_probe import accepts_fields, added_fields
+from bloomspan.sidecar.serve.proxy_errors import error_middleware
+from bloomspan.sidecar.serve.proxy_limits import DEFAULT_MAX_BODY_BYTES, parse_byte_size
+from bloomspan.sidecar.serve.redaction import RedactingFilter, redact, split_userinfo
+from bloomspan.sidecar.serve.service import RUNTIME, create_app
+from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
 
 TOKEN = "t0ken-0123456789abcdef"
 
@@ -234,7 +234,7 @@ def test_a_non_loopback_host_needs_a_token_or_insecure_admin():
 
 
 def test_serve_refuses_a_public_host_without_a_token_in_one_line():
-    from bloomspan.sidecar.cli import cli
+    from bloomspan.sidecar.cli.main import cli
 
     result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0"], env={"BLOOMSPAN_SERVE_ADMIN_TOKEN": ""})
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -244,7 +244,7 @@ def test_serve_refuses_a_public_host_without_a_token_in_one_line():
 def test_serve_prints_no_credential_of_the_upstream_url(monkeypatch, tmp_path):
     from aiohttp import web as aiohttp_web
 
-    from bloomspan.sidecar.cli import cli
+    from bloomspan.sidecar.cli.main import cli
 
     monkeypatch.setattr(aiohttp_web, "run_app", lambda app, **kw: logging.getLogger("x").warning(
         "starting with https://admin:s3cret@search.internal:9200 Authorization: Basic YWRtaW46czNjcmV0"))

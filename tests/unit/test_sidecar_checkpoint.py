@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from bloomspan.sidecar.checkpoint import Checkpoint, DocLog, keys_array, write_json_atomic
+from bloomspan.sidecar.run.checkpoint import Checkpoint, DocLog, keys_array, write_json_atomic
 from bloomspan.sidecar.errors import CheckpointError
 
 

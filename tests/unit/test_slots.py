@@ -1,4 +1,4 @@
-"""Slots (engine/slots.py): number tokens as one reserved id, in mining and in ingest matching."""
+"""Slots (engine/text/slots.py): number tokens as one reserved id, in mining and in ingest matching."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.blocks import block_offsets_from_texts
-from bloomspan.engine.slots import (SLOT_ID, SLOT_TOKEN, apply_slots, apply_slots_reference, is_number_token,
+from bloomspan.engine.templates.blocks import block_offsets_from_texts
+from bloomspan.engine.text.slots import (SLOT_ID, SLOT_TOKEN, apply_slots, apply_slots_reference, is_number_token,
                                     number_token_mask, slot_positions, slot_strings)
-from bloomspan.engine.template_detector import TemplateConfig, detect_templates
-from bloomspan.engine.template_phrase import TemplatePhrase
-from bloomspan.engine.tokenizer import encode_batch
-from bloomspan.engine.vocabulary import UNKNOWN, Vocabulary
+from bloomspan.engine.templates.detector import TemplateConfig, detect_templates
+from bloomspan.engine.templates.phrase import TemplatePhrase
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 from bloomspan.ingest.template_matcher import TemplateMatcher
 
 

@@ -8,13 +8,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.blocks import block_offsets_from_texts, line_start_flags
-from bloomspan.engine.corpus_store import CorpusStore
-from bloomspan.engine.tokenizer import encode_batch
-from bloomspan.engine.vocabulary import Vocabulary
-from bloomspan.sidecar.checkpoint import EMPTY, LISTED, MISSING, STORED, DocLog, keys_array
-from bloomspan.sidecar.incremental import _search_sorted, assemble_full, assemble_incremental, plan
-from bloomspan.sidecar.snapshot import Snapshot, canonical_rows, gather_runs, gather_runs_reference
+from bloomspan.engine.templates.blocks import block_offsets_from_texts, line_start_flags
+from bloomspan.engine.text.corpus_store import CorpusStore
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.sidecar.run.checkpoint import EMPTY, LISTED, MISSING, STORED, DocLog, keys_array
+from bloomspan.sidecar.run.incremental import _search_sorted, assemble_full, assemble_incremental, plan
+from bloomspan.sidecar.run.snapshot import Snapshot, canonical_rows, gather_runs, gather_runs_reference
 
 WORDS = "home about contact shop cart news the a of price free shipping returns 2024 © rights".split()
 

@@ -7,13 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.engine.template_detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.ingest.template_matcher import (TEMPLATE_SPAN_ID, TemplateMatcher, load_phrase_file,
                                                template_scopes)
-from bloomspan.sidecar.cli import cli
+from bloomspan.sidecar.cli.main import cli
 
 
 def test_template_scopes_list_the_site_and_every_section_depth():

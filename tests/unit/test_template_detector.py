@@ -1,4 +1,4 @@
-"""Template detector (engine/template_detector.py) and its ingest twin (ingest/template_matcher.py)."""
+"""Template detector (engine/templates/detector.py) and its ingest twin (ingest/template_matcher.py)."""
 from __future__ import annotations
 
 import json
@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine.blocks import block_offsets_from_texts
-from bloomspan.engine.bloomspan import mine_bloomspan
-from bloomspan.engine.config import ConfigError, MiningConfig
-from bloomspan.engine.naive_oracle import mine_naive
-from bloomspan.engine.slots import number_token_mask
-from bloomspan.engine.template_detector import (TemplateConfig, coverage_char_spans, detect_templates,
+from bloomspan.engine.templates.blocks import block_offsets_from_texts
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
+from bloomspan.engine.mining.config import ConfigError, MiningConfig
+from bloomspan.engine.oracles.naive_oracle import mine_naive
+from bloomspan.engine.text.slots import number_token_mask
+from bloomspan.engine.templates.detector import (TemplateConfig, coverage_char_spans, detect_templates,
                                                 detect_templates_in_texts,
                                                 scope_levels, unit_corpus, url_section)
-from bloomspan.engine.template_phrase import TemplatePhrase
-from bloomspan.engine.tokenizer import encode_batch
-from bloomspan.engine.vocabulary import Vocabulary
+from bloomspan.engine.templates.phrase import TemplatePhrase
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.ingest.template_matcher import TemplateMatcher
 from bloomspan.sidecar.corpora import generate_web, spans_from_token_mask
 

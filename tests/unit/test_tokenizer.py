@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.tokenizer import (
+from bloomspan.engine.text.tokenizer import (
     _TOKEN_RE, CLASS_ALNUM, CLASS_CAPITAL_SIGMA, CLASS_DOTTED_CAPITAL_I, CLASS_OTHER, char_tables,
     encode_batch, encode_batch_reference, token_spans, tokenize)
-from bloomspan.engine.vocabulary import UNKNOWN, Vocabulary
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
 # Characters where tokenizers usually go wrong: separators that look like word characters
 # (_, ©, combining marks, emoji, ZWJ), letters whose lowercase is special (İ, Σ, ǅ, ẞ),

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.tokenizer import encode_batch
-from bloomspan.engine.vocabulary import UNKNOWN, Vocabulary, count_df_reference
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary, count_df_reference
 
 # Tokens that stress the text form: escapes, separators, surrogates, non-BMP, empty.
 ODD_TOKENS = ["", "\\", "\\n", "a\tb", "line\nbreak", "cr\r", "\ud800", "😀", "i\u0307", "ς", "plain"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.bloomspan import mine_bloomspan
-from bloomspan.engine.config import MiningConfig
-from bloomspan.engine.phrases import Phrase
-from bloomspan.engine.window_coverage import phrase_windows, window_coverage, window_coverage_reference
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.mining.window_coverage import phrase_windows, window_coverage, window_coverage_reference
 
 
 def _corpus(docs):

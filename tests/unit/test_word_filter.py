@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloomspan.engine import word_filter as wf
+from bloomspan.engine.mining import word_filter as wf
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1000 if THOROUGH else 100, derandomize=True, deadline=None,

@@ -1,0 +1,58 @@
+"""Mining configuration, validated on construction.
+
+Every error names the field, the value it got and how to fix it; the CLI maps its flags
+1:1 onto these fields.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENGINES = ("bloomspan", "fhk")
+
+# The article sizes the counting filter at 8 bytes per corpus token, capped at 512 MB.
+DEFAULT_FILTER_BYTES_PER_TOKEN = 8
+MAX_DEFAULT_FILTER_BYTES = 512 * 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """A configuration field has an invalid value; ``field`` names it."""
+
+    def __init__(self, field: str, value, fix: str):
+        self.field = field
+        self.value = value
+        super().__init__(f"{field}={value!r}: {fix}")
+
+
+@dataclass(frozen=True)
+class MiningConfig:
+    sigma: int
+    min_length: int
+    filter_bytes: int | None = None  # None: 8 bytes per token, at most 512 MiB
+    engine: str = "bloomspan"
+    # BloomSpan optimisations. Each is exact (see engine/mining/grow.py and engine/mining/coverage.py);
+    # the switches exist so tests can prove the result does not depend on them.
+    mask_skip: bool = True  # drop seed/branch occurrences inside a frequent document suffix
+    left_prune: bool = True  # prune a branch whose live occurrences share one left neighbour
+    kgram_filter: bool = True  # the counting filter also counts min_length-token windows
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sigma, int) or isinstance(self.sigma, bool) or self.sigma < 2:
+            raise ConfigError("sigma", self.sigma, "must be an integer >= 2 (a phrase in one document is not boilerplate)")
+        if not isinstance(self.min_length, int) or isinstance(self.min_length, bool) or self.min_length < 2:
+            raise ConfigError("min_length", self.min_length, "must be an integer >= 2 (seeds are bigrams)")
+        if self.filter_bytes is not None and (
+            not isinstance(self.filter_bytes, int) or self.filter_bytes < 1
+        ):
+            raise ConfigError("filter_bytes", self.filter_bytes, "must be a positive integer, or None for 8 bytes per token (max 512 MiB)")
+        for name in ("mask_skip", "left_prune", "kgram_filter"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigError(name, value, "must be True or False")
+        if self.engine not in ENGINES:
+            raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
+
+    def filter_size_for(self, n_tokens: int) -> int:
+        """Counting-filter size in bytes for a corpus of ``n_tokens`` tokens."""
+        if self.filter_bytes is not None:
+            return self.filter_bytes
+        return max(1024, min(MAX_DEFAULT_FILTER_BYTES, DEFAULT_FILTER_BYTES_PER_TOKEN * n_tokens))

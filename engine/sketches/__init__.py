@@ -1,0 +1,1 @@
+"""bloomspan.engine.sketches: Probabilistic sketches: Bloom filters (classic, forgetful) and chunk fingerprints."""

@@ -1,0 +1,1 @@
+"""bloomspan.engine.templates: The template detector: whole-line blocks, site-scoped mining, page skeletons."""

@@ -1,0 +1,475 @@
+"""Template detector: exact MCFP plus block-anchored, site-scoped and slotted templates.
+
+Plain MCFP mining (``mine_bloomspan`` / ``mine_fhk``) is untouched; this module runs it
+as one pass among several and takes the union:
+
+1. **global MCFP** (scope None): the exact miner at ``global_min_length``. Without groups
+   its threshold is ``global_sigma`` documents (the article's 20 / 10); with groups it is
+   *cross-site*: a phrase must occur in >= ``global_min_sites`` groups of the first level
+   (each site mined as one unit, its documents separated by unique tokens), so content
+   idioms of one large site never reach it, but boilerplate shared by sites does.
+2. **global blocks** (scope None): whole lines and chains of whole lines (:mod:`.blocks`)
+   in >= ``global_sigma`` documents, or with groups >= ``global_min_sites`` sites:
+   cookie banners, newsletter prompts, "Created using Sphinx".
+3. **scoped blocks** per group level (site, then site section): the block miner on each
+   group with ``sigma_g = max(sigma_floor, ceil(sigma_fraction * n_g))``
+   (:mod:`.scoped_mining`), so a small site's footer counts as often as a large one's.
+4. optionally **scoped MCFP** (``scoped_min_length``): the exact miner per group.
+5. **page skeletons** (``skeleton``, :mod:`.page_skeleton`): per group of the first level
+   (or the whole corpus), the variable navigation between and around the lines the passes
+   above found, walked from each page's edges (local tables of contents, "Previous: <title>").
+
+With ``slots`` every number token is replaced by the slot id before all passes
+(:mod:`bloomspan.engine.text.slots`), so "© 2019 …" and "© 2024 …" are one template.
+
+Inputs: ``tokens`` uint32 (W,), ``doc_offsets`` int64 (D+1,), ``block_offsets`` int64
+(B+1,) (:func:`.blocks.block_offsets_from_texts`), ``levels``: a list of group labelings,
+each a sequence of D names (or None), e.g. ``scope_levels(sites, urls)``. Without levels
+the whole corpus is one group: passes 3-4 run on it with its relative sigma, scope None.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from .blocks import check_blocks, flags_per_span, mine_blocks
+from .page_skeleton import PageSkeleton, SkeletonParams, mine_skeletons
+from bloomspan.engine.mining.config import ENGINES, ConfigError
+from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
+from bloomspan.engine.text.slots import SLOT_ID, apply_slots
+from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TemplateConfig:
+    """Detector parameters. The defaults scored best on the real documentation corpus
+    (bench/RESULTS.md "Template quality"): content damage <= 0.5 % (the issue's limit), the
+    issue's recall goals met (>= 70 % per site on average, >= 95 % overall), then the most
+    template tokens found (the block-miner knobs among 288 configs before the page skeleton
+    existed, then sigma_fraction, scoped MCFP and the anchor share among 32, then the
+    skeleton's gap line length, site echoes, tables of contents and boxes among 32). The
+    global passes are off by default: on that corpus they found no template the site passes
+    missed, only shared code idioms. Site echoes (``skeleton_site_echo_length=6``) and longer
+    gap lines (``skeleton_line_length=8``) find 1-1.5 points more but damage 0.56-0.65 %.
+
+    sigma_fraction:    per-group sigma as a share of the group's documents.
+    sigma_floor:       per-group sigma never goes below this many documents.
+    block_min_length:  tokens a frequent single line needs to be a template on its own.
+    run_min_length:    tokens a chain of frequent consecutive line pairs needs.
+    edge_anchors:      a page's start and end count as lines of 0 tokens (blocks.mine_blocks edges).
+    section_depth:     URL path segments that define a site section (0: sites only).
+    global_sigma:      documents for the global passes on a corpus without groups.
+    global_min_sites:  groups (sites) for the global passes when groups are given.
+    global_min_length: MCFP minimum length of the global pass; None (default) switches it off.
+    global_blocks:     run the block miner on the whole corpus (global_sigma / global_min_sites).
+    scoped_min_length: MCFP minimum length per group; None switches it off.
+    slots:             replace number tokens by a slot before mining.
+    skeleton:          run the page-skeleton pass (:mod:`.page_skeleton`) after the others.
+    skeleton_anchor_fraction: share of a site's pages a line (or line prefix) needs to anchor the walk.
+    skeleton_line_length:     longest plain gap line the walk fills, in tokens.
+    skeleton_echo_length:     longest echo line (repeated in its page) the walk fills, in tokens.
+    skeleton_site_echo_length: longest line taken after the header because it occurs on another
+                              page of the site (a site map's entries); 0 switches it off.
+    skeleton_toc_lines:       fewest entries of an in-page table of contents the pass takes
+                              anywhere in the page (a "quick view" box); 0 switches it off.
+    skeleton_toc_line_length: longest table-of-contents entry, in tokens.
+    skeleton_box_fraction:    share of a site's pages each line of a mid-page box's seed is on.
+    skeleton_box_lines:       fewest such lines in a row that make a box; 0 switches boxes off.
+    engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
+    """
+
+    sigma_fraction: float = 0.15
+    sigma_floor: int = 10
+    block_min_length: int = 8
+    run_min_length: int = 4
+    edge_anchors: bool = True
+    section_depth: int = 1
+    global_sigma: int = 20
+    global_min_sites: int = 3
+    global_min_length: int | None = None
+    global_blocks: bool = False
+    scoped_min_length: int | None = 12
+    slots: bool = True
+    skeleton: bool = True
+    skeleton_anchor_fraction: float = 0.7
+    skeleton_line_length: int = 6
+    skeleton_echo_length: int = 20
+    skeleton_site_echo_length: int = 0
+    skeleton_toc_lines: int = 3
+    skeleton_toc_line_length: int = 10
+    skeleton_box_fraction: float = 0.4
+    skeleton_box_lines: int = 4
+    engine: str = "bloomspan"
+
+    def __post_init__(self) -> None:
+        def is_int(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        if not isinstance(self.sigma_fraction, (int, float)) or isinstance(self.sigma_fraction, bool) \
+                or not 0.0 <= self.sigma_fraction <= 1.0:
+            raise ConfigError("sigma_fraction", self.sigma_fraction,
+                              "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
+        if not isinstance(self.skeleton_anchor_fraction, (int, float)) or isinstance(
+                self.skeleton_anchor_fraction, bool) or not 0.0 < self.skeleton_anchor_fraction <= 1.0:
+            raise ConfigError("skeleton_anchor_fraction", self.skeleton_anchor_fraction,
+                              "must be a number in (0, 1] (0.5 = a line on half of a site's pages)")
+        if not isinstance(self.skeleton_box_fraction, (int, float)) or isinstance(
+                self.skeleton_box_fraction, bool) or not 0.0 < self.skeleton_box_fraction <= 1.0:
+            raise ConfigError("skeleton_box_fraction", self.skeleton_box_fraction,
+                              "must be a number in (0, 1] (0.4 = a line on 40% of a site's pages)")
+        for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
+                                ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
+                                ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
+                                ("skeleton_toc_lines", 0, "lines, 0 = off"), ("skeleton_toc_line_length", 1, "tokens"),
+                                ("skeleton_box_lines", 0, "lines, 0 = off"),
+                                ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
+                                ("section_depth", 0, "0 = sites only"),
+                                ("global_sigma", 2, "a phrase in one document is not boilerplate"),
+                                ("global_min_sites", 2, "a phrase of one site is that site's template")):
+            v = getattr(self, name)
+            if not is_int(v) or v < low:
+                raise ConfigError(name, v, f"must be an integer >= {low} ({what})")
+        for name in ("global_min_length", "scoped_min_length"):
+            v = getattr(self, name)
+            if v is not None and (not is_int(v) or v < 2):
+                raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
+        for name in ("global_blocks", "slots", "edge_anchors", "skeleton"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(name, getattr(self, name), "must be True or False")
+        if self.engine not in ENGINES:
+            raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def skeleton_params(self) -> SkeletonParams:
+        return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
+                              self.skeleton_echo_length, self.skeleton_site_echo_length,
+                              self.skeleton_toc_lines, self.skeleton_toc_line_length,
+                              float(self.skeleton_box_fraction), self.skeleton_box_lines)
+
+
+@dataclass
+class TemplateDetection:
+    """phrases: every pass's phrases in psi order; coverage: bool (W,) union of the passes;
+    pass_coverage: name -> bool (W,) per pass; stats: JSON-serialisable; skeletons: the
+    page-skeleton models per group (empty when ``skeleton`` is off)."""
+
+    phrases: list[TemplatePhrase]
+    coverage: np.ndarray
+    pass_coverage: dict[str, np.ndarray] = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+    skeletons: list[PageSkeleton] = field(default_factory=list)
+
+
+def url_section(url: str | None, depth: int) -> str | None:
+    """The first ``depth`` path segments of ``url`` without the file name ("fr/mod" for
+    ".../fr/mod/x.html" at depth 2); "" for a page at the root; None for no URL."""
+    if url is None:
+        return None
+    parts = [p for p in urlsplit(url).path.split("/") if p]
+    return "/".join(parts[:-1][:depth])
+
+
+def scope_levels(groups: Sequence[str | None], urls: Sequence[str | None] | None = None,
+                 section_depth: int = 1) -> list[list[str | None]]:
+    """Group levels for :func:`detect_templates`: the groups (e.g. sites) and, with URLs
+    and ``section_depth > 0``, their sections ``"<group>/<first path segments>"``."""
+    levels = [list(groups)]
+    if urls is not None and section_depth > 0:
+        if len(urls) != len(groups):
+            raise ValueError(f"urls has {len(urls)} entries for {len(groups)} groups")
+        levels.append([None if g is None else f"{g}/{url_section(u, section_depth) or ''}"
+                       for g, u in zip(groups, urls)])
+    return levels
+
+
+def _global_units(levels: Sequence[Sequence[str | None]], n_docs: int) -> tuple[np.ndarray | None, int]:
+    """Counting units of the global pass: int64 (D,) group index per document from the
+    first level (a document without group is a unit of its own), or None (documents)."""
+    if not levels:
+        return None, n_docs
+    if len(levels[0]) != n_docs:
+        raise ValueError(f"levels[0] has {len(levels[0])} entries for {n_docs} documents")
+    index: dict[str, int] = {}
+    units = np.empty(n_docs, dtype=np.int64)
+    for d, g in enumerate(levels[0]):
+        units[d] = index.setdefault(g if g is not None else ("\x00doc", d), len(index))
+    return units, len(index)
+
+
+def unit_corpus(tokens: np.ndarray, doc_offsets: np.ndarray, units: np.ndarray, n_units: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The corpus with one "document" per unit: a unit's documents concatenated, each
+    followed by a token id used nowhere else (above every id but SLOT_ID), so no phrase
+    crosses two documents.
+
+    Returns ``(tokens uint32 (W+D,), unit_offsets int64 (U+1,), where int64 (W,))``:
+    ``where[i]`` is the position of corpus token i in the new array.
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    real = tokens[tokens != SLOT_ID]
+    base = int(real.max()) + 1 if real.shape[0] else 0
+    if base + n_docs >= SLOT_ID:
+        raise ValueError("unit_corpus: token ids leave no room for one separator per document")
+    order = np.argsort(units, kind="stable")  # documents by unit, corpus order within a unit
+    lens = np.diff(doc_offsets)[order] + 1
+    new_start = np.zeros(n_docs, dtype=np.int64)
+    np.cumsum(lens[:-1], out=new_start[1:])
+    out = np.empty(int(lens.sum()), dtype=np.uint32)
+    where = np.empty(tokens.shape[0], dtype=np.int64)
+    for k, d in enumerate(order.tolist()):
+        a, b = int(doc_offsets[d]), int(doc_offsets[d + 1])
+        s = int(new_start[k])
+        out[s:s + b - a] = tokens[a:b]
+        out[s + b - a] = base + d
+        where[a:b] = np.arange(s, s + b - a)
+    unit_offsets = np.zeros(n_units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(units, weights=np.diff(doc_offsets) + 1, minlength=n_units).astype(np.int64),
+              out=unit_offsets[1:])
+    return out, unit_offsets, where
+
+
+def slot_only_lines(tokens: np.ndarray, block_offsets: np.ndarray, config: TemplateConfig) -> np.ndarray | None:
+    """bool (B,): lines whose tokens are all the slot (numbers only: a code listing's line
+    numbers, a table of counts), or None with slots off. Every such line reads the same once
+    numbers are slots, so it would repeat on every page; the passes count each as unique."""
+    if not config.slots:
+        return None
+    lengths = np.diff(block_offsets)
+    slots = flags_per_span(tokens == np.uint32(SLOT_ID), block_offsets[:-1], block_offsets[1:])
+    return (lengths > 0) & (slots == lengths)
+
+
+def _block_miner(config: TemplateConfig):
+    """The whole-line pass for one group (slot-only lines never repeat)."""
+    def miner(sub: SubCorpus, sigma: int):
+        r = mine_blocks(sub.tokens, sub.doc_offsets, sub.block_offsets, sigma, config.block_min_length,
+                        config.run_min_length, scope=sub.name, edges=config.edge_anchors,
+                        single_use=slot_only_lines(sub.tokens, sub.block_offsets, config))
+        return r.phrases, r.coverage, {"block_" + k: v for k, v in r.stats.items()}
+    return miner
+
+
+def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig | None = None,
+                     levels: Sequence[Sequence[str | None]] = (), is_number: np.ndarray | None = None,
+                     anchor_coverage: np.ndarray | None = None) -> TemplateDetection:
+    """Run the passes of the module docstring and return their union.
+
+    is_number: bool (V,) number-token flags per token id (:func:`bloomspan.engine.text.slots.number_token_mask`),
+    required when ``config.slots``. A level whose groups all equal an earlier level's
+    (e.g. sections of one-section sites) is mined again only for groups that differ.
+    anchor_coverage: bool (W,) tokens covered by phrases found outside the detector (a
+    mining run's exact MCFP phrases, applied at ingest next to the detector's records):
+    the page-skeleton walk treats them as found too, so mining and ingest walk alike.
+    """
+    config = config or TemplateConfig()
+    tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if doc_offsets.ndim != 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
+        raise ValueError(f"doc_offsets: must be int64 (D+1,) from 0 to len(tokens)={tokens.shape[0]}")
+    block_offsets = check_blocks(block_offsets, doc_offsets, tokens.shape[0])
+    n_docs = doc_offsets.shape[0] - 1
+    stats: dict = {"config": config.to_dict(), "tokens": int(tokens.shape[0]), "documents": int(n_docs)}
+    t_start = time.perf_counter()
+    if config.slots:
+        if is_number is None:
+            raise ValueError("is_number: required when config.slots is True (number_token_mask of the "
+                             "vocabulary), or set slots=False")
+        tokens, stats["slots"] = apply_slots(tokens, is_number)
+    slot_lines = slot_only_lines(tokens, block_offsets, config)  # whole corpus: global blocks, skeleton
+    phrases: list[TemplatePhrase] = []
+    passes: dict[str, np.ndarray] = {}
+
+    units, n_units = _global_units(levels, n_docs)
+    sigma_global = config.global_sigma if units is None else config.global_min_sites
+    stats["global_units"] = "documents" if units is None else "groups"
+    if config.global_min_length is not None and n_units >= sigma_global:
+        t0 = time.perf_counter()
+        mcfp = mcfp_miner(config.global_min_length, config.engine)
+        if units is None:
+            whole = SubCorpus(None, np.arange(n_docs), tokens, doc_offsets, np.arange(tokens.shape[0]))
+            found, cov, _ = mcfp(whole, sigma_global)
+        else:
+            u_tokens, u_offsets, where = unit_corpus(tokens, doc_offsets, units, n_units)
+            found, u_cov, _ = mcfp(SubCorpus(None, np.arange(n_units), u_tokens, u_offsets, where), sigma_global)
+            cov = u_cov[where]
+        phrases.extend(found)
+        passes["global_mcfp"] = cov
+        stats["seconds_global_mcfp"] = time.perf_counter() - t0
+    if config.global_blocks and n_units >= sigma_global:
+        t0 = time.perf_counter()
+        r = mine_blocks(tokens, doc_offsets, block_offsets, sigma_global, config.block_min_length,
+                        config.run_min_length, count_unit=units, edges=config.edge_anchors,
+                        single_use=slot_lines)
+        phrases.extend(r.phrases)
+        passes["global_blocks"] = r.coverage
+        stats["global_blocks"] = r.stats
+        stats["seconds_global_blocks"] = time.perf_counter() - t0
+
+    if not levels:  # no groups: the whole corpus is the one group, its phrases global
+        t0 = time.perf_counter()
+        sigma = group_sigma(n_docs, config.sigma_fraction, config.sigma_floor)
+        stats["corpus_sigma"] = sigma
+        if n_docs >= sigma:
+            whole = SubCorpus(None, np.arange(n_docs), tokens, doc_offsets, np.arange(tokens.shape[0]),
+                              block_offsets)
+            miners = [("corpus_blocks", _block_miner(config))]
+            if config.scoped_min_length is not None:
+                miners.append(("corpus_mcfp", mcfp_miner(config.scoped_min_length, config.engine)))
+            for name, miner in miners:
+                found, cov, _ = miner(whole, sigma)
+                phrases.extend(found)
+                passes[name] = cov
+        stats["seconds_corpus"] = time.perf_counter() - t0
+
+    seen_groups: set[tuple] = set()
+    mined_levels: list[list[str | None]] = []  # each level without groups equal to an earlier one's
+    for k, level in enumerate(levels):
+        if len(level) != n_docs:
+            raise ValueError(f"levels[{k}] has {len(level)} entries for {n_docs} documents")
+        # A group with exactly the documents of a group already mined adds nothing.
+        members: dict[str, list[int]] = {}
+        for d, g in enumerate(level):
+            if g is not None:
+                members.setdefault(g, []).append(d)
+        keep = {g for g, ds in members.items() if tuple(ds) not in seen_groups}
+        seen_groups.update(tuple(ds) for ds in members.values())
+        level = [g if g in keep else None for g in level]
+        mined_levels.append(level)
+        t0 = time.perf_counter()
+        r = mine_scoped(tokens, doc_offsets, level, _block_miner(config), config.sigma_fraction,
+                        config.sigma_floor, block_offsets)
+        phrases.extend(r.phrases)
+        passes[f"level{k}_blocks"] = r.coverage
+        stats[f"level{k}_groups"] = r.groups
+        if config.scoped_min_length is not None:
+            r = mine_scoped(tokens, doc_offsets, level, mcfp_miner(config.scoped_min_length, config.engine),
+                            config.sigma_fraction, config.sigma_floor)
+            phrases.extend(r.phrases)
+            passes[f"level{k}_mcfp"] = r.coverage
+        stats[f"seconds_level{k}"] = time.perf_counter() - t0
+
+    coverage = np.zeros(tokens.shape[0], dtype=bool)
+    for cov in passes.values():
+        coverage |= cov
+    skeletons: list[PageSkeleton] = []
+    if config.skeleton:
+        t0 = time.perf_counter()
+        detected = coverage.copy()  # every level walks from the same anchors (as the ingest matcher does)
+        if anchor_coverage is not None:
+            anchor_coverage = np.asarray(anchor_coverage, dtype=bool)
+            if anchor_coverage.shape != detected.shape:
+                raise ValueError(f"anchor_coverage: must be bool of shape ({tokens.shape[0]},), "
+                                 f"got {anchor_coverage.shape}")
+            detected |= anchor_coverage
+        stats["skeleton_groups"] = {}
+        for k, level in enumerate(mined_levels or [None]):
+            r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
+                               lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
+                               config.skeleton_params(), slot_lines)
+            passes[f"skeleton{k}"] = r.coverage
+            coverage |= r.coverage
+            skeletons.extend(r.skeletons)
+            stats["skeleton_groups"].update(r.stats)
+        stats["seconds_skeleton"] = time.perf_counter() - t0
+    phrases = sort_template_phrases(phrases)
+    stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
+                 covered_tokens=int(coverage.sum()), coverage_ratio=float(coverage.mean()) if coverage.size else 0.0,
+                 pass_covered_tokens={k: int(v.sum()) for k, v in passes.items()},
+                 seconds_total=time.perf_counter() - t_start)
+    logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["coverage_ratio"],
+                stats["seconds_total"])
+    return TemplateDetection(phrases, coverage, passes, stats, skeletons)
+
+
+def config_record(config: TemplateConfig) -> dict:
+    """The record that opens a template file: ``{"kind": "config", "template_config": {...}}``;
+    the ingest matcher takes ``run_min_length`` and ``slots`` from it."""
+    return {"kind": "config", "template_config": config.to_dict()}
+
+
+def coverage_char_spans(coverage: np.ndarray, doc_offsets: np.ndarray, char_starts: np.ndarray,
+                        char_ends: np.ndarray) -> list[list[list[int]]]:
+    """Per document, the character spans [start, end) of its runs of covered tokens (from
+    the first covered token's start to the last one's end), ascending.
+
+    coverage bool (W,); doc_offsets int64 (D+1,); char_starts/char_ends int64 (W,),
+    offsets in each document's own text.
+    """
+    coverage = np.asarray(coverage, dtype=bool)
+    n = coverage.shape[0]
+    out: list[list[list[int]]] = [[] for _ in range(doc_offsets.shape[0] - 1)]
+    if n == 0:
+        return out
+    # A run starts where coverage rises or a document starts while covered.
+    starts_flag = coverage.copy()
+    starts_flag[1:] &= ~coverage[:-1]
+    inner = doc_offsets[(doc_offsets > 0) & (doc_offsets < n)]
+    starts_flag[inner] = coverage[inner]
+    ends_flag = coverage.copy()
+    ends_flag[:-1] &= ~coverage[1:]
+    last_of_doc = doc_offsets[1:][doc_offsets[1:] > doc_offsets[:-1]] - 1
+    ends_flag[last_of_doc] = coverage[last_of_doc]
+    run_start = np.flatnonzero(starts_flag)
+    run_end = np.flatnonzero(ends_flag)
+    docs = np.searchsorted(doc_offsets, run_start, side="right") - 1
+    for d, a, b in zip(docs.tolist(), char_starts[run_start].tolist(), char_ends[run_end].tolist()):
+        out[d].append([a, b])
+    return out
+
+
+
+@dataclass
+class TextTemplates:
+    """What :func:`detect_templates_in_texts` returns.
+
+    detection:  the :class:`TemplateDetection` (phrases, token coverage, stats).
+    records:    the detector's configuration (:func:`config_record`, kind "config"), one
+                ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
+                then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
+                "skeleton"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
+    char_spans: per document, its covered [start, end) character spans.
+    scopes:     per document, the scopes it belongs to (what the matcher takes).
+    """
+
+    detection: TemplateDetection
+    records: list[dict]
+    char_spans: list[list[list[int]]]
+    scopes: list[list[str]]
+
+
+def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None] | None = None,
+                              urls: Sequence[str | None] | None = None,
+                              config: TemplateConfig | None = None) -> TextTemplates:
+    """The whole pipeline on raw texts: tokenize, find lines, detect, map back to characters.
+
+    groups: one group (site) per text, or None for a corpus without groups; urls: one URL
+    per text for site sections (``config.section_depth``).
+    """
+    from .blocks import block_offsets_from_texts
+    from bloomspan.engine.text.slots import number_token_mask
+    from bloomspan.engine.text.tokenizer import encode_batch
+    from bloomspan.engine.text.vocabulary import Vocabulary
+
+    config = config or TemplateConfig()
+    texts = list(texts)
+    vocab = Vocabulary()
+    tokens, doc_offsets, starts, ends = encode_batch(texts, vocab, with_offsets=True)
+    blocks = block_offsets_from_texts(texts, doc_offsets, starts)
+    levels = [] if groups is None else scope_levels(list(groups), None if urls is None else list(urls),
+                                                    config.section_depth)
+    detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
+                                 number_token_mask(vocab.tokens()) if config.slots else None)
+    records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
+    records += [s.to_record(vocab.token) for s in detection.skeletons]
+    scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
+    return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),
+                         scopes)

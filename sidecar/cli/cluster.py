@@ -1,0 +1,353 @@
+"""Cluster commands of the ``bloomspan`` CLI: ``mine`` (cluster form), ``setup``, ``rollback``,
+``runs``, ``report`` and ``explain``.
+
+Each command is a few lines around one library function. The main group
+(:mod:`bloomspan.sidecar.cli.main`) registers them with ``cli.add_command(...)``; ``mine`` is
+merged there with the JSON Lines form, so its cluster part is the decorator
+:func:`cluster_mine_options` plus the function :func:`mine_cluster_command`. This module
+also runs on its own: ``python -m bloomspan.sidecar.cli.cluster mine --index ...`` (used by
+the kill -9 tests).
+
+Flags are read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` too when the group sets
+``auto_envvar_prefix``. Heavy imports happen inside the commands; progress goes to stderr
+(a bar on a terminal, one line per event otherwise), results to stdout.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import click
+
+from .connection_flags import checked_client, cluster_client as _cluster, connection_options
+from .failures import BloomspanGroup, configure_logging
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------- shared pieces
+def _fail(exc):
+    """Map library errors onto click errors that name the option."""
+    from bloomspan.sidecar.errors import ClusterConfigError
+
+    if isinstance(exc, ClusterConfigError):
+        return click.BadParameter(str(exc), param_hint=f"--{(exc.field or '').replace('_', '-')}")
+    return click.ClickException(str(exc))
+
+
+# ---------------------------------------------------------------------- mine
+def shared_mine_options(f):
+    """Options ``mine`` has in both forms (JSON Lines and cluster): the lead's merged command
+    keeps ONE copy of these; the standalone ``mine`` below uses them as they are."""
+    options = [
+        click.option("--field", default="text", show_default=True, help="Text field (dots for nested fields)."),
+        click.option("--sigma", type=int, default=20, show_default=True, help="Minimum number of distinct documents."),
+        click.option("--min-length", type=int, default=10, show_default=True, help="Minimum phrase length in tokens."),
+        click.option("--engine", type=click.Choice(["bloomspan", "fhk"]), default="bloomspan", show_default=True),
+        click.option("--filter-bytes", type=int, default=None, help="Counting-filter size (default 8 bytes/token)."),
+        click.option("--work-dir", default=None,
+                     help="Corpus store, checkpoints and the snapshot reused by the next run "
+                          "(cluster form default: ./bloomspan-work)."),
+        click.option("--top", type=int, default=10, show_default=True, help="Length of the report's top lists."),
+        click.option("--dask", "dask", default=None, metavar="ADDRESS",
+                     help="Mine on Dask: local:N (N worker processes here) or a scheduler, tcp://HOST:8786."),
+        click.option("--dask-memory-limit", default=None,
+                     help="Memory limit of each local:N worker (default 2GiB; Dask sizes such as 4GiB)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def cluster_mine_options(f):
+    """Options only the cluster form of ``mine`` has, connection options included."""
+    options = [
+        click.option("--index", "index", default=None, help="Source index, alias or pattern to mine."),
+        click.option("--template-index", default="bloomspan-templates", show_default=True,
+                     help="Alias of the published template index (physical indices are NAME-<run>)."),
+        click.option("--batch-size", type=int, default=1000, show_default=True, help="Documents per search page."),
+        click.option("--slices", type=int, default=4, show_default=True, help="Shards read in parallel."),
+        click.option("--keep-runs", type=int, default=3, show_default=True, help="Published runs kept for rollback."),
+        click.option("--annotate/--no-annotate", default=False, show_default=True,
+                     help="Write bloomspan.boilerplate_ratio and spans onto the source documents."),
+        click.option("--timestamp-field", default=None,
+                     help="Field that changes when a document changes (else _seq_no/_primary_term)."),
+        click.option("--full", is_flag=True, default=False, help="Ignore the previous snapshot: read everything."),
+        click.option("--site-field", default=None,
+                     help="Field with the site or URL: per-site clutter, and the site scope of --templates."),
+        click.option("--templates/--no-templates", default=False, show_default=True,
+                     help="Also run the template detector (whole-line, site-scoped, slotted templates and page "
+                          "skeletons) and publish its records for the cleaner and the proxy."),
+        click.option("--url-field", default=None,
+                     help="Field with the page URL: site sections for --templates (and the site when "
+                          "--site-field is not given)."),
+        click.option("--template-config", "template_config_path", default=None,
+                     type=click.Path(dir_okay=False, exists=True),
+                     help="JSON object of TemplateConfig fields for --templates, e.g. "
+                          '{"skeleton_site_echo_length": 6} (the others keep their defaults).'),
+        click.option("--lease-index", default="bloomspan-lease", show_default=True,
+                     help="Index of the lease that keeps one run at a time."),
+        click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
+        click.option("--scan-mode", type=click.Choice(["auto", "pit", "scroll"]), default="auto", show_default=True),
+        click.option("--pit-keep-alive", default="10m", show_default=True,
+                     help="Keep-alive of points in time (a killed run's PIT lingers this long)."),
+        click.option("--checkpoint-seconds", type=float, default=5.0, show_default=True,
+                     help="Seconds between checkpoints while reading."),
+        click.option("--bulk-docs", type=int, default=500, show_default=True, help="Documents per bulk request."),
+        click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "lines", "none"]),
+                     default="auto", show_default=True, help="Progress on stderr."),
+        click.option("--allow-empty", is_flag=True, default=False,
+                     help="Publish even a run that read no usable document, or found no phrase while the alias "
+                          "holds a run with phrases (refused by default: the cleaning would stop)."),
+        click.option("--json", "as_json", is_flag=True, default=False, help="Print the run summary as JSON."),
+        click.option("--report/--no-report", "show_report", default=True, show_default=True,
+                     help="Print the operator report after publishing."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return connection_options(f)
+
+
+def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
+                         min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
+                         annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
+                         templates=False, url_field=None, template_config_path=None,
+                         pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
+                         allow_empty=False, dask=None, dask_memory_limit=None, **_ignored) -> None:
+    """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
+    from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+
+    if not index:
+        raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
+    template_config = None
+    if template_config_path:
+        try:
+            with open(template_config_path, encoding="utf-8") as fh:
+                template_config = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(f"{template_config_path}: {exc}", param_hint="--template-config") from None
+    try:
+        config = MineConfig(index=index, url=url, field=field, sigma=sigma, min_length=min_length,
+                            template_index=template_index, work_dir=work_dir or "./bloomspan-work", engine=engine, filter_bytes=filter_bytes,
+                            username=username, password=password, api_key=api_key, ca_certs=ca_certs,
+                            verify_certs=verify_certs, timeout=timeout, batch_size=batch_size, slices=slices,
+                            keep_runs=keep_runs, annotate=annotate, timestamp_field=timestamp_field, full=full,
+                            site_field=site_field, templates=templates, url_field=url_field,
+                            template_config=template_config,
+                            lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
+                            pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
+                            top=max(top, 20),  # the run document keeps at least 20
+                            allow_empty=allow_empty)
+    except ClusterConfigError as exc:
+        raise _fail(exc) from None
+    from .progress import command_progress
+
+    t0 = time.perf_counter()
+    from bloomspan.sidecar.cluster.source_checks import check_source
+
+    client = checked_client(config.cluster_config())
+    try:
+        check_source(client, index, field, cluster=config.cluster_config().safe_url)
+        with command_progress(progress_mode) as progress:
+            if dask:
+                from bloomspan.sidecar.distributed.cli_dask import run_on_dask
+
+                summary = run_on_dask(config, dask, dask_memory_limit, progress, client)
+            else:
+                summary = run_mining(config, progress=progress, client=client)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=1, sort_keys=True))
+        return
+    inc = summary.incremental
+    click.echo(f"run {summary.run_id} ({summary.kind}{', resumed' if summary.resumed else ''}) published "
+               f"{summary.physical_index} behind {summary.template_index} in {time.perf_counter() - t0:.1f}s")
+    click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_stored:,} mined, {summary.docs_skipped:,} skipped "
+               f"{summary.skipped_by_reason}; tokens {summary.tokens:,}; phrases {summary.phrases:,}; "
+               f"covered {summary.covered_share:.2%}")
+    if summary.templates:
+        t = summary.templates
+        click.echo(f"templates: {t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons; covered with "
+                   f"the phrases {t['covered_share']:.2%} of tokens")
+    if inc:
+        click.echo(f"incremental: {inc.get('reused', 0):,} reused, {inc.get('new', 0):,} new, "
+                   f"{inc.get('changed', 0):,} changed, {inc.get('deleted', 0):,} deleted")
+    if summary.annotate:
+        click.echo(f"annotated: {summary.annotate}")
+    if show_report:
+        from bloomspan.sidecar.report.operator_report import render_report, report
+
+        click.echo(render_report(report(client, template_index, top=top), top=top))
+
+
+@click.command("mine")
+@shared_mine_options
+@cluster_mine_options
+def mine(**kwargs):
+    """Mine a live index through the cluster and publish the template index."""
+    mine_cluster_command(**kwargs)
+
+
+# ---------------------------------------------------------------------- the other commands
+def setup_command(*, template_index, lease_index, index, clean_indices=(), fields=("text",), **conn) -> None:
+    from opensearchpy.exceptions import TransportError
+
+    from bloomspan.sidecar.publish.clean_index_template import InstallReport
+    from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.publish.template_index import setup as do_setup
+
+    client = _cluster(**conn)
+    report = InstallReport()
+    try:
+        for line in do_setup(client, template_index, lease_index, index, tuple(clean_indices), tuple(fields),
+                             report=report):
+            click.echo(f"installed {line}")
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    except TransportError as exc:
+        raise click.ClickException(f"setup failed: {exc.error} (status {exc.status_code}); the user needs rights "
+                                   "to index and component templates and to the indices' mappings") from None
+    for problem in report.problems:
+        click.echo(f"not installed: {problem}", err=True)
+    if report.problems:
+        raise click.ClickException(f"{len(report.problems)} item(s) not installed (above)")
+
+
+@click.command("setup")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--lease-index", default="bloomspan-lease", show_default=True)
+@click.option("--index", default=None, help="Also map the bloomspan.* fields on this source index (pattern).")
+@click.option("--clean-index", "clean_indices", multiple=True,
+              help="Index pattern the proxy writes cleaned documents into (repeatable): a composable index template "
+                   "maps the bloomspan fields on new indices, existing ones get them added.")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True,
+              help="Cleaned text field (repeatable): <field>_clean and <field>_chunks are mapped as text.")
+def setup(**kwargs):
+    """Install the index templates from mappings/ (and the document fields for --index and --clean-index)."""
+    setup_command(**kwargs)
+
+
+def rollback_command(*, template_index, to_run, **conn) -> None:
+    from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.publish.template_index import rollback as do_rollback
+
+    client = _cluster(**conn)
+    try:
+        res = do_rollback(client, template_index, to_run)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    click.echo(f"{template_index} -> {res['to']} (was {', '.join(res['from']) or 'unset'})")
+
+
+@click.command("rollback")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--to", "to_run", default=None, help="Run id (default: the run before the current one).")
+def rollback(**kwargs):
+    """Move the template alias back to an earlier run."""
+    rollback_command(**kwargs)
+
+
+def runs_command(*, template_index, as_json, **conn) -> None:
+    from bloomspan.sidecar.publish.template_index import list_runs
+
+    rows = list_runs(_cluster(**conn), template_index)
+    if as_json:
+        click.echo(json.dumps(rows, indent=1, sort_keys=True))
+        return
+    if not rows:
+        click.echo(f"no published run behind {template_index}; run `bloomspan mine --index ... "
+                   f"--template-index {template_index}`", err=True)
+    for r in rows:
+        mark = "*" if r["current"] else " "
+        click.echo(f"{mark} {r['run_id']} {r.get('status'):<10} docs={r.get('docs_seen', '-')} "
+                   f"phrases={r.get('phrases', '-')} covered={r.get('covered_share', 0) or 0:.2%} "
+                   f"finished={r.get('finished_at', '-')}")
+
+
+@click.command("runs")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+def runs(**kwargs):
+    """List the published runs (* = current)."""
+    runs_command(**kwargs)
+
+
+def report_command(*, template_index, top, as_json, html=None, results=None, **conn) -> None:
+    if html or results:  # the page, or a `mine --jsonl` result directory: sidecar/cli/report.py
+        from .report import report_files_command
+
+        return report_files_command(template_index=template_index, top=top, as_json=as_json, html=html,
+                                    results=results, conn=conn)
+    from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.report.operator_report import render_report, report as do_report
+
+    try:
+        rep = do_report(_cluster(**conn), template_index, top=top)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    click.echo(json.dumps(rep, indent=1, sort_keys=True) if as_json else render_report(rep, top=top))
+
+
+@click.command("report")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--top", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+@click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report as one self-contained HTML page (figures, phrase table, example pages).")
+@click.option("--results", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Report a `mine --jsonl` result directory (report.json + phrases.jsonl) instead of the cluster.")
+def report(**kwargs):
+    """Covered share, clutter distribution, index hogs, most cluttered documents and sites."""
+    report_command(**kwargs)
+
+
+def explain_command(*, template_index, doc_id, top, as_json, **conn) -> None:
+    from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.report.operator_report import explain as do_explain, render_explain
+
+    try:
+        exp = do_explain(_cluster(**conn), template_index, doc_id)
+    except BloomspanSidecarError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        exp = {k: v for k, v in exp.items() if k != "text"}
+        click.echo(json.dumps(exp, indent=1, sort_keys=True))
+    else:
+        click.echo(render_explain(exp, top=top))
+
+
+@click.command("explain")
+@connection_options
+@click.option("--template-index", default="bloomspan-templates", show_default=True)
+@click.option("--id", "doc_id", required=True, help="Document _id (or INDEX:_id for multi-index sources).")
+@click.option("--top", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, default=False)
+def explain(**kwargs):
+    """Which phrases cover a document, and where."""
+    explain_command(**kwargs)
+
+
+COMMANDS = (mine, setup, rollback, runs, report, explain)
+
+
+@click.group(cls=BloomspanGroup,
+             context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
+@click.option("--log-level", default="WARNING", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+def cluster_cli(log_level: str) -> None:
+    """bloomspan cluster commands (standalone entry point; `bloomspan` registers the same)."""
+    configure_logging(log_level)
+
+
+for _command in COMMANDS:
+    cluster_cli.add_command(_command)
+
+if __name__ == "__main__":
+    cluster_cli()

@@ -1,0 +1,271 @@
+"""The `bloomspan` command line.
+
+Each command is a few lines calling one library function; heavy imports (numba,
+opensearch-py) happen inside commands so that `bloomspan --help` and `--version` are
+instant. Every flag is also read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` (click's
+auto_envvar_prefix, plus explicit names where the parameter name differs from the flag),
+which is how compose, Kubernetes and systemd configure it.
+"""
+from __future__ import annotations
+
+import json
+
+import click
+
+from bloomspan.sidecar.cli.cluster import (COMMANDS as _CLUSTER_COMMANDS, cluster_mine_options,
+                                           mine_cluster_command, shared_mine_options)
+from bloomspan.sidecar.cli.connection_flags import checked_client, cluster_config, connection_options
+from bloomspan.sidecar.cli.failures import BloomspanGroup, configure_logging
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bloomspan")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+@click.group(cls=BloomspanGroup,
+             context_settings={"auto_envvar_prefix": "BLOOMSPAN", "help_option_names": ["-h", "--help"]})
+@click.version_option(version=_version(), prog_name="bloomspan")
+@click.option("--log-level", default="WARNING", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+def cli(log_level: str) -> None:
+    """bloomspan: find, measure and strip boilerplate in search indices."""
+    configure_logging(log_level)
+
+
+def _mining_config(sigma: int, min_length: int, engine: str, filter_bytes: int | None):
+    from bloomspan.engine.mining.config import ConfigError, MiningConfig
+
+    try:
+        return MiningConfig(sigma=sigma, min_length=min_length, engine=engine, filter_bytes=filter_bytes)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint=f"--{exc.field.replace('_', '-')}") from None
+
+
+@cli.command()
+@click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False),
+              help="Mine a JSON Lines file (one document per line) instead of a live index.")
+@click.option("--id-field", default=None, help="With --jsonl: field holding the document id (default: line number).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="With --jsonl: output directory for phrases.jsonl and report.json.")
+@shared_mine_options
+@cluster_mine_options
+def mine(jsonl, id_field, out_dir, **kwargs):
+    """Mine maximal frequent phrases: from a live index (--index, publishes the template index)
+    or from a JSON Lines file (--jsonl, writes phrases.jsonl and report.json)."""
+    if not jsonl:
+        if out_dir or id_field:
+            raise click.UsageError("--out and --id-field go with --jsonl; a cluster run publishes to --template-index")
+        mine_cluster_command(**kwargs)
+        return
+    if not out_dir:
+        raise click.UsageError("--out DIR is required with --jsonl")
+    config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
+    from bloomspan.sidecar.cli.progress import command_progress
+    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
+    from bloomspan.sidecar.report.text import render_report
+
+    top = kwargs["top"]
+    try:
+        with command_progress(kwargs.get("progress_mode") or "auto") as progress:
+            if kwargs.get("dask"):
+                from bloomspan.sidecar.distributed.cli_dask import mine_jsonl_on_dask
+
+                summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
+                                             kwargs.get("dask_memory_limit"), progress, top)
+            else:
+                summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
+                                     work_dir=kwargs["work_dir"], progress=progress, top=top)
+    except (JsonlInputError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(render_report(summary.report, top=top))
+    click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases) and {summary.out_dir}/report.json")
+
+
+@cli.command()
+@click.argument("kind", type=click.Choice(["web", "synthetic1", "synthetic2"]))
+@click.option("--docs", type=int, required=True, help="Number of documents.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Output .jsonl file.")
+def corpus(kind, docs, seed, out_path):
+    """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets)."""
+    if docs < 1:
+        raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
+    from bloomspan.sidecar.cli.progress import command_progress
+    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+
+    try:
+        with command_progress():
+            n = write_jsonl(corpus_by_name(kind, docs, seed), out_path)
+    except ValueError as exc:  # e.g. synthetic1 needs at least 5 documents
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {n} documents to {out_path}", err=True)
+
+
+@cli.command()
+@click.option("--phrases", "phrases_path", envvar="BLOOMSPAN_CLEAN_PHRASES", type=click.Path(dir_okay=False, exists=True), help="phrases.jsonl from `bloomspan mine`.")
+@click.option("--template-index", default=None, help="Template index alias to read phrases from (with --url).")
+@connection_options
+@click.option("--in", "in_path", envvar="BLOOMSPAN_CLEAN_IN", type=click.Path(dir_okay=False, exists=True), required=True)
+@click.option("--out", "out_path", envvar="BLOOMSPAN_CLEAN_OUT", type=click.Path(dir_okay=False), required=True)
+@click.option("--errors", "errors_path", envvar="BLOOMSPAN_CLEAN_ERRORS", type=click.Path(dir_okay=False), default=None, help="Per-document errors (default OUT.errors.jsonl).")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, envvar="BLOOMSPAN_CLEAN_FIELD", help="Text field(s) to clean; repeatable.")
+@click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
+@click.option("--max-ratio", type=float, default=None, help="Documents with a higher boilerplate ratio go to --over-ratio-out.")
+@click.option("--over-ratio-out", type=click.Path(dir_okay=False), default=None)
+@click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
+@click.option("--chunk-overlap", type=int, default=0, show_default=True)
+@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
+@click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
+def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, mode, max_ratio, over_ratio_out,
+          chunk_size, chunk_overlap, scope_field, url_field, fingerprint, **conn):
+    """Strip, mark or down-weight known boilerplate in a JSON Lines file.
+
+    --phrases takes `bloomspan mine` phrases or `bloomspan templates` records; with template
+    records (or a template index mined with --templates) whole-line, slotted, site-scoped
+    templates and page skeletons apply (give --scope-field, and --url-field for sections).
+    A line the cleaner cannot handle stays in --out unchanged and is described in --errors.
+    """
+    if bool(phrases_path) == bool(template_index):
+        raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
+    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.errors import IngestError
+    from bloomspan.ingest.template_matcher import load_phrase_file
+    from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
+    from bloomspan.sidecar.cli.progress import command_progress
+
+    try:
+        if phrases_path:
+            phrase_set, templates = load_phrase_file(phrases_path)
+        else:
+            from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set
+
+            cluster = cluster_config(**conn)
+            client = checked_client(cluster)
+            physical = current_run(client, template_index)
+            if physical is None:
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}; "
+                                           "run `bloomspan mine` first")
+            phrase_set, templates = load_cleaning_set(client, physical)
+        config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
+                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
+                               url_field=url_field, fingerprint=fingerprint)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from None
+    if templates is not None and scope_field is None:
+        click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
+    with command_progress() as progress:
+        summary = clean_jsonl(Cleaner(phrase_set, config, templates=templates), in_path, out_path,
+                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress)
+    mb = summary.bytes_in / 1e6
+    click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
+               f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
+               f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
+    if summary.documents and not summary.tokens and not summary.errors:
+        click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
+                   err=True)
+    for line in summary.first_errors:
+        click.echo(line, err=True)
+    if summary.errors:
+        more = summary.errors - len(summary.first_errors)
+        click.echo(f"{'... ' + format(more, ',') + ' more; ' if more else ''}"
+                   f"errors described in {summary.outputs['errors']}", err=True)
+
+
+@cli.command()
+@connection_options
+@click.option("--docs", type=int, default=3000, show_default=True, help="Generated pages to index.")
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--sigma", type=int, default=20, show_default=True)
+@click.option("--min-length", type=int, default=10, show_default=True)
+@click.option("--work-dir", default="./bloomspan-work/demo", show_default=True)
+@click.option("--index", default="bloomspan-demo-crawl", show_default=True, help="Index the generated crawl goes to.")
+@click.option("--template-index", default="bloomspan-demo-templates", show_default=True)
+@click.option("--lease-index", default="bloomspan-demo-lease", show_default=True)
+def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_index, **conn):
+    """Index a generated web crawl, mine it through the cluster, publish and report."""
+    from bloomspan.sidecar.cli.progress import command_progress
+    from bloomspan.sidecar.cli.demo import DemoConfig, run_demo
+
+    cluster = cluster_config(**conn)
+    try:
+        config = DemoConfig(cluster=cluster, docs=docs, seed=seed, sigma=sigma, min_length=min_length,
+                            work_dir=work_dir, index=index, template_index=template_index, lease_index=lease_index)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--docs") from None
+    client = checked_client(cluster)
+    with command_progress() as progress:
+        def say(text: str) -> None:
+            progress.close()  # a bar line still open on the terminal ends before the text
+            click.echo(text)
+
+        run_demo(config, say=say, client=client, progress=progress)
+
+
+@cli.command()
+@click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), envvar="BLOOMSPAN_PIPELINE_PHRASES",
+              help="phrases.jsonl from `bloomspan mine --jsonl`.")
+@click.option("--template-index", default=None, help="Template index alias to read phrases from.")
+@connection_options
+@click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
+@click.option("--field", default="text", show_default=True)
+@click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
+@click.option("--top", type=int, default=500, show_default=True, help="Phrases (by length x df) the pipeline removes.")
+@click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
+def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_only, **conn):
+    """Export the top phrases as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
+    if bool(phrases_path) == bool(template_index):
+        raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
+    from bloomspan.ingest.errors import IngestError
+    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.pipeline_export import build_pipeline
+
+    cluster = cluster_config(**conn)
+    client = checked_client(cluster) if template_index or not print_only else None
+    try:
+        if phrases_path:
+            phrase_set = PhraseSet.from_jsonl(phrases_path)
+        else:
+            from bloomspan.sidecar.publish.template_reader import current_run, load_phrase_set
+
+            physical = current_run(client, template_index)
+            if physical is None:
+                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
+            phrase_set = load_phrase_set(client, physical)
+        body = build_pipeline(phrase_set, field=field, mode=mode, top=top)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from None
+    if print_only:
+        click.echo(json.dumps(body, indent=1, ensure_ascii=False))
+        return
+    client.ingest.put_pipeline(id=pipeline_id, body=body)
+    click.echo(f"put ingest pipeline {pipeline_id}: {body['description']}; index with ?pipeline={pipeline_id} "
+               f"or set index.default_pipeline")
+
+
+from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
+from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
+
+from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
+
+from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
+
+for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command):
+    cli.add_command(_command)
+
+for _command in _CLUSTER_COMMANDS:
+    if _command.name != "mine":  # merged into `mine` above
+        cli.add_command(_command)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The ``bloomspan serve`` command: flags -> :class:`ServeConfig` -> the aiohttp app."""
+from __future__ import annotations
+
+import click
+
+
+def _parse_duration(value: str | None, option: str) -> float | None:
+    """``90``, ``90s``, ``15m``, ``6h``, ``1d`` -> seconds."""
+    if value in (None, ""):
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    v = value.strip().lower()
+    try:
+        if v[-1] in units:
+            return float(v[:-1]) * units[v[-1]]
+        return float(v)
+    except (ValueError, IndexError):
+        raise click.BadParameter(f"{value!r}: use a number of seconds or 15m, 6h, 1d", param_hint=option) from None
+
+
+def _admin_token(token: str | None, token_file: str | None) -> str | None:
+    """The admin token from ``--admin-token`` or ``--admin-token-file`` (one of them)."""
+    if token_file in (None, ""):
+        return token or None
+    if token:
+        raise click.BadParameter("give --admin-token or --admin-token-file, not both", param_hint="--admin-token-file")
+    try:
+        with open(token_file, encoding="utf-8") as fh:
+            value = fh.read().strip()
+    except OSError as exc:
+        raise click.BadParameter(f"{token_file}: {exc.strerror}; mount the secret there or unset the flag "
+                                 "(BLOOMSPAN_SERVE_ADMIN_TOKEN_FILE)", param_hint="--admin-token-file") from None
+    if not value:
+        raise click.BadParameter(f"{token_file} is empty", param_hint="--admin-token-file")
+    return value
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
+@click.option("--port", type=int, default=9280, show_default=True)
+@click.option("--upstream-url", default="http://127.0.0.1:9200", show_default=True, help="The cluster behind the proxy.")
+@click.option("--username", default=None, help="Sidecar's own credentials (for mining, template reads, and proxying with --no-forward-credentials).")
+@click.option("--password", default=None)
+@click.option("--api-key", default=None)
+@click.option("--ca-certs", default=None, type=click.Path(dir_okay=False))
+@click.option("--verify-certs/--no-verify-certs", default=True, show_default=True)
+@click.option("--forward-credentials/--no-forward-credentials", default=True, show_default=True,
+              help="Proxy with the client's own Authorization header (default) or the sidecar's.")
+@click.option("--clean-index", "clean_indices", multiple=True, envvar="BLOOMSPAN_SERVE_CLEAN_INDEX", help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
+@click.option("--field", "fields", multiple=True, default=("text",), show_default=True, envvar="BLOOMSPAN_SERVE_FIELD")
+@click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
+@click.option("--max-ratio", type=float, default=None)
+@click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
+@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
+@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
+@click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
+@click.option("--phrases", "phrases_path", default=None, envvar="BLOOMSPAN_SERVE_PHRASES", type=click.Path(dir_okay=False, exists=True))
+@click.option("--reload-every", default="10s", show_default=True, help="How often to check the template alias.")
+@click.option("--require-template/--no-require-template", default=False, show_default=True,
+              help="Answer 503 to writes for cleaned indices until a phrase set is loaded.")
+@click.option("--every", default=None, help="Mine on a schedule, e.g. 6h (needs --mine-index).")
+@click.option("--mine-index", default=None)
+@click.option("--mine-field", default="text", show_default=True)
+@click.option("--sigma", type=int, default=20, show_default=True)
+@click.option("--min-length", type=int, default=10, show_default=True)
+@click.option("--work-dir", default="./bloomspan-work", show_default=True)
+@click.option("--lease-index", default="bloomspan-lease", show_default=True, help="Lease that keeps one run at a time across replicas.")
+@click.option("--emerging-shingle", type=int, default=None, help="Watch k-token shingles for emerging boilerplate (off by default).")
+@click.option("--emerging-threshold", type=int, default=50, show_default=True, help="Emerging shingles that trigger a re-mine.")
+@click.option("--fingerprint/--no-fingerprint", default=False, show_default=True,
+              help="Add bloomspan.fingerprint (chunk Bloom filter of the cleaned text) for near-duplicate collapse.")
+@click.option("--max-body-bytes", default=None,
+              help="Largest request body the proxy takes (e.g. 100mb); default: the cluster's http.max_content_length.")
+@click.option("--admin-token", default=None,
+              help="Bearer token that POST /runs needs (>= 16 characters); better from BLOOMSPAN_SERVE_ADMIN_TOKEN.")
+@click.option("--admin-token-file", default=None, type=click.Path(dir_okay=False),
+              help="Read the admin token from this file (a mounted Docker or Kubernetes secret).")
+@click.option("--insecure-admin", is_flag=True, default=False,
+              help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
+def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
+          clean_indices, fields, mode, max_ratio, route_index, scope_field, url_field, template_index, phrases_path, reload_every,
+          require_template, every, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
+          emerging_threshold, fingerprint, max_body_bytes, admin_token, admin_token_file, insecure_admin):
+    """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
+    from aiohttp import web
+
+    from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
+    from bloomspan.sidecar.serve.redaction import install_log_redaction
+    from bloomspan.sidecar.serve.service import create_app
+    from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
+
+    install_log_redaction()
+    admin_token = _admin_token(admin_token, admin_token_file)
+    try:
+        body_limit = parse_byte_size(max_body_bytes) if max_body_bytes not in (None, "") else None
+    except ValueError as exc:
+        raise click.BadParameter(f"{exc}; give bytes or a size like 100mb", param_hint="--max-body-bytes") from None
+    try:
+        config = ServeConfig(
+            upstream_url=upstream_url, host=host, port=port, username=username, password=password, api_key=api_key,
+            ca_certs=ca_certs, verify_certs=verify_certs, forward_credentials=forward_credentials,
+            clean_indices=tuple(clean_indices), fields=tuple(fields), mode=mode, max_ratio=max_ratio,
+            route_index=route_index, scope_field=scope_field, url_field=url_field, template_index=template_index,
+            phrases_path=phrases_path, reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
+            every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
+            min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
+            emerging_threshold=emerging_threshold, fingerprint=fingerprint, max_body_bytes=body_limit,
+            admin_token=admin_token, insecure_admin=insecure_admin)
+    except ServeConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
+    # config.upstream_url has no user-info: credentials in the URL moved into the config.
+    auth = "admin token" if config.admin_token else "no admin token"
+    click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url} ({auth}; "
+               f"{'client' if forward_credentials else 'sidecar'} credentials)", err=True)
+    from bloomspan.sidecar.publish.clean_index_template import install_for_serve
+
+    install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
+    web.run_app(create_app(config), host=host, port=port, print=None)

@@ -1,0 +1,416 @@
+"""Read one field of every document of a live index: point in time + ``search_after``, sliced.
+
+Units of work
+-------------
+The source (an index, alias or pattern) resolves to concrete indices; each shard of each
+concrete index is one :class:`ScanUnit`, read with ``slice: {id: shard, max: n_shards}``.
+With ``max == number_of_shards`` OpenSearch maps slice ``i`` to exactly shard ``i`` and
+applies no per-document slice filter (a filter on ``_id`` hashes would be rebuilt for every
+``search_after`` page). Up to ``workers`` units are read at once, in threads.
+
+Why our own PIT loop and not ``helpers.scan``
+---------------------------------------------
+``helpers.scan`` drives the scroll API: a server-side cursor that advances on every call
+and cannot be restarted at a saved position, so a killed run could only start over. Inside
+one shard, ``_seq_no`` is unique per live document and is a doc-values field, so sorting a
+shard's slice on ``_seq_no`` gives a position — the last ``_seq_no`` read — that survives
+the point in time: a restarted run continues with ``search_after: [last]`` in the same PIT
+if it is still open, or in a new one. (``_shard_doc`` does not exist in OpenSearch 2.x
+and ``_doc`` values are only meaningful inside one PIT.) Where PIT is unavailable
+(OpenSearch < 2.4, or ``mode="scroll"``) the scroll fallback *does* use ``helpers.scan``,
+one sliced scroll per unit; a restart then re-reads unfinished units from their start and
+the duplicates are dropped when the corpus is assembled (the last record of a key wins).
+
+Documents whose field is missing, empty or not text are reported with a status code
+(:mod:`bloomspan.sidecar.run.checkpoint`), never raised. Every PIT and scroll is released in ``finally``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
+from bloomspan.sidecar.errors import ScanError, SourceIndexError
+from .field_paths import MISSING as ABSENT, lookup_field
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "pit", "scroll")
+
+
+@dataclass(frozen=True)
+class ScanUnit:
+    """One shard of one concrete index."""
+
+    index: str
+    shard: int
+    n_shards: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.index}/{self.shard}"
+
+    def slice(self) -> dict | None:
+        return {"id": self.shard, "max": self.n_shards} if self.n_shards > 1 else None
+
+
+@dataclass
+class Page:
+    """Documents of one search page of one unit, parsed.
+
+    keys:   document keys (``_id``, or ``<index>:<_id>`` when the source spans indices)
+    texts:  the text for status STORED, else None
+    meta:   int64 (n, 5): seq_no, primary_term, ts_hash, status, store_doc (-1 here)
+    after:  position after this page (last ``_seq_no``), None in scroll mode
+    done:   the unit has no more documents
+    """
+
+    unit: str
+    keys: list[str]
+    texts: list[str | None]
+    meta: np.ndarray
+    after: int | None
+    done: bool
+
+
+# ---------------------------------------------------------------------- documents
+def extract_text(source: dict | None, path: str) -> tuple[int, str | None]:
+    """``(status, text)`` of field ``path`` of a ``_source``.
+
+    A list of strings (a multi-valued text field) is joined with newlines, which separate
+    tokens, so no token spans two values; character offsets then refer to the joined text.
+    """
+    value = lookup_field(source, path)
+    if value is ABSENT or value is None:
+        return MISSING, None
+    if isinstance(value, list):
+        if not value:
+            return EMPTY, None
+        if not all(isinstance(v, str) for v in value):
+            return NOT_TEXT, None
+        value = "\n".join(value)
+    if not isinstance(value, str):
+        return NOT_TEXT, None
+    if not value.strip():
+        return EMPTY, None
+    return STORED, value
+
+
+def ts_fingerprint(value: Any) -> int:
+    """Nonzero int64 fingerprint of a timestamp docvalue (0 = no timestamp)."""
+    if value is None or value == []:
+        return 0
+    digest = hashlib.blake2b(json.dumps(value, sort_keys=True).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True) or 1
+
+
+def doc_key(index: str, doc_id: str, multi_index: bool) -> str:
+    """Key of a document: its ``_id``, prefixed by ``<index>:`` when the source spans indices
+    (index names cannot contain ``:``, so :func:`split_key` is unambiguous)."""
+    return f"{index}:{doc_id}" if multi_index else doc_id
+
+
+def split_key(key: str, indices: list[str]) -> tuple[str, str]:
+    """``(index, _id)`` of a key made by :func:`doc_key` for a source of ``indices``."""
+    if len(indices) == 1:
+        return indices[0], key
+    index, _, doc_id = key.partition(":")
+    return index, doc_id
+
+
+def parse_hits(hits: list[dict], field: str | None, ts_field: str | None, multi_index: bool
+               ) -> tuple[list[str], list[str | None], np.ndarray]:
+    """Keys, texts and meta rows (see :class:`Page`) of search hits.
+
+    With ``field=None`` (an incremental listing) no text is read and the status is LISTED.
+    """
+    from bloomspan.sidecar.run.checkpoint import LISTED
+
+    n = len(hits)
+    keys: list[str] = []
+    texts: list[str | None] = []
+    meta = np.empty((n, 5), dtype=np.int64)
+    for i, h in enumerate(hits):
+        keys.append(doc_key(h["_index"], h["_id"], multi_index))
+        if field is None:
+            status, text = LISTED, None
+        else:
+            status, text = extract_text(h.get("_source"), field)
+        texts.append(text)
+        ts = ts_fingerprint((h.get("fields") or {}).get(ts_field)) if ts_field else 0
+        meta[i] = (h.get("_seq_no", -1), h.get("_primary_term", 0), ts, status, -1)
+    return keys, texts, meta
+
+
+# ---------------------------------------------------------------------- source shape
+def resolve_units(client, index: str) -> tuple[list[str], list[ScanUnit]]:
+    """Concrete indices (sorted) behind ``index`` and one unit per shard."""
+    from opensearchpy.exceptions import NotFoundError
+
+    try:
+        settings = client.indices.get_settings(index=index, name="index.number_of_shards",
+                                               expand_wildcards="open")
+    except NotFoundError:
+        raise SourceIndexError(f"source index {index!r} does not exist; check --index", index=index,
+                               field="index") from None
+    indices = sorted(settings)
+    if not indices:
+        raise SourceIndexError(f"source {index!r} matches no open index; check --index", index=index,
+                               field="index")
+    units = []
+    for name in indices:
+        n_shards = int(settings[name]["settings"]["index"]["number_of_shards"])
+        units.extend(ScanUnit(name, s, n_shards) for s in range(n_shards))
+    return indices, units
+
+
+def pit_supported(client, index: str, keep_alive: str) -> bool:
+    """True if the cluster creates a point in time (a test one, deleted at once)."""
+    from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
+
+    try:
+        pit = client.create_pit(index=index, keep_alive=keep_alive)["pit_id"]
+    except (RequestError, NotFoundError) as exc:
+        log.info("point in time unavailable (%s); using the scroll fallback", exc.error)
+        return False
+    except TransportError as exc:
+        if exc.status_code in (400, 404, 405, 501):
+            log.info("point in time unavailable (status %s); using the scroll fallback", exc.status_code)
+            return False
+        raise
+    _delete_pits(client, [pit])
+    return True
+
+
+def _delete_pits(client, pit_ids) -> None:
+    ids = [p for p in pit_ids if p]
+    if not ids:
+        return
+    try:
+        client.delete_pit(body={"pit_id": ids})
+    except Exception as exc:  # expired already, or the node is gone: it expires by itself
+        log.debug("deleting %d point(s) in time failed: %s", len(ids), exc)
+
+
+# ---------------------------------------------------------------------- the reader
+@dataclass
+class SourceScan:
+    """Read ``units`` in parallel threads and yield :class:`Page` objects to one consumer.
+
+    positions: unit name -> last ``_seq_no`` read (PIT mode), from a checkpoint.
+    done:      unit names already finished.
+    pit_ids:   concrete index -> a PIT id from a checkpoint (tried, replaced if expired);
+               :attr:`pit_ids` holds the ids in use, to be saved in the next checkpoint.
+    field:     source field to read; None lists keys and versions only.
+    """
+
+    client: Any
+    units: list[ScanUnit]
+    field: str | None
+    multi_index: bool
+    ts_field: str | None = None
+    batch_size: int = 1000
+    workers: int = 4
+    keep_alive: str = "10m"
+    mode: str = "pit"
+    positions: dict = field(default_factory=dict)
+    done: set = field(default_factory=set)
+    pit_ids: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("pit", "scroll"):
+            raise ValueError(f"mode={self.mode!r}: SourceScan takes 'pit' or 'scroll' (resolve 'auto' first)")
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._queue: queue.Queue = queue.Queue(maxsize=max(2, 2 * self.workers))
+
+    # -- PIT handling
+    def _open_pits(self) -> None:
+        from opensearchpy.exceptions import NotFoundError, RequestError
+
+        wanted = sorted({u.index for u in self.units if u.name not in self.done})
+        for index in wanted:
+            pit = self.pit_ids.get(index)
+            if pit:
+                try:  # still open? (it survives a kill -9 until its keep-alive ends)
+                    self.client.search(body={"size": 0, "pit": {"id": pit, "keep_alive": self.keep_alive},
+                                             "track_total_hits": False})
+                    log.info("reusing point in time of %s", index)
+                    continue
+                except (NotFoundError, RequestError):
+                    log.info("point in time of %s expired; opening a new one (continuing from the saved "
+                             "_seq_no positions)", index)
+            self.pit_ids[index] = self.client.create_pit(index=index, keep_alive=self.keep_alive)["pit_id"]
+
+    def _body(self, unit: ScanUnit) -> dict:
+        body: dict = {"size": self.batch_size, "seq_no_primary_term": True, "track_total_hits": False,
+                      "_source": [self.field] if self.field else False}
+        if self.ts_field:
+            body["docvalue_fields"] = [self.ts_field]
+        sl = unit.slice()
+        if sl:
+            body["slice"] = sl
+        return body
+
+    def _read_pit(self, unit: ScanUnit) -> Iterator[Page]:
+        after = self.positions.get(unit.name)
+        while not self._stop.is_set():
+            body = self._body(unit)
+            # unmapped_type: an index that never held a document has no mapping at all, and
+            # sorting on _seq_no there fails with "No mapping found for [_seq_no]".
+            body["sort"] = [{"_seq_no": {"order": "asc", "unmapped_type": "long"}}]
+            with self._lock:
+                pit = self.pit_ids[unit.index]
+            body["pit"] = {"id": pit, "keep_alive": self.keep_alive}
+            if after is not None:
+                body["search_after"] = [after]
+            resp = self.client.search(body=body)
+            _check_shards(resp, unit)
+            if resp.get("pit_id") and resp["pit_id"] != pit:
+                with self._lock:
+                    self.pit_ids[unit.index] = resp["pit_id"]
+            hits = resp["hits"]["hits"]
+            if hits:
+                after = int(hits[-1]["sort"][0])
+            keys, texts, meta = parse_hits(hits, self.field, self.ts_field, self.multi_index)
+            done = len(hits) < self.batch_size
+            yield Page(unit.name, keys, texts, meta, after, done)
+            if done:
+                return
+
+    def _read_scroll(self, unit: ScanUnit) -> Iterator[Page]:
+        from opensearchpy import helpers
+
+        body = self._body(unit)
+        body.pop("size")
+        body.pop("track_total_hits")  # not allowed in a scroll context
+        hits_iter = helpers.scan(self.client, query=body, index=unit.index, scroll=self.keep_alive,
+                                 size=self.batch_size, preserve_order=False, clear_scroll=True,
+                                 raise_on_error=True)
+        try:
+            batch: list[dict] = []
+            for hit in hits_iter:
+                batch.append(hit)
+                if len(batch) >= self.batch_size:
+                    keys, texts, meta = parse_hits(batch, self.field, self.ts_field, self.multi_index)
+                    yield Page(unit.name, keys, texts, meta, None, False)
+                    batch = []
+                if self._stop.is_set():
+                    return
+            keys, texts, meta = parse_hits(batch, self.field, self.ts_field, self.multi_index)
+            yield Page(unit.name, keys, texts, meta, None, True)
+        finally:
+            hits_iter.close()  # helpers.scan clears its scroll in its own finally
+
+    # -- threads
+    def _put(self, item) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _worker(self, pending: list[ScanUnit]) -> None:
+        unit = None
+        try:
+            while not self._stop.is_set():
+                with self._lock:
+                    if not pending:
+                        break
+                    unit = pending.pop(0)
+                reader = self._read_pit if self.mode == "pit" else self._read_scroll
+                for page in reader(unit):
+                    if not self._put(page):
+                        return
+        except BaseException as exc:  # handed to the consumer, which raises it
+            self._put(_Failure(exc, unit))
+        finally:
+            self._put(_WORKER_DONE)
+
+    def pages(self) -> Iterator[Page]:
+        """Pages of all unfinished units, in arrival order. Close the scan when done."""
+        pending = [u for u in self.units if u.name not in self.done]
+        if not pending:
+            return
+        if self.mode == "pit":
+            self._open_pits()
+        n = max(1, min(self.workers, len(pending)))
+        self._threads = [threading.Thread(target=self._worker, args=(pending,), name=f"bloomspan-scan-{i}",
+                                          daemon=True) for i in range(n)]
+        for t in self._threads:
+            t.start()
+        alive = n
+        while alive:
+            item = self._queue.get()
+            if item is _WORKER_DONE:
+                alive -= 1
+            elif isinstance(item, _Failure):
+                exc, unit = item.exc, item.unit
+                if isinstance(exc, ScanError):
+                    raise exc
+                where = unit.name if unit else "?"
+                raise ScanError(f"reading {where} failed: {type(exc).__name__}: {exc}",
+                                index=unit.index if unit else None, item=where) from exc
+            else:
+                yield item
+
+    def close(self) -> None:
+        """Stop the threads and release every point in time (also after an error)."""
+        self._stop.set()
+        for t in self._threads:
+            while t.is_alive():
+                try:
+                    self._queue.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+                t.join(timeout=0.1)
+        self._threads = []
+        if self.mode == "pit":
+            _delete_pits(self.client, list(self.pit_ids.values()))
+            self.pit_ids = {}
+
+    def __enter__(self) -> SourceScan:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException, unit: ScanUnit | None):
+        self.exc = exc
+        self.unit = unit
+
+
+_WORKER_DONE = object()
+
+
+def _check_shards(resp: dict, unit: ScanUnit) -> None:
+    shards = resp.get("_shards") or {}
+    if shards.get("failed"):
+        reasons = [f.get("reason", {}).get("reason", "?") for f in shards.get("failures", [])][:3]
+        raise ScanError(f"{unit.name}: {shards['failed']} shard(s) failed: {reasons}", index=unit.index,
+                        item=unit.name)
+
+
+def fetch_by_ids(client, index: str, ids: list[str], field: str, ts_field: str | None, multi_index: bool
+                 ) -> tuple[list[str], list[str | None], np.ndarray]:
+    """Current text and versions of documents ``ids`` of one concrete index (an ``ids`` query,
+    so custom routing needs no routing value); absent documents are left out."""
+    body: dict = {"size": len(ids), "query": {"ids": {"values": ids}}, "seq_no_primary_term": True,
+                  "_source": [field], "track_total_hits": False}
+    if ts_field:
+        body["docvalue_fields"] = [ts_field]
+    resp = client.search(index=index, body=body)
+    _check_shards(resp, ScanUnit(index, -1, 0))
+    return parse_hits(resp["hits"]["hits"], field, ts_field, multi_index)

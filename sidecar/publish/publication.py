@@ -1,0 +1,166 @@
+"""What a run publishes: phrase documents, the doc map and the run document, from a snapshot
+and a mining result. Pure functions of their inputs — the same snapshot content gives the
+same documents, which is what makes incremental and resumed runs publish exactly what a
+from-scratch run would.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Callable
+
+import numpy as np
+
+from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap, phrase_documents
+from bloomspan.sidecar.errors import BloomspanSidecarError
+from .template_index import COVERAGE_CHUNK_TOKENS
+
+log = logging.getLogger(__name__)
+
+EXAMPLE_IDS = 5
+
+
+def mine_snapshot(snapshot, mining_config):
+    """Run the configured engine on the snapshot's corpus (an empty corpus has no phrases)."""
+    from bloomspan.engine.mining.phrases import MiningResult
+
+    from bloomspan.sidecar.run.engine_select import mine
+
+    if snapshot.n_tokens == 0:
+        return MiningResult(phrases=[], coverage=np.zeros(0, dtype=bool), stats={})
+    return mine(snapshot.tokens, snapshot.doc_offsets, mining_config)
+
+
+def phrase_documents_for(snapshot, result, doc_keys: list[str],
+                         progress: Callable | None = None) -> tuple[list[dict], list[np.ndarray]]:
+    """Phrase documents (without kind/run_id), ordered by psi desc, length desc, text asc;
+    and the document numbers of each, in the same order.
+
+    Checks every phrase's document set against its df and its match count against its
+    occurrences (engine and scan must agree).
+    """
+    from bloomspan.ingest.phrase_set import stable_phrase_id
+
+    vocab = snapshot.vocabulary
+    phrases = result.phrases
+    if progress:
+        progress("bitmaps", 0, len(phrases))
+    docs, occurrences = phrase_documents(snapshot.tokens, snapshot.doc_offsets, [p.tokens for p in phrases])
+    out = []
+    for p, d, occ in zip(phrases, docs, occurrences.tolist()):
+        if d.size != p.df or occ != p.occurrences:
+            raise BloomspanSidecarError(
+                f"phrase {p.tokens[:8]}...: engine says df={p.df}, occurrences={p.occurrences}, the corpus scan "
+                f"finds df={d.size}, occurrences={occ}; this is a bug, please report it", item=list(p.tokens))
+        tokens = vocab.tokens(p.tokens)
+        out.append(({
+            "phrase_id": stable_phrase_id(tokens, None), "text": " ".join(tokens), "tokens": tokens,
+            "length": p.length, "df": int(p.df), "occurrences": int(p.occurrences), "psi": int(p.psi),
+            "example_ids": [doc_keys[i] for i in d[:EXAMPLE_IDS].tolist()],
+            "doc_bitmap": encode_bitmap(bitmap_from_array(d)),
+        }, d))
+    out.sort(key=lambda pair: (-pair[0]["psi"], -pair[0]["length"], pair[0]["text"]))
+    if progress:
+        progress("bitmaps", len(phrases), len(phrases))
+    return [doc for doc, _ in out], [d for _, d in out]
+
+
+def coverage_for(result, n_tokens: int) -> list:
+    """Coverage bitmaps: one of absolute positions, or chunks for corpora beyond 2**28 tokens."""
+    if n_tokens <= COVERAGE_CHUNK_TOKENS:
+        return coverage_bitmaps(result.coverage)
+    return coverage_bitmaps(result.coverage, COVERAGE_CHUNK_TOKENS)
+
+
+def site_clutter(site_of_doc: dict[int, str], coverage: np.ndarray, doc_offsets: np.ndarray, top: int) -> list[dict]:
+    """Most cluttered sites: covered share of each site's tokens (sites with >= 1 token)."""
+    from bloomspan.engine.mining.report import covered_per_doc
+
+    covered = covered_per_doc(coverage, doc_offsets)
+    lengths = np.diff(doc_offsets)
+    tok = defaultdict(int)
+    cov = defaultdict(int)
+    docs = defaultdict(int)
+    for d, site in site_of_doc.items():
+        tok[site] += int(lengths[d])
+        cov[site] += int(covered[d])
+        docs[site] += 1
+    rows = [{"site": s, "docs": docs[s], "tokens": tok[s], "covered_tokens": cov[s],
+             "covered_share": cov[s] / tok[s]} for s in tok if tok[s] > 0]
+    rows.sort(key=lambda r: (-r["covered_share"], -r["covered_tokens"], r["site"]))
+    return rows[:top]
+
+
+def read_document_fields(client, indices: list[str], fields: list[str], doc_keys: list[str],
+                         batch_size: int) -> dict[str, list]:
+    """``{field: [value of document 0, 1, ...]}`` for the stored documents (``doc_keys`` in
+    canonical order); None where a document lacks the field or holds a non-string or empty
+    value. One plain ``helpers.scan`` (scroll): the pass is short and restarts as a whole."""
+    from opensearchpy import helpers
+
+    from bloomspan.sidecar.run.checkpoint import keys_array
+    from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
+
+    sorted_keys = keys_array([k.encode("utf-8", "surrogatepass") for k in doc_keys])
+    multi = len(indices) > 1
+    out: dict[str, list] = {f: [None] * len(doc_keys) for f in fields}
+    for hit in helpers.scan(client, index=",".join(indices), query={"_source": list(fields)}, size=batch_size):
+        key = doc_key(hit["_index"], hit["_id"], multi).encode("utf-8", "surrogatepass")
+        pos = int(np.searchsorted(sorted_keys, key))
+        if pos >= len(doc_keys) or sorted_keys[pos] != key:
+            continue  # written after the snapshot
+        source = hit.get("_source") or {}
+        for f in fields:
+            value = lookup_field(source, f)
+            if isinstance(value, str) and value:
+                out[f][pos] = value
+    return out
+
+
+def site_name(value: str | None) -> str | None:
+    """A site field's value as a site: a URL counts as its host name."""
+    if value and "://" in value:
+        from urllib.parse import urlsplit
+
+        return urlsplit(value).hostname or value
+    return value
+
+
+def document_sites(site_values: list | None, url_values: list | None) -> list[str | None] | None:
+    """Each document's site: its site field's value (a URL counts as its host) when a site
+    field was read, else the host of its URL; None when neither field was read. Mining
+    (``--site-field``, ``--url-field``) and ``explain`` both resolve sites here."""
+    if site_values is not None:
+        return [site_name(v) for v in site_values]
+    if url_values is not None:
+        return [site_name(u) if u and "://" in u else None for u in url_values]
+    return None
+
+
+def run_report(snapshot, result, doc_keys: list[str], phrase_docs: list[dict], top: int, bins: int) -> dict:
+    """The engine's coverage report with keys for documents, and the top phrases taken from
+    ``phrase_docs`` (ordered by text on ties, not by token ids, which differ between runs)."""
+    from bloomspan.engine.mining.report import coverage_report
+
+    rep = coverage_report(result.coverage, snapshot.doc_offsets, [], None, top=top, bins=bins)
+    rep["n_phrases"] = len(phrase_docs)
+    n_tokens = snapshot.n_tokens
+    rep["top_phrases"] = [{"rank": k, "text": p["text"], "length": p["length"], "df": p["df"],
+                           "occurrences": p["occurrences"], "psi": p["psi"],
+                           "psi_share": p["psi"] / n_tokens if n_tokens else 0.0}
+                          for k, p in enumerate(phrase_docs[:top], start=1)]
+    for item in rep.get("most_cluttered_docs", []):
+        item["id"] = doc_keys[item["doc"]]
+    rep["skipped_by_reason"] = snapshot.skipped_by_reason()
+    return rep
+
+
+def json_safe(value):
+    """Stats as JSON: numpy scalars to Python, everything else kept."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,263 @@
+"""Operator output from the template index: ``bloomspan report`` and ``bloomspan explain``.
+
+:func:`report` reads the run behind the alias — the covered share, the per-document
+clutter histogram, the top index hogs (phrases by psi = length x df), the most cluttered
+documents and sites (when the run had ``--site-field``) — and :func:`render_report`
+prints it. :func:`explain` answers "why is this page cluttered": it re-reads the document
+from the source index, tokenizes it, finds every published phrase in it (Aho–Corasick over
+the phrase tokens) and returns each phrase's character spans; :func:`render_explain`
+shows them with the original text.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
+from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
+
+log = logging.getLogger(__name__)
+
+PHRASE_FIELDS = ["phrase_id", "text", "tokens", "length", "df", "occurrences", "psi", "example_ids"]
+
+
+def top_phrases(client, physical_index: str, top: int) -> list[dict]:
+    """The ``top`` phrases by psi desc, length desc, text asc."""
+    if top <= 0:
+        return []
+    resp = client.search(index=physical_index, body={
+        "size": top, "query": {"term": {"kind": "phrase"}}, "_source": PHRASE_FIELDS,
+        "sort": [{"psi": "desc"}, {"length": "desc"}, {"text.raw": "asc"}]})
+    return [h["_source"] for h in resp["hits"]["hits"]]
+
+
+def report(client, template_index: str, top: int = 20) -> dict:
+    """Summary of the current run of ``template_index`` (see module docstring)."""
+    run = current_run_doc(client, template_index)
+    rep = run.get("report") or {}
+    tokens = int(run.get("tokens_seen", 0))
+    hogs = []
+    for rank, p in enumerate(top_phrases(client, run["physical_index"], top), start=1):
+        hogs.append({"rank": rank, **{k: p.get(k) for k in ("text", "length", "df", "occurrences", "psi",
+                                                            "phrase_id", "example_ids")},
+                     "psi_share": p["psi"] / tokens if tokens else 0.0})
+    return {
+        "template_index": template_index, "physical_index": run["physical_index"], "run_id": run["run_id"],
+        "source_index": run.get("source_index"), "field": run.get("field"), "started_at": run.get("started_at"),
+        "finished_at": run.get("finished_at"), "params": run.get("params", {}),
+        "docs_seen": run.get("docs_seen", 0), "docs_mined": rep.get("n_docs", 0),
+        "docs_skipped": run.get("docs_skipped", 0), "skipped_by_reason": rep.get("skipped_by_reason", {}),
+        "tokens": tokens, "covered_tokens": run.get("covered_tokens", 0), "covered_share": run.get("covered_share", 0.0),
+        "phrases": run.get("phrases", 0), "empty_docs": rep.get("empty_docs", 0),
+        "docs_fully_covered": rep.get("docs_fully_covered", 0),
+        "docs_without_coverage": rep.get("docs_without_coverage", 0),
+        "mean_doc_covered_fraction": rep.get("mean_doc_covered_fraction", 0.0),
+        "clutter_histogram": rep.get("doc_covered_fraction_histogram", []),
+        "top_hogs": hogs,
+        "most_cluttered_docs": (rep.get("most_cluttered_docs") or [])[:top],
+        "most_cluttered_sites": (rep.get("most_cluttered_sites") or [])[:top],
+        "templates": {k: v for k, v in (run.get("templates") or {}).items() if k != "detector"} or None,
+    }
+
+
+def _bar(fraction: float, width: int = 30) -> str:
+    n = int(round(max(0.0, min(1.0, fraction)) * width))
+    return "#" * n + "." * (width - n)
+
+
+def _clip(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def render_report(rep: dict, top: int = 10) -> str:
+    """Plain-text form of :func:`report` for the terminal."""
+    p = rep.get("params", {})
+    lines = [f"template index {rep['template_index']} -> {rep['physical_index']} (run {rep['run_id']}, "
+             f"finished {rep.get('finished_at')})",
+             f"source {rep.get('source_index')} field {rep.get('field')}: sigma={p.get('sigma')} "
+             f"min_length={p.get('min_length')} engine={p.get('engine')}",
+             f"documents: {rep['docs_seen']:,} seen, {rep['docs_mined']:,} mined, {rep['docs_skipped']:,} skipped "
+             f"{rep['skipped_by_reason']}",
+             f"boilerplate: {rep['covered_tokens']:,} of {rep['tokens']:,} tokens = {rep['covered_share']:.2%} "
+             f"({rep['phrases']:,} phrases)",
+             f"documents entirely boilerplate: {rep['docs_fully_covered']:,}; without any: "
+             f"{rep['docs_without_coverage']:,}; mean share per document {rep['mean_doc_covered_fraction']:.2%}"]
+    t = rep.get("templates")
+    if t:
+        lines.append(f"with the template detector (--templates): {t['covered_tokens']:,} tokens = "
+                     f"{t['covered_share']:.2%} ({t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons)")
+    hist = rep.get("clutter_histogram") or []
+    if hist:
+        total = max(1, sum(b["docs"] for b in hist))
+        lines.append("documents by boilerplate share:")
+        for b in hist:
+            lines.append(f"  {b['lo']:4.0%}-{b['hi']:4.0%} {_bar(b['docs'] / total)} {b['docs']:,}")
+    if rep.get("top_hogs"):
+        lines.append("top index hogs (length x df):")
+        for h in rep["top_hogs"][:top]:
+            lines.append(f"  {h['rank']:>3}. psi={h['psi']:>9,} ({h['psi_share']:6.2%}) df={h['df']:>7,} "
+                         f"len={h['length']:>3}  {_clip(h['text'], 80)}")
+    if rep.get("most_cluttered_docs"):
+        lines.append("most cluttered documents:")
+        for d in rep["most_cluttered_docs"][:top]:
+            lines.append(f"  {d['covered_fraction']:7.2%} {d['covered_tokens']:>6}/{d['tokens']:<6} {d.get('id')}")
+    if rep.get("most_cluttered_sites"):
+        lines.append("most cluttered sites:")
+        for s in rep["most_cluttered_sites"][:top]:
+            lines.append(f"  {s['covered_share']:7.2%} {s['docs']:>6} docs {s['tokens']:>9,} tokens  {s['site']}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- explain
+def _fetch_document(client, source_index: str, doc_id: str) -> dict:
+    """The hit of ``doc_id`` (``_id``, or ``<index>:<_id>``) in the source index."""
+    candidates = [(source_index, doc_id)]
+    if ":" in doc_id:
+        prefix, _, rest = doc_id.partition(":")
+        candidates.insert(0, (prefix, rest))
+    for index, _id in candidates:
+        resp = client.search(index=index, body={"query": {"ids": {"values": [_id]}}, "size": 2},
+                             ignore_unavailable=True, allow_no_indices=True)
+        hits = resp["hits"]["hits"]
+        if len(hits) > 1:
+            raise DocumentNotFoundError(f"{_id!r} exists in several indices of {source_index} "
+                                        f"({[h['_index'] for h in hits]}); give --id INDEX:ID", index=source_index,
+                                        item=doc_id)
+        if hits:
+            return hits[0]
+    raise DocumentNotFoundError(f"document {doc_id!r} not found in {source_index}", index=source_index,
+                                item=doc_id)
+
+
+def _run_phrases(client, physical_index: str) -> list[dict]:
+    from opensearchpy import helpers
+
+    return [h["_source"] for h in helpers.scan(client, index=physical_index,
+                                                query={"query": {"term": {"kind": "phrase"}},
+                                                       "_source": ["phrase_id", "text", "tokens", "df", "psi"]},
+                                                size=1000)]
+
+
+class PhraseFinder:
+    """Every occurrence of a run's phrases in a text: Aho–Corasick over the phrase tokens,
+    built once and applied to as many texts as needed (``explain``, the HTML report's
+    example pages). ``phrases``: dicts with ``tokens``, ``text``, ``df``, ``psi`` and
+    ``phrase_id`` (the phrase documents, or ``phrases.jsonl`` records)."""
+
+    def __init__(self, phrases: list[dict]):
+        from bloomspan.ingest.matcher import build_automaton
+
+        self.phrases = phrases
+        self._symbol: dict[str, int] = {}
+        patterns = [tuple(self._symbol.setdefault(t, len(self._symbol) + 1) for t in p["tokens"]) for p in phrases]
+        self._automaton = build_automaton(patterns) if patterns else None
+
+    def find(self, text: str) -> dict:
+        """``{"tokens", "covered_tokens", "covered_share", "spans" (merged, characters),
+        "phrases": [{"phrase_id", "text", "df", "psi", "occurrences", "spans"}, ...]}``."""
+        from bloomspan.engine.text.tokenizer import token_spans
+        from bloomspan.ingest.matcher import scan_symbols
+
+        from bloomspan.sidecar.run.annotate import covered_char_spans
+
+        tokens, starts, ends = token_spans(text)
+        covered = np.zeros(len(tokens), dtype=bool)
+        found: dict[int, list[list[int]]] = {}
+        if tokens and self._automaton is not None:
+            sym = np.fromiter((self._symbol.get(t, 0) for t in tokens), dtype=np.int32, count=len(tokens))
+            start, end, idx = scan_symbols(self._automaton, sym)
+            for s, e, i in zip(start.tolist(), end.tolist(), idx.tolist()):
+                covered[s:e] = True
+                found.setdefault(i, []).append([int(starts[s]), int(ends[e - 1])])
+        rows = [{"phrase_id": self.phrases[i].get("phrase_id"), "text": self.phrases[i]["text"],
+                 "df": self.phrases[i]["df"], "psi": self.phrases[i]["psi"], "occurrences": len(spans),
+                 "spans": spans} for i, spans in found.items()]
+        rows.sort(key=lambda r: (-r["occurrences"] * len(r["text"]), -r["psi"], r["text"]))
+        n, c = len(tokens), int(covered.sum())
+        return {"tokens": n, "covered_tokens": c, "covered_share": c / n if n else 0.0,
+                "spans": covered_char_spans(covered, starts, ends), "phrases": rows}
+
+
+def run_phrase_finder(client, run: dict) -> PhraseFinder:
+    """A :class:`PhraseFinder` over every phrase of ``run`` (a run document with ``physical_index``)."""
+    return PhraseFinder(_run_phrases(client, run["physical_index"]))
+
+
+def explain(client, template_index: str, doc_id: str, *, run: dict | None = None,
+            finder: PhraseFinder | None = None, template_matcher=None) -> dict:
+    """Which phrases of the current run cover document ``doc_id``, and where.
+
+    Returns ``{"id", "index", "run_id", "tokens", "covered_tokens", "covered_share",
+    "spans": [[start, end], ...] (merged, characters), "phrases": [{"phrase_id", "text",
+    "df", "psi", "occurrences", "spans"}, ...] (most occurrences first), "text"}``.
+    ``run`` (the current run document), ``finder`` (:func:`run_phrase_finder` of it) and
+    ``template_matcher`` (:func:`run_template_matcher`) may be passed by a caller that
+    explains several documents of one run.
+    """
+    from bloomspan.sidecar.cluster.scroll import extract_text
+
+    if run is None:
+        if not aliased_indices(client, template_index):
+            raise RunNotFoundError(f"template index {template_index!r} has no published run", index=template_index)
+        run = current_run_doc(client, template_index)
+    hit = _fetch_document(client, run["source_index"], doc_id)
+    status, text = extract_text(hit.get("_source"), run["field"])
+    text = text or ""
+    found = (finder or run_phrase_finder(client, run)).find(text)
+    out = {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
+           "field_status": status, **found, "text": text}
+    if run.get("templates") and text:
+        out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text, template_matcher)
+    return out
+
+
+def run_template_matcher(client, run: dict):
+    """The template detector's matcher of ``run`` (``mine --templates``), or None."""
+    from bloomspan.sidecar.publish.template_reader import load_cleaning_set
+
+    return load_cleaning_set(client, run["physical_index"])[1] if run.get("templates") else None
+
+
+def _explain_templates(client, run: dict, source: dict, text: str, matcher=None) -> dict:
+    """What the template detector's records of the run (``mine --templates``) cover in ``text``,
+    with the document's site and URL section scopes read from the run's fields."""
+    from bloomspan.ingest.template_matcher import template_scopes
+
+    from bloomspan.sidecar.cluster.field_paths import lookup_field
+    from bloomspan.sidecar.publish.publication import document_sites
+    params = run.get("params") or {}
+    matcher = matcher or run_template_matcher(client, run)
+
+    def read(field):  # as the run read it (publication.read_document_fields): a non-empty string or None
+        value = lookup_field(source, field) if field else None
+        return [value if isinstance(value, str) and value else None] if field else None
+    url = read(params.get("url_field"))
+    site = document_sites(read(params.get("site_field")), url)
+    scopes = template_scopes(site[0] if site else None, url[0] if url else None)
+    m = matcher.find(text, scopes)
+    return {"scopes": scopes, "covered_tokens": m.covered_tokens,
+            "covered_share": m.covered_tokens / m.n_tokens if m.n_tokens else 0.0,
+            "spans": [[int(a), int(b)] for a, b in zip(m.span_char_start.tolist(), m.span_char_end.tolist())]}
+
+
+def render_explain(exp: dict, top: int = 20) -> str:
+    """Plain-text form of :func:`explain`: summary, then each phrase with its first span."""
+    text = exp["text"]
+    lines = [f"{exp['index']}/{exp['id']} (run {exp['run_id']}): {exp['covered_tokens']} of {exp['tokens']} tokens "
+             f"covered = {exp['covered_share']:.1%}, {len(exp['spans'])} span(s), {len(exp['phrases'])} phrase(s)"]
+    for r in exp["phrases"][:top]:
+        s, e = r["spans"][0]
+        lines.append(f"  x{r['occurrences']} df={r['df']:>6} chars {s}-{e}: {_clip(text[s:e], 100)!r}")
+    if len(exp["phrases"]) > top:
+        lines.append(f"  ... {len(exp['phrases']) - top} more")
+    t = exp.get("templates")
+    if t:
+        lines.append(f"with the template detector's records (scopes {t['scopes']}): {t['covered_tokens']} tokens "
+                     f"covered = {t['covered_share']:.1%}, {len(t['spans'])} span(s)")
+        for s, e in t["spans"][:top]:
+            lines.append(f"  chars {s}-{e}: {_clip(text[s:e], 100)!r}")
+        if len(t["spans"]) > top:
+            lines.append(f"  ... {len(t['spans']) - top} more")
+    return "\n".join(lines)

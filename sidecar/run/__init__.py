@@ -1,0 +1,1 @@
+"""bloomspan.sidecar.run: One mining run, resumable: read, snapshot, mine, checkpoints, lease, incremental re-runs, annotation."""

@@ -1,0 +1,702 @@
+"""One mining run against a live cluster: read, assemble, mine, publish, annotate.
+
+``run_mining(MineConfig(...), progress=callback) -> RunSummary``. Phases, each recorded in
+the run's checkpoint (``<work_dir>/run/checkpoint.json``) so that a run killed at any
+moment continues where it stopped when started again with the same work directory:
+
+  scan      full read of the field into the corpus store (or, incremental:)
+  list      keys and versions of every document        \\ only when the previous run's
+  fetch     texts of new and changed documents          / snapshot can be reused
+  assemble  canonical snapshot (:mod:`.snapshot`)
+  publish   mine, compute bitmaps and report, write ``NAME-<run_id>``, swap the alias
+  annotate  (opt-in) ratios and spans onto the source documents
+  finalize  the snapshot becomes the base of the next incremental run
+
+The whole run holds the cluster lease (:mod:`.lease`) and a file lock on the work
+directory; the lease is checked right before the alias moves.
+
+A run never publishes a phrase set that would silently stop the cleaning: it refuses
+(:class:`RunRefusedError`, naming the flag; nothing published, the alias stays where it
+was, the unfinished run is discarded) when it read 0 usable documents (an empty index, a
+mistyped ``--field`` or a field that holds no text), when ``--sigma`` exceeds the
+documents read, or when it found 0 phrases while the alias holds a run with phrases.
+``allow_empty`` (``--allow-empty``) publishes anyway.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, fields
+from dataclasses import field as dc_field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .checkpoint import Checkpoint, DocLog, write_json_atomic
+from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
+from bloomspan.sidecar.cluster.scroll import MODES, SourceScan, ScanUnit, pit_supported, resolve_units
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, "int | None"], None]
+MAX_BATCH = 10_000  # index.max_result_window default
+
+
+class RunRefusedError(BloomspanSidecarError):
+    """The run would publish an empty or useless phrase set; nothing was published.
+    ``field`` names the flag (``index``, ``field``, ``sigma``); the message starts with it."""
+
+
+@dataclass(frozen=True)
+class MineConfig:
+    """Every flag of ``bloomspan mine`` (cluster form), 1:1. Secrets never show in repr."""
+
+    index: str
+    url: str = "http://127.0.0.1:9200"
+    field: str = "text"
+    sigma: int = 20
+    min_length: int = 10
+    template_index: str = "bloomspan-templates"
+    work_dir: str = "./bloomspan-work"
+    engine: str = "bloomspan"
+    filter_bytes: int | None = None
+    username: str | None = None
+    password: str | None = dc_field(default=None, repr=False)
+    api_key: str | None = dc_field(default=None, repr=False)
+    ca_certs: str | None = None
+    verify_certs: bool = True
+    timeout: float = 60.0
+    batch_size: int = 1000
+    slices: int = 4
+    keep_runs: int = 3
+    annotate: bool = False
+    timestamp_field: str | None = None
+    full: bool = False
+    site_field: str | None = None
+    templates: bool = False
+    url_field: str | None = None
+    template_config: dict | None = None  # TemplateConfig fields for --templates (None: its defaults)
+    lease_index: str = "bloomspan-lease"
+    lease_ttl: float = 120.0
+    scan_mode: str = "auto"
+    pit_keep_alive: str = "10m"
+    checkpoint_seconds: float = 5.0
+    bulk_docs: int = 500
+    top: int = 20
+    bins: int = 10
+    allow_empty: bool = False  # publish even a run that read no usable document or found no phrase
+
+    def __post_init__(self) -> None:
+        def bad(name, fix):
+            raise ClusterConfigError(name, getattr(self, name), fix)
+
+        if not isinstance(self.index, str) or not self.index.strip():
+            bad("index", "give the source index (name, alias or pattern) with --index")
+        if not isinstance(self.field, str) or not self.field:
+            bad("field", "give the text field with --field")
+        for name, lo in (("sigma", 2), ("min_length", 2), ("keep_runs", 1), ("slices", 1), ("bulk_docs", 1),
+                         ("top", 0), ("bins", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                bad(name, f"must be an integer >= {lo}")
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= MAX_BATCH:
+            bad("batch_size", f"must be an integer in 1..{MAX_BATCH} (the index.max_result_window default)")
+        tname = self.template_index
+        if not tname or tname != tname.lower() or any(c in tname for c in ' ,"*\\<|>/?#:') or tname[0] in "-_+.":
+            bad("template_index", "must be a valid lowercase index name (no spaces, commas, wildcards or ':')")
+        if not self.lease_index or self.lease_index != self.lease_index.lower():
+            bad("lease_index", "must be a valid lowercase index name")
+        for name in ("site_field", "url_field", "timestamp_field"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v):
+                bad(name, "must be a non-empty field name, or left out")
+        for name in ("templates", "allow_empty"):
+            if not isinstance(getattr(self, name), bool):
+                bad(name, "must be true or false")
+        if self.template_config is not None:
+            self.detector_config()  # validates every field
+        if self.scan_mode not in MODES:
+            bad("scan_mode", f"must be one of {', '.join(MODES)}")
+        for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name != "checkpoint_seconds" and v == 0):
+                bad(name, "must be a positive number of seconds")
+        from bloomspan.engine.mining.config import ConfigError, MiningConfig
+
+        try:
+            MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
+                         engine=self.engine)
+        except ConfigError as exc:
+            raise ClusterConfigError(exc.field, exc.value, str(exc).split(": ", 1)[-1]) from None
+        self.cluster_config()  # validates url, auth and TLS settings
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={'***' if f.name in ('password', 'api_key') and getattr(self, f.name) else repr(getattr(self, f.name))}"
+                          for f in fields(self))
+        return f"MineConfig({shown})"
+
+    def cluster_config(self) -> ClusterConfig:
+        return ClusterConfig(url=self.url, username=self.username, password=self.password, api_key=self.api_key,
+                             ca_certs=self.ca_certs, verify_certs=self.verify_certs, timeout=self.timeout)
+
+    def detector_config(self):
+        """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied."""
+        from bloomspan.engine.mining.config import ConfigError
+        from bloomspan.engine.templates.detector import TemplateConfig
+
+        given = self.template_config or {}
+        if not isinstance(given, dict):
+            raise ClusterConfigError("template_config", given, "must be a JSON object of TemplateConfig fields")
+        known = {f.name for f in fields(TemplateConfig)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise ClusterConfigError("template_config", unknown,
+                                     f"unknown TemplateConfig fields; known: {', '.join(sorted(known))}")
+        try:
+            return TemplateConfig(**given)
+        except ConfigError as exc:
+            raise ClusterConfigError("template_config", {exc.field: exc.value},
+                                     str(exc).split(": ", 1)[-1]) from None
+
+    def mining_config(self):
+        from bloomspan.engine.mining.config import MiningConfig
+
+        return MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
+                            engine=self.engine)
+
+    def source_fingerprint(self) -> dict:
+        """What the corpus depends on: a checkpoint or snapshot made under another one is not reused."""
+        return {"url": self.cluster_config().safe_url, "index": self.index, "field": self.field,
+                "timestamp_field": self.timestamp_field}
+
+    def params(self) -> dict:
+        """Run parameters as stored in the run document (no credentials)."""
+        return {"sigma": self.sigma, "min_length": self.min_length, "engine": self.engine,
+                "filter_bytes": self.filter_bytes, "template_index": self.template_index,
+                "timestamp_field": self.timestamp_field, "annotate": self.annotate, "batch_size": self.batch_size,
+                "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
+                "templates": self.templates, "url_field": self.url_field,
+                "template_config": self.detector_config().to_dict() if self.templates else None,
+                "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind}
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    physical_index: str
+    template_index: str
+    kind: str                   # "full" or "incremental"
+    resumed: bool
+    docs_seen: int
+    docs_stored: int
+    docs_skipped: int
+    skipped_by_reason: dict
+    tokens: int
+    covered_tokens: int
+    covered_share: float
+    phrases: int
+    incremental: dict = dc_field(default_factory=dict)
+    annotate: dict | None = None
+    deleted_runs: list = dc_field(default_factory=list)
+    seconds: dict = dc_field(default_factory=dict)
+    templates: dict | None = None  # with --templates: phrases, skeletons, covered tokens and share
+
+    def as_dict(self) -> dict:
+        """JSON-serialisable; ``documents`` (= docs mined) is the key ``serve``'s metrics read."""
+        d = asdict(self)
+        d["documents"] = self.docs_stored
+        return d
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _WorkDirLock:
+    """An exclusive flock on ``<work_dir>/.lock``: one run per work directory."""
+
+    def __init__(self, work: Path):
+        self.path = work / ".lock"
+        self.fd: int | None = None
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise BloomspanSidecarError(f"another bloomspan run uses the work directory {self.path.parent}; "
+                                        "wait for it or give another --work-dir", field="work_dir") from None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _base_snapshot(work: Path, config: MineConfig):
+    """The previous run's snapshot if an incremental run can build on it, else None."""
+    from .checkpoint import CheckpointError
+    from .snapshot import Snapshot
+
+    path = work / "base.json"
+    if config.full or not path.exists():
+        return None
+    import json
+
+    base = json.loads(path.read_text())
+    if base.get("source") != config.source_fingerprint():
+        log.info("previous snapshot was made from another source/field/timestamp setting: full run")
+        return None
+    try:
+        snap = Snapshot(work / base["snapshot"])
+    except CheckpointError as exc:
+        log.warning("previous snapshot unusable (%s): full run", exc)
+        return None
+    if config.annotate and not snap.with_offsets:
+        log.info("previous snapshot has no character offsets and --annotate needs them: full run")
+        return None
+    return snap
+
+
+def _mapped_fields(client, indices: list[str], limit: int = 20) -> list[str]:
+    """Dotted paths of the fields mapped in ``indices`` (sorted, at most ``limit``): what a
+    refusal over ``--field`` lists as the fields seen."""
+    try:
+        resp = client.indices.get_mapping(index=",".join(indices))
+    except Exception as exc:  # the message is a hint; never fail the refusal over it
+        log.debug("reading the source mapping failed: %s", exc)
+        return []
+    paths: set[str] = set()
+
+    def walk(props: dict, prefix: str) -> None:
+        for name, body in props.items():
+            if isinstance(body, dict) and "properties" in body:
+                walk(body["properties"], f"{prefix}{name}.")
+            else:
+                paths.add(prefix + name)
+
+    for body in resp.values():
+        walk((body.get("mappings") or {}).get("properties") or {}, "")
+    return sorted(paths)[:limit]
+
+
+def _no_documents(config: MineConfig, indices: list[str]) -> RunRefusedError:
+    return RunRefusedError(
+        f"--index {config.index}: {', '.join(indices)} hold{'s' if len(indices) == 1 else ''} no documents; "
+        "index documents first (nothing was published; --allow-empty publishes an empty run)",
+        index=config.index, field="index")
+
+
+def check_documents(config: MineConfig, client, indices: list[str], n_all: int, n_usable: int,
+                    skipped: dict[str, int]) -> None:
+    """Refuse a run that read no usable document or whose ``--sigma`` exceeds the documents
+    read (no phrase can occur in more documents than there are)."""
+    if config.allow_empty:
+        return
+    if n_all == 0:
+        raise _no_documents(config, indices)
+    if n_usable == 0:
+        why = ", ".join(f"{reason.replace('_', ' ')} in {n:,}" for reason, n in skipped.items() if n)
+        seen = _mapped_fields(client, indices)
+        raise RunRefusedError(
+            f"--field {config.field}: 0 of {n_all:,} documents have a text value in field {config.field!r}"
+            f"{f' ({why})' if why else ''}; fields seen: {', '.join(seen) or 'none mapped'} "
+            "(nothing was published)", index=config.index, field="field")
+    if config.sigma > n_usable:
+        raise RunRefusedError(
+            f"--sigma {config.sigma}: only {n_usable:,} document{'s' if n_usable != 1 else ''} of {config.index} "
+            f"{'have' if n_usable != 1 else 'has'} a text value in field {config.field!r}, and a phrase must occur "
+            f"in at least --sigma of them; give --sigma {max(2, n_usable)} or less (nothing was published)",
+            index=config.index, field="sigma")
+
+
+def check_phrases(config: MineConfig, client, n_records: int) -> None:
+    """Refuse to replace a run that has phrases with one that has none: the cleaner would
+    stop cleaning. A first run (no alias yet) may be empty."""
+    from bloomspan.sidecar.errors import RunNotFoundError
+    from bloomspan.sidecar.publish.template_index import current_run_doc
+
+    if config.allow_empty or n_records:
+        return
+    try:
+        current = current_run_doc(client, config.template_index)
+    except RunNotFoundError:
+        return
+    templates = current.get("templates") or {}
+    held = int(current.get("phrases") or 0) + int(templates.get("phrases") or 0) + int(templates.get("skeletons") or 0)
+    if held:
+        raise RunRefusedError(
+            f"--sigma {config.sigma} --min-length {config.min_length}: this run found 0 phrases, while "
+            f"{config.template_index} holds run {current.get('run_id')} with {held:,}; publishing it would stop "
+            "the cleaning, so nothing was published and the alias stays; lower --sigma or --min-length, or give "
+            "--allow-empty", index=config.template_index, field="sigma")
+
+
+def run_mining(config: MineConfig, progress: Progress | None = None, client=None) -> RunSummary:
+    """Run (or resume) a mining run; see the module docstring."""
+    work = Path(config.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    if client is None:
+        client = config.cluster_config().checked_client()
+    with _WorkDirLock(work):
+        return _Run(config, client, work, progress).run()
+
+
+class _Run:
+    def __init__(self, config: MineConfig, client, work: Path, progress: Progress | None):
+        self.config, self.client, self.work = config, client, work
+        self.progress = progress
+        self.run_dir = work / "run"
+        self.ckpt = Checkpoint(self.run_dir / "checkpoint.json")
+
+    def save(self) -> None:
+        self.ckpt.save(self.state)
+
+    def _new_state(self, holder: str) -> dict:
+        from bloomspan.sidecar.publish.template_index import new_run_id
+
+        c = self.config
+        indices, units = resolve_units(self.client, c.index)
+        if c.timestamp_field:
+            found = self.client.indices.get_field_mapping(fields=c.timestamp_field, index=",".join(indices))
+            unmapped = [i for i in indices if not found.get(i, {}).get("mappings")]
+            if unmapped:
+                raise ClusterConfigError("timestamp_field", c.timestamp_field,
+                                         f"is not mapped in {', '.join(unmapped)}; give a date or numeric field "
+                                         "that changes with every update, or leave it out to compare _seq_no")
+        if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
+            raise _no_documents(c, indices)
+        base = _base_snapshot(self.work, c)
+        mode = c.scan_mode
+        if mode == "auto":
+            mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
+        return {"format": "bloomspan-run", "source": c.source_fingerprint(), "template_index": c.template_index,
+                "annotate": c.annotate, "run_id": new_run_id(), "holder": holder, "started_at": _now_iso(),
+                "kind": "incremental" if base is not None else "full",
+                "base": str(base.folder.relative_to(self.work)) if base is not None else None,
+                "phase": "list" if base is not None else "scan", "indices": indices,
+                "units": [[u.index, u.shard, u.n_shards] for u in units], "scan_mode": mode,
+                "seconds": {}, "counts": {}}
+
+    def run(self) -> RunSummary:
+        """Load or start the run, then go through its phases holding the lease. A new run's
+        state is made only once the lease is held: a run the lease turns away leaves nothing
+        behind to resume later."""
+        from .lease import Lease, new_holder
+
+        c = self.config
+        state = self.ckpt.load()
+        expect = {"source": c.source_fingerprint(), "template_index": c.template_index, "annotate": c.annotate}
+        if state is not None and any(state.get(k) != v for k, v in expect.items()):
+            log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
+            shutil.rmtree(self.run_dir)
+            state = None
+        self.resumed = state is not None
+        self._minted = False
+        t_total = time.perf_counter()
+        holder = state["holder"] if state is not None else new_holder()
+        with Lease(self.client, c.lease_index, c.template_index, holder=holder, ttl=c.lease_ttl,
+                   run_id=state["run_id"] if state is not None else None) as lease:
+            self.lease = lease
+            if state is None:
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+                self.run_dir.mkdir(parents=True)
+                state = self._new_state(holder)
+                lease.run_id = state["run_id"]
+            else:
+                log.info("resuming run %s at phase %s", state["run_id"], state["phase"])
+            self.state = state
+            self.save()
+            try:
+                while state["phase"] != "done":
+                    phase = state["phase"]
+                    t0 = time.perf_counter()
+                    getattr(self, f"_phase_{phase}")()
+                    state["seconds"][phase] = state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
+                    if phase != "finalize":
+                        self.save()
+            except RunRefusedError as exc:
+                log.info("run refused, nothing published: %s", exc)
+                shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
+                raise
+        state["seconds"]["total"] = time.perf_counter() - t_total
+        return RunSummary(**{**state["summary"], "seconds": state["seconds"], "resumed": self.resumed})
+
+    # ------------------------------------------------------------------ reading
+    def _units(self) -> list[ScanUnit]:
+        return [ScanUnit(i, s, n) for i, s, n in self.state["units"]]
+
+    def _scan(self, section: str, field: str | None, store, stem: str) -> None:
+        c = self.config
+        sec = self.state.setdefault(section, {})
+        doclog = DocLog(self.run_dir, stem, sec.get("doclog"))
+        try:
+            total = self.client.count(index=",".join(self.state["indices"]))["count"]
+            scan = SourceScan(self.client, self._units(), field=field, multi_index=len(self.state["indices"]) > 1,
+                              ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
+                              keep_alive=c.pit_keep_alive, mode=self.state["scan_mode"],
+                              positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
+                              pit_ids=sec.get("pit_ids", {}))
+            from .collect import collect_scan
+
+            stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
+                                 progress=self.progress, total=total, stage=section)
+            sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None
+        finally:
+            doclog.close()
+
+    def _store(self, name: str):
+        from bloomspan.engine.text.corpus_store import CorpusStore
+
+        path = self.run_dir / name
+        if (path / "manifest.json").exists():
+            return CorpusStore.open(path)
+        return CorpusStore.create(path, with_offsets=self.config.annotate)
+
+    def _phase_scan(self) -> None:
+        store = self._store("store")
+        try:
+            self._scan("scan", self.config.field, store, "scan")
+        finally:
+            store.close()
+        self.state["phase"] = "assemble"
+
+    def _phase_list(self) -> None:
+        self._scan("list", None, None, "list")
+        self.state["phase"] = "fetch"
+
+    def _plan(self):
+        from .incremental import plan
+        from .snapshot import Snapshot
+
+        base = Snapshot(self.work / self.state["base"])
+        with DocLog(self.run_dir, "list", self.state["list"]["doclog"]) as listing:
+            return base, plan(listing, base, use_timestamp=self.config.timestamp_field is not None)
+
+    def _phase_fetch(self) -> None:
+        from .collect import collect_fetch
+
+        base, the_plan = self._plan()
+        self.state["counts"]["incremental"] = the_plan.counts(base.n_all)
+        keys = the_plan.fetch_keys
+        store = self._store("delta")
+        sec = self.state.setdefault("fetch", {})
+        doclog = DocLog(self.run_dir, "fetch", sec.get("doclog"))
+        try:
+            collect_fetch(self.client, keys, self.state["indices"], self.config.field, self.config.timestamp_field,
+                          store, doclog, sec, self.save, batch_size=self.config.batch_size,
+                          checkpoint_seconds=self.config.checkpoint_seconds, progress=self.progress)
+        finally:
+            doclog.close()
+            store.close()
+        self.state["phase"] = "assemble"
+
+    def _phase_assemble(self) -> None:
+        from .incremental import assemble_full, assemble_incremental
+
+        c = self.config
+        info = {"run_id": self.state["run_id"], "source": c.source_fingerprint(), "indices": self.state["indices"]}
+        out = self.run_dir / "snapshot"
+        if self.progress:
+            self.progress("assemble", 0, None)
+        full = self.state["kind"] == "full"
+        store = self._store("store" if full else "delta")
+        try:
+            if full:
+                with DocLog(self.run_dir, "scan", self.state["scan"]["doclog"]) as doclog:
+                    snap = assemble_full(out, doclog, store, info, c.annotate)
+            else:
+                base, the_plan = self._plan()
+                with DocLog(self.run_dir, "fetch", self.state["fetch"]["doclog"]) as fetch_log:
+                    snap = assemble_incremental(out, the_plan, base, fetch_log, store, info, c.annotate)
+        finally:
+            store.close()
+        if self.progress:
+            self.progress("assemble", snap.n_all, snap.n_all)
+        self.state["phase"] = "publish"
+
+    # ------------------------------------------------------------------ mining and publishing
+    def _phase_publish(self) -> None:
+        from bloomspan.sidecar.publish.publication import (coverage_for, document_sites, json_safe, mine_snapshot, phrase_documents_for,
+                                  read_document_fields, run_report, site_clutter)
+        from .snapshot import Snapshot
+        from bloomspan.sidecar.publish.template_index import publish
+
+        c, st = self.config, self.state
+        snap = Snapshot(self.run_dir / "snapshot")
+        check_documents(c, self.client, st["indices"], snap.n_all, snap.n_docs, snap.skipped_by_reason())
+        if self.progress:
+            self.progress("mine", 0, snap.n_tokens)
+        t0 = time.perf_counter()
+        result = mine_snapshot(snap, c.mining_config())
+        st["seconds"]["mine"] = time.perf_counter() - t0
+        if self.progress:
+            self.progress("mine", snap.n_tokens, snap.n_tokens)
+        np.save(self.run_dir / "coverage.npy", np.packbits(result.coverage))
+        doc_keys = snap.stored_keys()
+        phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, self.progress)
+        report = run_report(snap, result, doc_keys, phrase_docs, c.top, c.bins)
+        # One read of the site and URL fields serves the clutter report and the template detector.
+        fields = [f for f in (c.site_field, c.url_field if c.templates else None) if f]
+        values = read_document_fields(self.client, st["indices"], fields, doc_keys, c.batch_size) if fields else {}
+        sites = document_sites(values.get(c.site_field), values.get(c.url_field))
+        if c.site_field:
+            report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
+                                                          result.coverage, snap.doc_offsets, c.top)
+        template_docs, template_stats = [], None
+        if c.templates:
+            t0 = time.perf_counter()
+            template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field))
+            st["seconds"]["templates"] = time.perf_counter() - t0
+        skipped = snap.skipped_by_reason()
+        covered = int(np.count_nonzero(result.coverage))
+        run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
+                   "finished_at": _now_iso(), "docs_seen": snap.n_all, "docs_skipped": sum(skipped.values()),
+                   "tokens_seen": snap.n_tokens, "covered_tokens": covered,
+                   "covered_share": covered / snap.n_tokens if snap.n_tokens else 0.0, "phrases": len(phrase_docs),
+                   "params": c.params(), "report": json_safe(report),
+                   "stats": json_safe({"engine": result.stats, "kind": st["kind"], "seconds": st["seconds"],
+                                       "incremental": st["counts"].get("incremental"),
+                                       "scan_docs_per_second": st.get("scan", {}).get("docs_per_second")})}
+        if template_stats is not None:
+            run_doc["templates"] = json_safe(template_stats)
+        check_phrases(c, self.client, len(phrase_docs) + sum((template_stats or {}).get(k, 0)
+                                                             for k in ("phrases", "skeletons")))
+        self._mint_publication_id()
+
+        def before_swap() -> None:
+            self.lease.check()
+            st["swap_started"] = st["run_id"]  # from here on the run may be visible: never delete it
+            self.save()
+
+        res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
+                      coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
+                      bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
+                      extra_docs=template_docs)
+        st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
+                         "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
+                         "docs_stored": snap.n_docs, "docs_skipped": sum(skipped.values()),
+                         "skipped_by_reason": skipped, "tokens": snap.n_tokens, "covered_tokens": covered,
+                         "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
+                         "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted,
+                         "templates": None if template_stats is None else {
+                             k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")}}
+        st["phase"] = "annotate" if c.annotate else "finalize"
+
+    def _mint_publication_id(self) -> None:
+        """Give the run the id it publishes under, minted now, while this process holds the
+        lease, once per attempt: every run published by anyone else moved the alias before
+        this lease was acquired, so this id (its time) is later than theirs. A run resumed
+        after losing the lease, or turned away by it, never publishes under the id it started
+        with. The one exception is an attempt whose index the alias already points at (killed
+        after the swap): it keeps its id and only finishes. An earlier attempt's index that
+        was never about to be aliased is deleted; one that may have been visible is left to
+        retention."""
+        from bloomspan.sidecar.publish.template_index import new_run_id, physical_indices, physical_name
+
+        if self._minted:
+            return
+        c, st = self.config, self.state
+        old = st["run_id"]
+        attempt = physical_name(c.template_index, old)
+        found = physical_indices(self.client, c.template_index).get(attempt)
+        if found and found["aliased"]:
+            self._minted = True
+            return
+        if found and st.get("swap_started") != old:
+            log.info("deleting %s: an earlier attempt of this run, never published", attempt)
+            self.client.indices.delete(index=attempt, ignore_unavailable=True)
+        st["run_id"] = new_run_id()
+        self.lease.run_id = st["run_id"]
+        self._minted = True
+        self.save()
+        if old != st["run_id"]:
+            log.info("run %s publishes as %s", old, st["run_id"])
+
+    def _detect_templates(self, snap, result, sites: list | None, urls: list | None
+                          ) -> tuple[list[tuple[str, dict]], dict]:
+        """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: the
+        documents' sites (:func:`bloomspan.sidecar.publish.publication.document_sites`) and URL sections as scopes; the
+        run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
+        Returns the index documents and the stats for the run document."""
+        from bloomspan.engine.text.slots import number_token_mask
+        from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
+
+        from bloomspan.sidecar.publish.template_reader import template_documents
+
+        c = self.config
+        blocks = snap.block_offsets()
+        if blocks is None:
+            raise BloomspanSidecarError(
+                f"{snap.folder}: this snapshot keeps no line boundaries (made before --templates existed); "
+                "run once with --full to read the documents again", item=str(snap.folder))
+        if self.progress:
+            self.progress("templates", 0, snap.n_tokens)
+        config = c.detector_config()
+        levels = [] if sites is None else scope_levels(sites, urls, config.section_depth)
+        vocab = snap.vocabulary
+        tokens = np.ascontiguousarray(snap.tokens)
+        detection = detect_templates(tokens, snap.doc_offsets, blocks, config, levels,
+                                     number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
+        records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
+        records += [k.to_record(vocab.token) for k in detection.skeletons]
+        covered = detection.coverage | result.coverage
+        stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+                 "covered_tokens": int(covered.sum()),
+                 "covered_share": float(covered.mean()) if covered.size else 0.0,
+                 "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
+                 "detector": detection.stats}
+        if self.progress:
+            self.progress("templates", snap.n_tokens, snap.n_tokens)
+        log.info("templates run=%s phrases=%d skeletons=%d covered_share=%.4f", self.state["run_id"],
+                 stats["phrases"], stats["skeletons"], stats["covered_share"])
+        return template_documents(records), stats
+
+    def _phase_annotate(self) -> None:
+        from .annotate import annotate
+        from .snapshot import Snapshot
+
+        st = self.state
+        snap = Snapshot(self.run_dir / "snapshot")
+        coverage = np.unpackbits(np.load(self.run_dir / "coverage.npy"), count=snap.n_tokens).astype(bool)
+        sec = st.setdefault("annotation", {"done": 0, "summary": None})
+
+        def on_batch(done: int) -> None:
+            sec["done"] = done
+            self.save()
+
+        summary = annotate(self.client, snap, coverage, st["run_id"], bulk_docs=self.config.bulk_docs,
+                           start=sec["done"], progress=self.progress, on_batch=on_batch)
+        prior = sec.get("summary") or {"updated": 0, "noop": 0, "failed_by_reason": {}}
+        merged = {"updated": prior["updated"] + summary.updated, "noop": prior["noop"] + summary.noop,
+                  "failed_by_reason": {k: prior["failed_by_reason"].get(k, 0) + summary.failed_by_reason.get(k, 0)
+                                       for k in set(prior["failed_by_reason"]) | set(summary.failed_by_reason)}}
+        sec["summary"] = merged
+        st["summary"]["annotate"] = merged
+        st["phase"] = "finalize"
+
+    def _phase_finalize(self) -> None:
+        """Make this run's snapshot the base of the next incremental run; drop the run folder."""
+        st = self.state
+        snaps = self.work / "snapshots"
+        snaps.mkdir(exist_ok=True)
+        target = snaps / st["run_id"]
+        if (self.run_dir / "snapshot").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(self.run_dir / "snapshot", target)
+        write_json_atomic(self.work / "base.json", {"run_id": st["run_id"], "snapshot": f"snapshots/{st['run_id']}",
+                                                    "source": st["source"]})
+        for old in snaps.iterdir():
+            if old.name != st["run_id"]:
+                shutil.rmtree(old, ignore_errors=True)
+        st["phase"] = "done"
+        shutil.rmtree(self.run_dir, ignore_errors=True)

@@ -1,0 +1,388 @@
+"""What the proxy relays: never a write to its own indices, and an allow-list on its own credentials.
+
+Two rules, checked on every proxied request before anything is forwarded:
+
+1. **Protected indices, in every mode.** The template alias ``T``, its physical indices
+   ``T-*`` and the lease index are written only by bloomspan itself, never through the
+   proxy: a write whose target reaches one of them is refused — an index expression in the
+   path (wildcards, ``_all``, date math and comma lists included), an alias or target index
+   named in the path (``/_alias/T``, ``/_clone/T-x``), the names in an ``_aliases``,
+   ``_reindex``, index-template or snapshot-restore body, and each ``_bulk`` item's
+   ``_index``. A bulk with one such item is refused whole, naming the item. Reads (GET,
+   HEAD, and the POST read endpoints below) of these indices stay allowed.
+2. **With the sidecar's credentials** (``--no-forward-credentials``) the client is not
+   authenticated by the cluster, so only an allow-list is relayed:
+
+   * reads: GET, HEAD and OPTIONS (except the security plugin's API, which would show the
+     sidecar's identity and users), and POST to the read endpoints of :data:`POST_READS`
+     (``_search``, ``_msearch``, ``_count``, ``_mget``, ``_field_caps``,
+     ``_validate/query``, ``_explain``, ``_search/scroll``, opening a point in time,
+     ``_analyze``, term vectors, search templates, ``_search_shards``); DELETE of a scroll or
+     a point in time;
+   * document writes to a concrete index matching ``--clean-index``: ``_bulk`` (every item's
+     index must match), ``PUT/POST _doc``, ``_create``, ``POST _update``, ``DELETE _doc/<id>``,
+     and ``POST <index>/_refresh``.
+
+   Everything else — index creation and deletion, mappings, settings, aliases, templates,
+   scripts, pipelines, ``_reindex``, ``_update_by_query``/``_delete_by_query``, cluster
+   settings, snapshots, wildcard or ``_all`` writes — is refused.
+
+A refusal is a :class:`Refusal` (a metric label and a reason naming what was refused and
+why); the service answers it with 403. The JSON these rules read is parsed the way the node
+parses it where that matters: only the first object of a bulk action line counts (the node
+ignores what follows it), ``/* */`` and ``//`` comments are removed first (the node accepts
+them), and bytes that still do not parse are checked for protected names as they are. With
+the client's own credentials rule 1 is a guard against mistakes, not a security boundary (the client could write to the cluster
+directly): a script or ingest pipeline that changes a document's ``_index`` is not followed.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator, Mapping
+
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+ANY = None  # one path segment, whatever it is
+# POST endpoints that only read, after the optional index expression.
+POST_READS: tuple[tuple[str | None, ...], ...] = (
+    ("_search",), ("_msearch",), ("_count",), ("_mget",), ("_field_caps",), ("_validate", "query"),
+    ("_explain", ANY), ("_search", "scroll"), ("_search", "scroll", ANY), ("_search", "point_in_time"),
+    ("_analyze",), ("_termvectors",), ("_termvectors", ANY), ("_mtermvectors",), ("_search", "template"),
+    ("_msearch", "template"), ("_render", "template"), ("_render", "template", ANY), ("_search_shards",),
+)
+# DELETEs that only release a read context.
+READ_RELEASES: tuple[tuple[str | None, ...], ...] = (
+    ("_search", "scroll"), ("_search", "scroll", ANY), ("_search", "point_in_time"), ("_search", "point_in_time", "_all"),
+)
+SECURITY_API = (("_plugins", "_security"), ("_opendistro", "_security"))
+# Endpoints whose JSON body names indices or aliases, and the keys that hold them.
+BODY_TARGET_ENDPOINTS = frozenset({"_aliases", "_reindex", "_index_template", "_template", "_restore"})
+NAME_KEYS = frozenset({"index", "indices", "alias", "aliases", "index_patterns"})
+PATH_TARGETS = {"_alias": "alias", "_aliases": "alias", "_clone": "target index", "_split": "target index",
+                "_shrink": "target index", "_rollover": "new index"}
+BULK_VERBS = frozenset({"index", "create", "update", "delete"})
+BULK_VERBS_WITH_SOURCE = frozenset({"index", "create", "update"})
+CLEANED_VERBS = frozenset({"index", "create"})
+ALTERNATIVE_BODY_FORMATS = ("smile", "cbor", "yaml")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the proxy will not relay a request: ``rule`` labels the metric, ``reason`` is for the client."""
+
+    rule: str
+    reason: str
+
+
+class _Pairs(list):
+    """A JSON object as its list of (key, value) pairs: duplicate keys are all kept."""
+
+
+def _load(text: bytes | str):
+    """The first JSON value in ``text`` (what follows it is ignored, as the node's bulk parser
+    does; ``/* */`` and ``//`` comments are allowed, as the node allows them); objects become
+    :class:`_Pairs`. ValueError when there is none."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    decoder = json.JSONDecoder(object_pairs_hook=_Pairs)
+    try:
+        try:
+            return decoder.raw_decode(text, len(text) - len(text.lstrip()))[0]
+        except ValueError:
+            if "/" not in text:
+                raise
+            text = strip_comments(text)
+            return decoder.raw_decode(text, len(text) - len(text.lstrip()))[0]
+    except RecursionError:
+        raise ValueError("nested too deeply to check") from None
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without JSON comments (``/* ... */`` and ``// ...``), strings left alone."""
+    out, i, n, in_string = [], 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+            out.append(" ")
+            continue
+        elif text.startswith("//", i):
+            close = text.find("\n", i)
+            i = n if close < 0 else close
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def split_path(raw_path: str) -> list[str]:
+    """Percent-decoded path segments of a raw request path (``a%2Fb`` stays one segment)."""
+    from urllib.parse import unquote
+
+    path = raw_path.split("?", 1)[0]
+    return [unquote(s) for s in path.split("/") if s]
+
+
+def _matches(rest: list[str], shapes) -> bool:
+    return any(len(shape) == len(rest) and all(s is ANY or s == r for s, r in zip(shape, rest)) for shape in shapes)
+
+
+@lru_cache(maxsize=4096)
+def globs_intersect(a: str, b: str) -> bool:
+    """True when some index name matches both ``*``-glob ``a`` and ``*``-glob ``b``."""
+
+    @lru_cache(maxsize=None)
+    def go(i: int, j: int) -> bool:
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i] == "*":
+            return go(i + 1, j) or (j < len(b) and go(i, j + 1))
+        if j < len(b) and b[j] == "*":
+            return go(i, j + 1) or (i < len(a) and go(i + 1, j))
+        return i < len(a) and j < len(b) and a[i] == b[j] and go(i + 1, j + 1)
+
+    return go(0, 0)
+
+
+def expression_globs(expression: str) -> list[str]:
+    """The ``*``-globs an index expression can reach: comma lists split, ``_all`` is ``*``,
+    date math ``<name-{now/d}>`` is ``name-*``; exclusions (``-name``) only narrow, so they
+    are left out (the check stays conservative)."""
+    globs = []
+    for term in expression.split(","):
+        term = term.strip()
+        if not term or term.startswith("-"):
+            continue
+        if term == "_all":
+            term = "*"
+        elif term.startswith("<") and term.endswith(">"):
+            term, depth, out = term[1:-1], 0, []
+            for ch in term:
+                if ch == "{":
+                    depth += 1
+                    if depth == 1:
+                        out.append("*")
+                elif ch == "}":
+                    depth = max(0, depth - 1)
+                elif depth == 0:
+                    out.append(ch)
+            term = "".join(out)
+        globs.append(term)
+    return globs
+
+
+@dataclass(frozen=True)
+class BulkItem:
+    """One action line of a bulk body: ``indices`` are its ``_index`` values (any JSON type),
+    or the path's index when it names none; ``parsed`` is False for a line the proxy cannot read."""
+
+    number: int
+    line: int
+    verbs: tuple[str, ...]
+    indices: tuple
+    parsed: bool
+    raw: bytes
+
+
+def bulk_items(body: bytes, default_index: str | None) -> Iterator[BulkItem]:
+    """The action lines of a bulk body, found the way the node finds them: blank lines between
+    items are skipped, the line after an index/create/update action is its source. After a line
+    the proxy cannot parse, it no longer knows which lines are sources, so every later line
+    that parses as an action is reported too."""
+    pos, line, number, expect_source, lost = 0, 0, 0, False, False
+    n = len(body)
+    while pos < n:
+        end = body.find(b"\n", pos)
+        end = n if end < 0 else end
+        raw = body[pos:end]
+        pos = end + 1
+        line += 1
+        if expect_source:
+            expect_source = False
+            continue
+        if not raw.strip():
+            continue
+        try:
+            action = _load(raw)
+        except (ValueError, UnicodeDecodeError):
+            action = None
+        if not isinstance(action, _Pairs) or not action or not all(isinstance(m, _Pairs) for _, m in action):
+            if not lost:
+                number += 1
+                yield BulkItem(number, line, (), (), False, raw)
+                lost = True
+            elif action is None:
+                yield BulkItem(number, line, (), (), False, raw)
+            continue
+        verbs = tuple(v for v, _ in action)
+        if lost and not set(verbs) <= BULK_VERBS:
+            continue  # most likely a source line
+        indices = tuple(value for _, meta in action for key, value in meta if key == "_index")
+        number += 1
+        yield BulkItem(number, line, verbs, indices or ((default_index,) if default_index else ()), True, raw)
+        expect_source = not lost and verbs[0] in BULK_VERBS_WITH_SOURCE
+
+
+def _body_names(value) -> list:
+    """Every value under a key of :data:`NAME_KEYS`, anywhere in a parsed JSON body."""
+    found, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _Pairs):
+            for key, child in node:
+                if key in NAME_KEYS:
+                    found.extend(child if isinstance(child, list) and not isinstance(child, _Pairs) else [child])
+                stack.append(child)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+@dataclass(frozen=True)
+class AccessPolicy:
+    """The two rules of the module doc for one `serve` configuration."""
+
+    clean: IndexPatterns
+    template_index: str | None
+    lease_index: str | None
+    sidecar_credentials: bool
+
+    # ------------------------------------------------------------ protected indices
+    @property
+    def protected(self) -> tuple[tuple[str, str], ...]:
+        """(glob, what it is) of every index the proxy never writes."""
+        out = []
+        if self.template_index:
+            out += [(self.template_index, f"the template index alias {self.template_index!r}"),
+                    (f"{self.template_index}-*", f"a physical template index ({self.template_index}-*)")]
+        if self.lease_index:
+            out.append((self.lease_index, f"the lease index {self.lease_index!r}"))
+        return tuple(out)
+
+    def protected_reached(self, expression) -> str | None:
+        """What protected index ``expression`` (an index name or expression) can reach, or None."""
+        if not isinstance(expression, str):
+            return None
+        for glob in expression_globs(expression):
+            for pattern, what in self.protected:
+                if globs_intersect(glob, pattern):
+                    return what
+        return None
+
+    def _raw_may_name_protected(self, raw: bytes) -> bool:
+        """For bytes the proxy cannot parse (nor, then, the node): do they spell a protected name?"""
+        names = [p.rstrip("-*") for p, _ in self.protected]
+        return any(name.encode() in raw for name in names if name)
+
+    # ------------------------------------------------------------ the check
+    def check(self, method: str, segments: list[str], query: Mapping[str, str], content_type: str | None,
+              body: bytes) -> Refusal | None:
+        """None when the request may be relayed, else the :class:`Refusal` (see the module doc)."""
+        method = method.upper()
+        shown = f"{method} /{'/'.join(segments)}"
+        if method in READ_METHODS:
+            if self.sidecar_credentials and any(tuple(segments[:2]) == api for api in SECURITY_API):
+                return Refusal("not_allowed", f"{shown}: the security plugin's API is not relayed with the "
+                                              "sidecar's own credentials (--no-forward-credentials)")
+            return None
+        index_expr = segments[0] if segments and (not segments[0].startswith("_") or segments[0] == "_all") else None
+        rest = segments[1:] if index_expr is not None else segments
+        if (method == "POST" and _matches(rest, POST_READS)) or (method == "DELETE" and _matches(rest, READ_RELEASES)):
+            return None
+        if "source" in query:
+            return Refusal("body_in_query", f"{shown}: a write with its body in the `source` query parameter is not "
+                                            "relayed; send the body as the request body")
+        if body and content_type and any(f in content_type.lower() for f in ALTERNATIVE_BODY_FORMATS):
+            return Refusal("body_format", f"{shown}: Content-Type {content_type!r}: the proxy relays JSON bodies "
+                                          "only for writes (it must read them)")
+        refusal = self._check_protected(shown, index_expr, rest, body)
+        if refusal is None and self.sidecar_credentials:
+            refusal = self._check_allow_list(shown, method, index_expr, rest, body)
+        return refusal
+
+    def _check_protected(self, shown: str, index_expr: str | None, rest: list[str], body: bytes) -> Refusal | None:
+        targets = [("index", index_expr)] if index_expr is not None else []
+        if len(rest) >= 2 and rest[0] in PATH_TARGETS:
+            targets.append((PATH_TARGETS[rest[0]], rest[1]))
+        for kind, expression in targets:
+            what = self.protected_reached(expression)
+            if what:
+                return Refusal("protected_index", f"{shown}: the {kind} {expression!r} reaches {what}, which the "
+                                                  "proxy never writes (bloomspan maintains it)")
+        if rest and rest[-1] == "_bulk":
+            for item in bulk_items(body, index_expr):
+                if not item.parsed:
+                    if self._raw_may_name_protected(item.raw):
+                        return Refusal("protected_index", f"{shown}: bulk line {item.line} is not JSON the proxy can "
+                                                          "read and may name an index it never writes")
+                    continue
+                for index in item.indices:
+                    what = self.protected_reached(index)
+                    if what:
+                        return Refusal("protected_index", f"{shown}: bulk item {item.number} (line {item.line}, "
+                                                          f"{item.verbs[0]}) targets {index!r}, {what}, which the "
+                                                          "proxy never writes; nothing of this request was forwarded")
+        elif body and (set(rest) & BODY_TARGET_ENDPOINTS):
+            try:
+                names = _body_names(_load(body))
+            except (ValueError, UnicodeDecodeError):
+                if self._raw_may_name_protected(body):
+                    return Refusal("protected_index", f"{shown}: the body is not JSON the proxy can read and may "
+                                                      "name an index it never writes")
+                return None
+            for name in names:
+                what = self.protected_reached(name)
+                if what:
+                    return Refusal("protected_index", f"{shown}: the body names {name!r}, which reaches {what}; "
+                                                      "the proxy never changes it")
+        return None
+
+    # ------------------------------------------------------------ the allow-list
+    def clean_target(self, index) -> bool:
+        """A concrete index name that matches ``--clean-index`` and is not protected."""
+        return (isinstance(index, str) and not any(c in index for c in "*,<>?\"\\/| ")
+                and not index.startswith(("_", "-", "+")) and self.clean.matches(index)
+                and self.protected_reached(index) is None)
+
+    def _check_allow_list(self, shown: str, method: str, index_expr: str | None, rest: list[str],
+                          body: bytes) -> Refusal | None:
+        patterns = ", ".join(self.clean.patterns) or "(no --clean-index pattern)"
+        why = ("with the sidecar's own credentials (--no-forward-credentials) the proxy relays only reads "
+               f"and document writes to indices matching {patterns}")
+        if rest == ["_bulk"] and method in ("POST", "PUT"):
+            if index_expr is not None and not self.clean_target(index_expr):
+                return Refusal("not_allowed", f"{shown}: index {index_expr!r} does not match; {why}")
+            for item in bulk_items(body, index_expr):
+                if not item.parsed:
+                    return Refusal("not_allowed", f"{shown}: bulk line {item.line} is not an action line the proxy "
+                                                  f"can check; {why}")
+                if not item.indices:
+                    return Refusal("not_allowed", f"{shown}: bulk item {item.number} (line {item.line}) names no "
+                                                  f"index; {why}")
+                for index in item.indices:
+                    if not self.clean_target(index):
+                        return Refusal("not_allowed", f"{shown}: bulk item {item.number} (line {item.line}, "
+                                                      f"{item.verbs[0]}) targets {index!r}; {why}")
+            return None
+        if index_expr is not None and self.clean_target(index_expr):
+            if (method in ("PUT", "POST") and len(rest) == 2 and rest[0] in ("_doc", "_create")) \
+                    or (method == "POST" and rest in (["_doc"], ["_refresh"])) \
+                    or (method == "POST" and len(rest) == 2 and rest[0] == "_update") \
+                    or (method == "DELETE" and len(rest) == 2 and rest[0] == "_doc"):
+                return None
+        return Refusal("not_allowed", f"{shown}: not a read or a document write; {why}")

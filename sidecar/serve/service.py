@@ -1,0 +1,420 @@
+"""`bloomspan serve`: health, metrics, mining runs on demand and on a schedule, and the bulk proxy.
+
+``create_app(config) -> web.Application``. State lives under typed ``web.AppKey``s. Two
+background tasks run as ``cleanup_ctx`` contexts, cancelled and awaited on shutdown: the
+template watcher (reloads the cleaner when the template alias moves to a new run; requests in
+flight keep the cleaner they started with, the swap is one reference assignment) and the
+scheduler (a mining run every ``every_seconds``). CPU work — mining, building a matcher —
+runs in threads (``asyncio.to_thread``), never on the event loop.
+
+Routes: ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (Prometheus), ``GET /runs``,
+``POST /runs`` (needs the admin token when one is set), ``GET /emerging``,
+``/_bloomspan/search/{index}`` (near-duplicate collapse of the top hits); everything else is
+proxied to the cluster, with ``_bulk`` and single-document index/create requests for
+``clean_indices`` cleaned on the way.
+
+The proxy, per request: the body is read up to the cluster's ``http.max_content_length``
+(:mod:`.proxy_limits`, 413 beyond), checked against the access rules (:mod:`.proxy_access`,
+403 with the reason), cleaned (:mod:`.bulk_proxy`, with the target indices' mappings from
+:mod:`.mapping_probe`), and forwarded with its raw path and query. Every error the service
+produces itself has OpenSearch's JSON shape (:mod:`.proxy_errors`): an unreachable or slow
+cluster is a 502/503/504 clients retry, one log line each, and no exception reaches aiohttp's
+plain-text 500.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import quote
+
+from aiohttp import ClientSession, ClientTimeout, web
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from yarl import URL
+
+from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
+from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bulk_items, split_path
+from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
+from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, cluster_body_limit, read_body
+from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
+
+log = logging.getLogger(__name__)
+
+CONFIG = web.AppKey("config", ServeConfig)
+CLEANER = web.AppKey("cleaner", CleanerHolder)
+RUNS = web.AppKey("runs", RunRegistry)
+METRICS = web.AppKey("metrics", dict)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+UPSTREAM = web.AppKey("upstream", ClientSession)
+EMERGING = web.AppKey("emerging", object)
+PATTERNS = web.AppKey("patterns", IndexPatterns)
+POLICY = web.AppKey("policy", AccessPolicy)
+PROBE = web.AppKey("probe", NewFieldsProbe)
+
+
+@dataclass
+class ProxyRuntime:
+    """Proxy settings known only once the service has started (read from the cluster)."""
+
+    max_body_bytes: int
+
+
+RUNTIME = web.AppKey("runtime", ProxyRuntime)
+
+# The body is forwarded decompressed and re-framed, so its encoding and framing headers are
+# the proxy's own; Expect was answered by the proxy already.
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
+              "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "expect"}
+# Bodies above this are checked against the access rules in a worker thread.
+POLICY_INLINE_BYTES = 256 * 1024
+
+
+def _accepts_keyword(fn) -> bool:
+    """Does the rewriter take ``accepts_new_fields`` (strict-mapping indices)?"""
+    try:
+        return "accepts_new_fields" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+BULK_TAKES_MAPPING_PROBE = _accepts_keyword(rewrite_bulk)
+SINGLE_TAKES_MAPPING_PROBE = _accepts_keyword(rewrite_single)
+
+
+def _metrics(registry: CollectorRegistry) -> dict:
+    return {
+        "runs": Counter("bloomspan_mining_runs", "Mining runs by outcome", ["status"], registry=registry),
+        "run_seconds": Gauge("bloomspan_last_run_seconds", "Duration of the last finished mining run", registry=registry),
+        "documents": Gauge("bloomspan_last_run_documents", "Documents mined in the last run", registry=registry),
+        "tokens": Gauge("bloomspan_last_run_tokens", "Tokens mined in the last run", registry=registry),
+        "phrases": Gauge("bloomspan_last_run_phrases", "Phrases published by the last run", registry=registry),
+        "covered_share": Gauge("bloomspan_last_run_covered_share", "Share of corpus tokens covered by boilerplate", registry=registry),
+        "proxy_requests": Counter("bloomspan_proxy_requests", "Requests through the proxy", ["kind"], registry=registry),
+        "proxy_docs": Counter("bloomspan_proxy_documents", "Documents seen by the cleaner", ["outcome"], registry=registry),
+        "proxy_tokens": Counter("bloomspan_proxy_tokens", "Tokens of cleaned fields", ["part"], registry=registry),
+        "reloads": Counter("bloomspan_template_reloads", "Cleaner reloads after the template alias moved", ["status"], registry=registry),
+        "template_phrases": Gauge("bloomspan_template_phrases", "Phrases in the cleaner now serving", registry=registry),
+        "emerging": Gauge("bloomspan_emerging_shingles", "Emerging boilerplate shingles not covered by the phrase set", registry=registry),
+        "uncleaned": Counter("bloomspan_proxy_documents_uncleaned", "Documents forwarded uncleaned, by reason",
+                             ["reason"], registry=registry),
+        "upstream_errors": Counter("bloomspan_proxy_upstream_errors", "Requests answered 502/503/504 because the "
+                                   "cluster could not be reached", ["status"], registry=registry),
+        "refused": Counter("bloomspan_proxy_refused", "Requests refused by the proxy's access rules", ["rule"],
+                           registry=registry),
+    }
+
+
+def _count_proxy(app: web.Application, stats: ProxyStats) -> None:
+    m = app[METRICS]
+    for outcome in ("cleaned", "unchanged", "passed_through", "errors", "routed", "over_ratio_kept"):
+        value = getattr(stats, outcome)
+        if value:
+            m["proxy_docs"].labels(outcome=outcome).inc(value)
+    if stats.tokens:
+        m["proxy_tokens"].labels(part="all").inc(stats.tokens)
+        m["proxy_tokens"].labels(part="boilerplate").inc(stats.covered_tokens)
+    for reason, count in (getattr(stats, "uncleaned_by_reason", None) or {}).items():
+        if count:
+            m["uncleaned"].labels(reason=str(reason)).inc(count)
+
+
+# ---------------------------------------------------------------- plain routes
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    app = request.app
+    holder = app[CLEANER]
+    problems = []
+    try:
+        async with app[UPSTREAM].get(app[CONFIG].upstream_url + "/", timeout=ClientTimeout(total=5),
+                                     headers=app[CONFIG].upstream_headers()) as resp:
+            if resp.status >= 500:
+                problems.append(f"cluster answered {resp.status}")
+    except Exception as exc:  # connection refused, DNS, TLS
+        problems.append(f"cluster unreachable: {type(exc).__name__}")
+    if app[CONFIG].clean_indices and holder.current is None and app[CONFIG].require_template:
+        problems.append("no template loaded yet")
+    body = {"ready": not problems, "problems": problems, "template_run": holder.run_id,
+            "phrases": holder.n_phrases}
+    return web.json_response(body, status=200 if not problems else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    emerging = request.app.get(EMERGING)
+    if emerging is not None:
+        request.app[METRICS]["emerging"].set(len(emerging.emerging()))
+    return web.Response(body=generate_latest(request.app[REGISTRY]),
+                        headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    """Runs this process started, and the runs published in the template index (any replica)."""
+    config = request.app[CONFIG]
+    published, error = [], None
+    if config.template_index:
+        from bloomspan.sidecar.publish.template_index import list_runs as published_runs
+
+        try:
+            published = await asyncio.to_thread(published_runs, request.app[CLEANER].client(), config.template_index)
+        except Exception as exc:  # cluster down: still show local history
+            error = f"{type(exc).__name__}: {exc}"
+    return web.json_response({"runs": request.app[RUNS].history(), "published": published, "published_error": error},
+                             dumps=lambda o: json.dumps(o, default=str))
+
+
+@admin_only
+async def trigger_run(request: web.Request) -> web.Response:
+    runs = request.app[RUNS]
+    if runs.busy:
+        return web.json_response({"error": "a mining run is already in progress", "run": runs.active}, status=409)
+    run = runs.start_background(request.app, reason="api")
+    return web.json_response({"accepted": True, "run": run}, status=202)
+
+
+async def emerging_view(request: web.Request) -> web.Response:
+    emerging = request.app.get(EMERGING)
+    if emerging is None:
+        return web.json_response({"enabled": False, "emerging": []})
+    return web.json_response({"enabled": True, "emerging": emerging.emerging()})
+
+
+# ---------------------------------------------------------------- proxy
+
+def _forward_headers(request: web.Request, config: ServeConfig) -> dict:
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
+    if not config.forward_credentials:
+        headers.pop("Authorization", None)
+        headers.update(config.upstream_headers())
+    return headers
+
+
+def _classify(method: str, parts: list[str]) -> tuple[str, str | None, str | None]:
+    """``(kind, index, doc_id)``: kind is bulk, single or other."""
+    if method in ("POST", "PUT"):
+        if parts and parts[-1] == "_bulk" and len(parts) <= 2:
+            return "bulk", parts[0] if len(parts) == 2 else None, None
+        if len(parts) in (2, 3) and parts[1] in ("_doc", "_create") and not parts[0].startswith("_"):
+            return "single", parts[0], parts[2] if len(parts) == 3 else None
+    return "other", None, None
+
+
+def _bulk_first_index(body: bytes) -> str | None:
+    try:
+        (meta,) = json.loads(body.split(b"\n", 1)[0]).values()
+        index = meta.get("_index")
+    except Exception:
+        return None
+    return index if isinstance(index, str) else None
+
+
+def _refused(app: web.Application, request: web.Request, rule: str, reason: str) -> web.Response:
+    app[METRICS]["refused"].labels(rule=rule).inc()
+    log.warning("proxy refused rule=%s method=%s path=%s", rule, request.method, request.path)
+    return error_response(403, "bloomspan_forbidden", reason)
+
+
+def _with_index(raw_path: str, index: str) -> str:
+    """``raw_path`` with its first segment (the index) replaced by ``index``."""
+    first = raw_path.split("/", 2)[1]
+    return "/" + quote(index, safe="") + raw_path[1 + len(first):]
+
+
+async def _clean(app, request, kind, index, doc_id, body, path, headers):
+    """The body (and path) to forward after cleaning; the stats go to the metrics."""
+    config = app[CONFIG]
+    cleaner = app[CLEANER].current  # this request keeps this cleaner even if a reload swaps it
+    patterns = app[PATTERNS]
+    probe = app[PROBE]
+    takes_probe = BULK_TAKES_MAPPING_PROBE if kind == "bulk" else SINGLE_TAKES_MAPPING_PROBE
+    if takes_probe:
+        targets = [index] if kind == "single" else [
+            i for item in bulk_items(body, index) if item.parsed and item.verbs[0] in CLEANED_VERBS for i in item.indices]
+        await probe.prefetch(app[UPSTREAM], config.upstream_url,
+                             [t for t in targets if isinstance(t, str) and patterns.matches(t)],
+                             headers, config.upstream_headers())
+    extra = {"accepts_new_fields": probe.accepts} if takes_probe else {}
+    if kind == "bulk":
+        body, stats = await asyncio.to_thread(rewrite_bulk, body, cleaner, patterns, index, config.route_index, **extra)
+    else:
+        body, stats, over = await asyncio.to_thread(rewrite_single, body, cleaner, index, patterns, doc_id, **extra)
+        if over and config.route_index:
+            path = _with_index(path, config.route_index.replace("{index}", index))
+            stats.routed += 1
+        elif over:
+            stats.over_ratio_kept += 1
+    _count_proxy(app, stats)
+    if stats.errors:
+        log.warning("proxy kind=%s index=%s documents_forwarded_uncleaned=%d first_reason=%s", kind, index,
+                    stats.errors, stats.error_reasons[0] if stats.error_reasons else "unknown")
+    return body, path
+
+
+async def proxy(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    config = app[CONFIG]
+    segments = split_path(request.raw_path)
+    if any(s in (".", "..") for s in segments):
+        return error_response(400, "illegal_argument_exception",
+                              "a path with a '.' or '..' segment is not relayed by the proxy")
+    try:
+        body = await read_body(request, app[RUNTIME].max_body_bytes)
+    except BodyTooLarge as exc:
+        app[METRICS]["proxy_requests"].labels(kind="too_large").inc()
+        log.warning("proxy body_too_large method=%s path=%s limit=%d", request.method, request.path, exc.limit)
+        return exc.response()
+    check = (app[POLICY].check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
+    refusal = check[0](*check[1:]) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(*check)
+    if refusal is not None:
+        return _refused(app, request, refusal.rule, refusal.reason)
+    kind, index, doc_id = _classify(request.method, segments)
+    path = request.raw_path
+    app[METRICS]["proxy_requests"].labels(kind=kind).inc()
+    headers = _forward_headers(request, config)
+    cleaner = app[CLEANER].current
+    if cleaner is None and kind != "other" and config.require_template \
+            and app[PATTERNS].matches(index or _bulk_first_index(body)):
+        # Better a retryable refusal than boilerplate indexed uncleaned.
+        app[METRICS]["proxy_requests"].labels(kind="refused_no_template").inc()
+        return error_response(503, "bloomspan_no_template", "no phrase set loaded yet; retry later")
+    if cleaner is not None and kind != "other" and body:
+        body, path = await _clean(app, request, kind, index, doc_id, body, path, headers)
+    emerging = app.get(EMERGING)
+    if emerging is not None and kind != "other" and body and (
+            not config.clean_indices or app[PATTERNS].matches(index or _bulk_first_index(body))):
+        # After cleaning, so known boilerplate is gone and only new repeats can fill the filter;
+        # observe_bulk only queues the body for the hook's worker thread.
+        emerging.observe_bulk(body, config.fields, index)
+    url = URL(config.upstream_url + path, encoded=True)
+    async with app[UPSTREAM].request(request.method, url, data=body or None, headers=headers,
+                                     allow_redirects=False) as upstream:
+        payload = await upstream.read()
+        out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
+        return web.Response(status=upstream.status, body=payload, headers=out_headers)
+
+
+# ---------------------------------------------------------------- background tasks
+
+async def _upstream_ctx(app: web.Application):
+    config = app[CONFIG]
+    app[UPSTREAM] = ClientSession(timeout=ClientTimeout(total=config.upstream_timeout,
+                                                        sock_connect=min(10.0, config.upstream_timeout)),
+                                  connector=config.connector(), auto_decompress=True)
+    if config.max_body_bytes is None:
+        app[RUNTIME].max_body_bytes = await cluster_body_limit(app[UPSTREAM], config.upstream_url,
+                                                               config.upstream_headers())
+    yield
+    await app[UPSTREAM].close()
+
+
+async def _template_watcher(app: web.Application):
+    config = app[CONFIG]
+    holder = app[CLEANER]
+
+    async def refresh_once():
+        changed = await asyncio.to_thread(holder.refresh)
+        if changed:
+            app[METRICS]["reloads"].labels(status="ok").inc()
+            app[METRICS]["template_phrases"].set(holder.n_phrases)
+            emerging = app.get(EMERGING)
+            if emerging is not None:
+                emerging.set_known_phrases(holder.phrase_set)
+
+    async def loop():
+        while True:
+            await asyncio.sleep(config.reload_seconds)
+            try:
+                await refresh_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                app[METRICS]["reloads"].labels(status="error").inc()
+                log.exception("template reload failed alias=%s", config.template_index)
+
+    # The first phrase set is loaded before the server accepts requests, so no early request
+    # is forwarded uncleaned merely because the loader had not finished.
+    if config.template_index or config.phrases_path:
+        try:
+            await refresh_once()
+        except Exception:
+            app[METRICS]["reloads"].labels(status="error").inc()
+            log.exception("initial template load failed; serving uncleaned until it succeeds")
+    task = asyncio.create_task(loop()) if (config.template_index or config.phrases_path) else None
+    yield
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _scheduler(app: web.Application):
+    config = app[CONFIG]
+    runs = app[RUNS]
+    runs.bind_loop(asyncio.get_running_loop())
+
+    async def loop():
+        while True:
+            await asyncio.sleep(config.every_seconds)
+            if not runs.busy:
+                runs.start_background(app, reason="schedule")
+
+    task = asyncio.create_task(loop()) if config.every_seconds else None
+    yield
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    await runs.wait_idle()
+
+
+def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None,
+               holder: CleanerHolder | None = None) -> web.Application:
+    """The aiohttp application. ``mine_fn(config) -> summary dict`` runs one mining run
+    (default: the sidecar's cluster mining run); tests may pass their own cleaner holder."""
+    from bloomspan.sidecar.serve.proxy_limits import DEFAULT_MAX_BODY_BYTES
+
+    registry = CollectorRegistry()
+    metrics_by_name = _metrics(registry)
+    on_upstream_failure = lambda status: metrics_by_name["upstream_errors"].labels(status=str(status)).inc()  # noqa: E731
+    body_limit = config.max_body_bytes or DEFAULT_MAX_BODY_BYTES
+    app = web.Application(client_max_size=body_limit, middlewares=[error_middleware(on_upstream_failure)])
+    app[CONFIG] = config
+    app[ADMIN_TOKEN] = config.admin_token or ""
+    app[PATTERNS] = IndexPatterns(tuple(config.clean_indices))
+    app[POLICY] = AccessPolicy(app[PATTERNS], config.template_index, config.lease_index,
+                               sidecar_credentials=not config.forward_credentials)
+    app[PROBE] = NewFieldsProbe(added_fields(tuple(config.fields), config.mode))
+    app[RUNTIME] = ProxyRuntime(max_body_bytes=body_limit)
+    app[REGISTRY] = registry
+    app[METRICS] = metrics_by_name
+    app[CLEANER] = holder or CleanerHolder(config)
+    app[RUNS] = RunRegistry(config, mine_fn, app[METRICS])
+    if config.emerging_shingle:
+        from bloomspan.sidecar.serve.emerging_hook import EmergingHook
+
+        app[EMERGING] = EmergingHook(config, on_threshold=lambda: app[RUNS].start_from_thread(app, "emerging"),
+                                     registry=registry)
+        app.on_cleanup.append(app[EMERGING].on_cleanup)
+    from bloomspan.sidecar.serve.near_dup_search import add_search_routes, client_for_request
+
+    add_search_routes(app, client_for_request(config))
+    from bloomspan.sidecar.serve.report_route import add_report_route  # GET /report, the HTML report
+
+    add_report_route(app)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/runs", list_runs)
+    app.router.add_post("/runs", trigger_run)
+    app.router.add_get("/emerging", emerging_view)
+    app.router.add_route("*", "/{tail:.*}", proxy)
+    app.cleanup_ctx.append(_upstream_ctx)
+    app.cleanup_ctx.append(_template_watcher)
+    app.cleanup_ctx.append(_scheduler)
+    return app
