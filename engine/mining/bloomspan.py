@@ -16,7 +16,7 @@ Stages (each timed as ``seconds_<stage>`` in the stats):
 7. ``coverage``: the mask of tokens inside an occurrence of a returned phrase.
 
 The result equals the MCFP definition exactly: same phrases, df, occurrence counts and
-coverage as the brute force and the suffix-array oracle (``tests/unit/test_exactness.py``).
+coverage as the brute force and the suffix-array oracle (``tests/unit/engine/mining/test_bloomspan_exactness.py``).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def _read(path: str, field: str, group_field: str | None, url_field: str | None)
 
 
 # TemplateConfig's fields and option types, written out so that `bloomspan --help` does not
-# import the engine (numba); tests/unit/test_cli_quality.py checks it against the dataclass.
+# import the engine (numba); tests/unit/sidecar/cli/test_quality.py checks it against the dataclass.
 TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
     ("sigma_fraction", float), ("sigma_floor", int), ("block_min_length", int), ("run_min_length", int),
     ("edge_anchors", bool), ("section_depth", int), ("global_sigma", int), ("global_min_sites", int),

@@ -23,7 +23,7 @@ Both runs end in :func:`bloomspan.sidecar.run.snapshot.write_snapshot` with the 
 in the same canonical (key) order and the same token strings; ids may differ, strings do
 not. Mining is a function of the token sequences, and everything published (phrase text,
 df, bitmaps over canonical numbers, example ids, coverage positions, counts) is derived
-from the snapshot, so it is identical. ``tests/integration/test_incremental.py`` checks
+from the snapshot, so it is identical. ``tests/integration/sidecar/run/test_incremental.py`` checks
 this after adds, updates and deletes.
 
 Line starts (where the lines of a document's text begin) are a property of each document,

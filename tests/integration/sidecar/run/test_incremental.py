@@ -5,7 +5,7 @@ import pytest
 from opensearchpy import helpers
 
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
 
 N = 300
 

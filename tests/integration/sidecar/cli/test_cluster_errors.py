@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from bloomspan.sidecar.cli.main import cli
 
-from sidecar_helpers import make_source, web_docs
+from tests.support.sidecar_helpers import make_source, web_docs
 
 
 def _run(*args, env=None):

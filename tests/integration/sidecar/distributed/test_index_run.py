@@ -8,8 +8,8 @@ import signal
 import threading
 
 import pytest
-from dask_helpers import local_cluster, planted_docs
-from sidecar_helpers import make_source, published, web_docs
+from tests.support.dask_helpers import local_cluster, planted_docs
+from tests.support.sidecar_helpers import make_source, published, web_docs
 
 from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
 from bloomspan.sidecar.distributed.index_run import run_mining_dask

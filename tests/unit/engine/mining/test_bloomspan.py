@@ -12,7 +12,7 @@ from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 from bloomspan.engine.mining.phrases import Phrase
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 
 SHOP = [
     "new laptop acer swift free shipping on orders over 50 dollars",

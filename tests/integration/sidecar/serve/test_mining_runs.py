@@ -8,7 +8,7 @@ from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.serve.mining_runs import mine_for_service, previous_params
 from bloomspan.sidecar.serve.state import ServeConfig
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
-from sidecar_helpers import make_source, web_docs
+from tests.support.sidecar_helpers import make_source, web_docs
 
 
 def _serve_config(opensearch_url, index_prefix, tmp_path, **kw):

@@ -1,5 +1,5 @@
 """Structure and validation of the exported ingest pipeline (its behaviour on a real node is
-tested in tests/integration/test_pipeline_export.py)."""
+tested in tests/integration/ingest/test_pipeline_export.py)."""
 from __future__ import annotations
 
 import pytest

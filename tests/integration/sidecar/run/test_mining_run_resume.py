@@ -13,7 +13,7 @@ import pytest
 
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.publish.template_index import physical_indices
-from sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
 
 N_DOCS = 300
 

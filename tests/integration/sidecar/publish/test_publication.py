@@ -13,7 +13,7 @@ from bloomspan.sidecar.publish.clean_index_template import template_name
 from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
 from bloomspan.sidecar.publish.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
                                               physical_name, publish, rollback, setup)
-from sidecar_helpers import AliasReader, make_source, published, web_docs
+from tests.support.sidecar_helpers import AliasReader, make_source, published, web_docs
 
 
 def _starts(doc: list[str], phrase: list[str]) -> list[int]:

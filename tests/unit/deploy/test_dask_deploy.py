@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DASK = ROOT / "deploy" / "dask"
 K8S = DASK / "k8s"
 COMPOSE = DASK / "docker-compose.yml"

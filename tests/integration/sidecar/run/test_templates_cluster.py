@@ -14,7 +14,7 @@ from bloomspan.sidecar.report.operator_report import explain, render_explain, re
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
 from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
-from sidecar_helpers import make_source
+from tests.support.sidecar_helpers import make_source
 from tests.support.service_thread import serve_in_thread
 
 pytestmark = pytest.mark.integration

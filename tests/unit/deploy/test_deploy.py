@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 DOCKERFILE = DEPLOY / "docker" / "Dockerfile"
 DOCKERIGNORE = DEPLOY / "docker" / "Dockerfile.dockerignore"

@@ -12,7 +12,7 @@ from bloomspan.sidecar.cli.cluster import cluster_cli
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
-from sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_cli_report_explain_runs_rollback(os_client, index_prefix, opensearch_ur
 @pytest.fixture
 def two_runs(os_client, index_prefix, opensearch_url, tmp_path):
     """A site-scoped run with the template detector, then a second run after the crawl grew."""
-    from sidecar_helpers import make_source as _make
+    from tests.support.sidecar_helpers import make_source as _make
     from opensearchpy import helpers
 
     docs = [dict(d, url=f"https://{d['site']}/p/{d['id']}") for d in web_docs(400)]

@@ -8,7 +8,7 @@ from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.run.annotate import MIN_RATIO
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.report.operator_report import explain
-from sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
 
 
 def _config(prefix, url, work, **kw):

@@ -11,7 +11,7 @@ from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
 from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
 
-from dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
+from tests.support.dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
 
 
 @pytest.fixture(scope="module")
