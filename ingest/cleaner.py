@@ -10,6 +10,12 @@ than ``max_chars``. A field of only whitespace/punctuation has no tokens: nothin
 no error. The input document is never mutated; a changed document is a new dict
 (shallow copy, other keys shared).
 
+Matching (``match``): ``"windows"`` (default) finds every run of ``min_length`` consecutive
+tokens of a phrase (the run's ``--min-length``, recorded with each phrase; ``min_length``
+overrides it), so known boilerplate is found next to neighbours it was never mined with;
+``"phrases"`` finds whole phrases only. A phrase with no known ``min_length`` is matched
+whole either way.
+
 Modes (per configured text field; matching and merging as in :mod:`.matcher`):
 
 * ``strip``: the field is rewritten without its merged spans (see *Strip rule*).
@@ -91,7 +97,7 @@ from .errors import (
     InvalidTextError,
     MissingFieldError,
 )
-from .matcher import BATCH_CHARS, MatchResult, PhraseMatcher
+from .matcher import BATCH_CHARS, MATCH_MODES, MatchResult, PhraseMatcher
 from .phrase_set import PhraseSet
 from .template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher, template_scopes
 
@@ -129,6 +135,9 @@ class CleanerConfig:
     clean_suffix, chunks_suffix: names of the derived fields.
     fingerprint:   True: write ``meta_field.fingerprint``, the base64 chunk fingerprint of the
                    stripped text (default :class:`FingerprintConfig`; mapping: ``binary``).
+    match:         "windows" (every ``min_length`` window of a phrase) or "phrases" (whole
+                   phrases only); module docstring.
+    min_length:    window length for every phrase; None: each phrase's recorded ``min_length``.
     """
 
     fields: tuple[str, ...]
@@ -145,6 +154,8 @@ class CleanerConfig:
     clean_suffix: str = "_clean"
     chunks_suffix: str = "_chunks"
     fingerprint: bool = False
+    match: str = "windows"
+    min_length: int | None = None
 
     def __post_init__(self) -> None:
         fields = self.fields
@@ -176,6 +187,11 @@ class CleanerConfig:
             raise IngestConfigError("fingerprint", self.fingerprint, "must be true or false")
         if self.fingerprint and self.meta_field is None:
             raise IngestConfigError("meta_field", None, "fingerprint=True writes meta_field.fingerprint: give a key, e.g. 'bloomspan'")
+        if self.match not in MATCH_MODES:
+            raise IngestConfigError("match", self.match, f"must be one of {', '.join(MATCH_MODES)}")
+        m = self.min_length
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+            raise IngestConfigError("min_length", m, "must be an integer >= 1 (the mining run's --min-length) or None")
         for name in ("clean_suffix", "chunks_suffix"):
             v = getattr(self, name)
             if not isinstance(v, str) or not v:
@@ -381,9 +397,10 @@ class Cleaner:
         self.config = config
         self.templates = templates
         if templates is not None:
+            self.templates = templates = templates.matching(config.match, config.min_length)
             self._ids = list(phrase_set.ids) + [TEMPLATE_SPAN_ID]
         else:
-            self.matcher = PhraseMatcher(phrase_set)
+            self.matcher = PhraseMatcher(phrase_set, match=config.match, min_length=config.min_length)
             self._ids = phrase_set.ids
 
     def _find(self, texts: list[str], scopes: list) -> list[MatchResult]:

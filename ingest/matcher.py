@@ -26,6 +26,16 @@ Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
    re-scans only the documents the previous pass changed and removes at least one token
    of each, so passes are few (one extra, finding nothing, on typical pages).
 
+Window matching (``match="windows"``, what the cleaner and the proxy use by default): a
+phrase mined with ``min_length`` L is found wherever any run of L of its consecutive tokens
+occurs, not only whole. Every such window is itself frequent (it occurs in every document
+its phrase occurs in), so a banner whose neighbours differ from every mined page is still
+known boilerplate. The windows are looked up in a hash index (:mod:`.window_index`);
+overlapping window occurrences of one phrase are reported as one match (a *run*), so a
+match's tokens are exactly the tokens its windows cover. Phrases with no known L (a
+hand-written list), and phrases of at most L tokens, are matched whole by the automaton.
+Step 5 (``fixed_point``) applies to windows as to phrases: a stripped text holds no window.
+
 The automaton (:class:`Automaton`) is a set of numpy arrays: a dense transition row for
 the root, a CSR table of sorted transitions for the other states, failure links,
 dictionary-suffix links and per-state outputs. Plain twins: :func:`find_matches_reference`
@@ -46,12 +56,14 @@ from bloomspan.engine.text.tokenizer import encode_batch, token_spans
 from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .phrase_set import PhraseSet
+from .window_index import WindowIndex, build_window_index
 
 logger = logging.getLogger(__name__)
 
 GLOBAL_SCOPE = -1  # phrase_scope value of phrases that apply to every document
 UNKNOWN_SCOPE = -2  # scope id of a document whose scope no phrase names
 BATCH_CHARS = 1 << 22  # characters per encode/scan round: bounds the token arrays
+MATCH_MODES = ("windows", "phrases")
 
 
 @dataclass(frozen=True)
@@ -343,17 +355,46 @@ _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 
 
-class PhraseMatcher:
-    """Aho–Corasick matcher for every phrase of ``phrase_set`` (built once, reused per batch).
+def window_lengths(phrase_set: PhraseSet, match: str = "windows", min_length: int | None = None) -> np.ndarray:
+    """int64 (P,): the window length each phrase is matched by, 0 for "whole phrase".
 
+    ``match="phrases"``: all 0. ``match="windows"``: ``min_length`` when given, else the
+    phrase's own ``min_length`` (the run that mined it, :attr:`PhraseRecord.min_length`);
+    a phrase with neither, or of fewer tokens than its window, is matched whole (0).
+    """
+    if match not in MATCH_MODES:
+        raise ValueError(f"match={match!r}: must be one of {', '.join(MATCH_MODES)}")
+    if min_length is not None and (not isinstance(min_length, int) or isinstance(min_length, bool) or min_length < 1):
+        raise ValueError(f"min_length={min_length!r}: must be an integer >= 1 (the mining run's --min-length)")
+    out = np.zeros(len(phrase_set), dtype=np.int64)
+    if match == "phrases":
+        return out
+    for i, p in enumerate(phrase_set):
+        w = min_length if min_length is not None else p.min_length
+        if w is not None and p.length > w:
+            out[i] = w
+    return out
+
+
+class PhraseMatcher:
+    """Matcher for every phrase of ``phrase_set`` (built once, reused per batch).
+
+    match:        "phrases" (whole phrases, the default of this class) or "windows" (every
+                  window of :func:`window_lengths` tokens; module docstring).
+    min_length:   window length for every phrase (None: each phrase's own ``min_length``).
     vocabulary:   frozen :class:`Vocabulary` of the phrase tokens (id i = symbol i + 1).
-    automaton:    :class:`Automaton` over symbols; pattern i = phrase index i.
+    automaton:    :class:`Automaton` over the symbols of the phrases matched whole;
+                  its pattern k is phrase ``whole_index[k]``.
+    windows:      one (:class:`~.window_index.WindowIndex`, phrase indices int64) per window
+                  length; pattern k of an index is phrase ``indices[k]``.
     phrase_scope: int32 (P,) scope id of each phrase, GLOBAL_SCOPE for unscoped ones.
     scope_ids:    scope string -> scope id.
     """
 
-    def __init__(self, phrase_set: PhraseSet):
+    def __init__(self, phrase_set: PhraseSet, match: str = "phrases", min_length: int | None = None):
         self.phrase_set = phrase_set
+        self.match = match
+        self.window_length = window_lengths(phrase_set, match, min_length)
         tokens = sorted({t for p in phrase_set for t in p.tokens})
         self.vocabulary = Vocabulary(capacity=max(len(tokens), 1))
         ids = self.vocabulary.ids_of(tokens, add_new=True)
@@ -365,8 +406,25 @@ class PhraseMatcher:
             dtype=np.int32,
             count=len(phrase_set),
         )
-        self.automaton = build_automaton(patterns)
-        logger.debug("automaton: %d phrases, %d symbols, %d states", len(patterns), len(tokens), self.automaton.n_states)
+        self.whole_index = np.flatnonzero(self.window_length == 0).astype(np.int64)
+        self.automaton = build_automaton([patterns[i] for i in self.whole_index.tolist()])
+        self.windows: list[tuple[WindowIndex, np.ndarray]] = []
+        for length in np.unique(self.window_length[self.window_length > 0]).tolist():
+            members = np.flatnonzero(self.window_length == length).astype(np.int64)
+            index = build_window_index([patterns[i] for i in members.tolist()], int(length), self.phrase_scope[members])
+            self.windows.append((index, members))
+        logger.debug("matcher: %d phrases (%d whole, %d by windows of %s tokens), %d symbols, %d states, %d windows",
+                     len(patterns), self.whole_index.shape[0], len(patterns) - self.whole_index.shape[0],
+                     [w.length for w, _ in self.windows], len(tokens), self.automaton.n_states,
+                     sum(w.n_entries for w, _ in self.windows))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the automaton and window indices (the vocabulary aside)."""
+        a = self.automaton
+        auto = sum(int(x.nbytes) for x in (a.root_goto, a.edge_ptr, a.edge_sym, a.edge_dst, a.fail, a.out_ptr,
+                                           a.out_phrase, a.dict_link, a.depth))
+        return auto + sum(w.nbytes + int(m.nbytes) for w, m in self.windows)
 
     def _doc_scope(self, scope: str | None) -> int:
         return self.scope_ids.get(scope, UNKNOWN_SCOPE) if scope is not None else UNKNOWN_SCOPE
@@ -402,6 +460,15 @@ class PhraseMatcher:
     def _scan_scoped(self, sym: np.ndarray, tok_off: np.ndarray, doc_scope: np.ndarray | None):
         """Matches ``(start, end, index, doc)`` in ``sym`` whose phrase applies to their document."""
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
+        m_idx = self.whole_index[m_idx].astype(np.int32)
+        if self.windows:
+            parts = [(m_start, m_end, m_idx)]
+            for index, members in self.windows:
+                w_start, w_end, w_idx = index.find_runs(sym, tok_off)
+                parts.append((w_start, w_end, members[w_idx].astype(np.int32)))
+            m_start, m_end, m_idx = (np.concatenate(col) for col in zip(*parts))
+            order = np.lexsort((m_idx, m_end, m_start))
+            m_start, m_end, m_idx = m_start[order], m_end[order], m_idx[order]
         m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
         if doc_scope is not None and m_idx.shape[0]:
             ps = self.phrase_scope[m_idx]
@@ -493,11 +560,16 @@ class PhraseMatcher:
         (``fixed_point``: scan the tokens left by the spans again until nothing is found)."""
         tokens, starts, ends = token_spans(text)
         doc_scope = self._doc_scope(scope)
-        phrases = [ph.tokens for ph in self.phrase_set]
+        # Windows mode: every window of a phrase is a pattern of its own, reported as the phrase.
+        patterns, owner = [], []
+        for p, (ph, w) in enumerate(zip(self.phrase_set, self.window_length.tolist())):
+            w = w or ph.length
+            patterns += [ph.tokens[j:j + w] for j in range(ph.length - w + 1)]
+            owner += [p] * (ph.length - w + 1)
 
         def scan(toks: list) -> list[tuple[int, int, int]]:
-            return [(s, e, p) for s, e, p in find_matches_reference(phrases, toks)
-                    if self.phrase_scope[p] in (GLOBAL_SCOPE, doc_scope)]
+            return sorted({(s, e, owner[k]) for s, e, k in find_matches_reference(patterns, toks)
+                           if self.phrase_scope[owner[k]] in (GLOBAL_SCOPE, doc_scope)})
 
         found = scan(tokens)
         covered = {i for s, e, _ in found for i in range(s, e)}

@@ -17,6 +17,10 @@ of dicts, e.g. read back from the template index)::
   gets the same id on every load and in every order.
 * ``scope`` (optional): a site (or any partition key). A scoped phrase is removed only from
   documents of that scope; a phrase without scope applies to every document.
+* ``min_length`` (optional): the minimum phrase length of the mining run that found the
+  phrase (``bloomspan mine --min-length``), integer >= 1. Every window of that many of its
+  tokens is itself frequent, so the window matcher (:mod:`.matcher`, ``match="windows"``)
+  finds the phrase's windows anywhere; a phrase without it is matched whole.
 
 Unknown keys are ignored. Every error is a :class:`~bloomspan.ingest.errors.PhraseSetError`
 naming the file and line (1-based) or the record index (0-based) and the key.
@@ -39,12 +43,14 @@ PhraseId = str | int
 
 @dataclass(frozen=True, slots=True)
 class PhraseRecord:
-    """One phrase: ``tokens`` (lowercased token strings), ``id``, optional ``df`` and ``scope``."""
+    """One phrase: ``tokens`` (lowercased token strings), ``id``, optional ``df``, ``scope``
+    and ``min_length`` (of the run that mined it)."""
 
     id: PhraseId
     tokens: tuple[str, ...]
     df: int | None = None
     scope: str | None = None
+    min_length: int | None = None
 
     @property
     def text(self) -> str:
@@ -61,6 +67,8 @@ class PhraseRecord:
             out["df"] = self.df
         if self.scope is not None:
             out["scope"] = self.scope
+        if self.min_length is not None:
+            out["min_length"] = self.min_length
         return out
 
 
@@ -134,6 +142,10 @@ def parse_phrase_record(
     scope = obj.get("scope")
     if scope is not None and (not isinstance(scope, str) or not scope):
         raise err(f"scope={scope!r} must be a non-empty string or absent/null (null: applies to every document)", "scope")
+    min_length = obj.get("min_length")
+    if min_length is not None and (not _is_int(min_length) or min_length < 1):
+        raise err(f"min_length={min_length!r} must be an integer >= 1 (the mining run's --min-length) or absent",
+                  "min_length")
     pid = obj.get("id")
     if pid is None:
         pid = stable_phrase_id(tokens, scope)
@@ -142,7 +154,7 @@ def parse_phrase_record(
             raise err("id is empty; use a non-empty string or an integer, or omit it for a derived id", "id")
     elif not _is_int(pid):
         raise err(f"id={pid!r} must be a string or an integer", "id")
-    return PhraseRecord(id=pid, tokens=tokens, df=df, scope=scope)
+    return PhraseRecord(id=pid, tokens=tokens, df=df, scope=scope, min_length=min_length)
 
 
 class PhraseSet:
@@ -232,6 +244,21 @@ class PhraseSet:
     def index_of(self, phrase_id: PhraseId) -> int:
         """Phrase index of ``phrase_id``; KeyError if absent."""
         return self._index[phrase_id]
+
+    @property
+    def min_length(self) -> int | None:
+        """The ``min_length`` the phrases were mined with when every phrase records the same
+        one, else None (none recorded, or a set merged from runs with different values)."""
+        found = {p.min_length for p in self._phrases}
+        return found.pop() if len(found) == 1 else None
+
+    def with_min_length(self, min_length: int) -> "PhraseSet":
+        """The same phrases, each recording ``min_length`` where it records none (a phrase set
+        read from a source that keeps the run's parameter apart, e.g. the template index)."""
+        from dataclasses import replace
+
+        return PhraseSet([p if p.min_length is not None else replace(p, min_length=min_length) for p in self._phrases],
+                         source=self.source)
 
     @property
     def scopes(self) -> list[str]:

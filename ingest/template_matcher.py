@@ -5,7 +5,9 @@ template detector (:mod:`bloomspan.engine.templates.detector`) also returns phra
 are only templates in a given position; this matcher applies them the way they were
 mined, so its coverage of the mined corpus equals the detector's coverage:
 
-* ``kind="mcfp"``: every occurrence (as PhraseMatcher);
+* ``kind="mcfp"``: every occurrence (as PhraseMatcher); with ``match="windows"`` (the
+  default) a phrase that records its run's ``min_length`` is found by its windows of that
+  many tokens, as :class:`~bloomspan.ingest.matcher.PhraseMatcher` does;
 * ``kind="block"`` with one entry in ``block_lengths`` and no anchor: a frequent whole
   line, matched only where it is exactly one whole line of the text;
 * ``kind="block"`` pairs (two lines, or one line with ``anchor`` "start"/"end": the
@@ -44,8 +46,9 @@ from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .errors import PhraseSetError
-from .matcher import build_automaton, merge_spans, scan_symbols
+from .matcher import build_automaton, merge_spans, scan_symbols, window_lengths
 from .phrase_set import PhraseSet
+from .window_index import build_window_index
 
 logger = logging.getLogger(__name__)
 
@@ -152,11 +155,16 @@ class TemplateMatcher:
     slots:          read number tokens of the text as the slot (TemplateConfig.slots); a
                     phrase set mined without slots holds literal numbers instead; None:
                     from the config record (True without one).
+    match, min_length: how ``kind="mcfp"`` phrases match, as in
+                    :class:`~bloomspan.ingest.matcher.PhraseMatcher` ("windows": by their
+                    windows of ``min_length``, or of their own recorded ``min_length``).
     """
 
     def __init__(self, records: Sequence[Mapping[str, Any]], run_min_length: int | None = None,
-                 slots: bool | None = None, *, source: str = "records"):
+                 slots: bool | None = None, *, source: str = "records", match: str = "windows",
+                 min_length: int | None = None):
         records = list(records)
+        self._given = (records, run_min_length, slots, source)
         configs = [r.get("template_config") for r in records if isinstance(r, Mapping) and r.get("kind") == "config"]
         if len(configs) > 1 or (configs and not isinstance(configs[0], Mapping)):
             raise PhraseSetError("expected at most one config record with a 'template_config' object", source=source)
@@ -209,11 +217,26 @@ class TemplateMatcher:
         self._slotted_index = np.asarray([i for i, f in enumerate(slotted) if f], dtype=np.int64)
         self._plain_index = np.asarray([i for i, f in enumerate(slotted) if not f], dtype=np.int64)
         patterns = [tuple(symbol[t] for t in p.tokens) for p in self.phrase_set]
-        self.automaton = build_automaton([patterns[i] for i in self._plain_index.tolist()])
-        self.slot_automaton = build_automaton([patterns[i] for i in self._slotted_index.tolist()])
         self.scope_ids = {s: i for i, s in enumerate(self.phrase_set.scopes)}
         self.phrase_scope = np.asarray([-1 if p.scope is None else self.scope_ids[p.scope] for p in self.phrase_set],
                                        dtype=np.int64)
+        # Windows: mcfp phrases only (a block phrase is a whole line by definition).
+        self.match, self.min_length = match, min_length
+        self.window_length = np.where(self.rule == _RULE_ANY, window_lengths(self.phrase_set, match, min_length), 0)
+        by_window = self.window_length > 0
+        self._windows = []  # (WindowIndex, phrase indices, reads the slotted symbols)
+        for length in np.unique(self.window_length[by_window]).tolist():
+            for slotted_group in (False, True):
+                members = np.flatnonzero((self.window_length == length)
+                                         & (np.asarray(slotted, dtype=bool) == slotted_group)).astype(np.int64)
+                if members.shape[0]:
+                    index = build_window_index([patterns[i] for i in members.tolist()], int(length),
+                                               self.phrase_scope[members].astype(np.int32))
+                    self._windows.append((index, members, slotted_group))
+        self._plain_index = self._plain_index[~by_window[self._plain_index]]
+        self._slotted_index = self._slotted_index[~by_window[self._slotted_index]]
+        self.automaton = build_automaton([patterns[i] for i in self._plain_index.tolist()])
+        self.slot_automaton = build_automaton([patterns[i] for i in self._slotted_index.tolist()])
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike, run_min_length: int | None = None,
@@ -232,6 +255,13 @@ class TemplateMatcher:
 
     def __len__(self) -> int:
         return len(self.phrase_set)
+
+    def matching(self, match: str, min_length: int | None = None) -> "TemplateMatcher":
+        """This matcher with mcfp phrases matched by ``match`` / ``min_length`` (itself when unchanged)."""
+        if (match, min_length) == (self.match, self.min_length):
+            return self
+        records, run_min_length, slots, source = self._given
+        return TemplateMatcher(records, run_min_length, slots, source=source, match=match, min_length=min_length)
 
     def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None):
         """:meth:`find_batch` as :class:`~bloomspan.ingest.matcher.MatchResult` objects (what the
@@ -274,7 +304,8 @@ class TemplateMatcher:
         sym = symbol_of[ids] if names else np.zeros(0, dtype=np.int32)
         is_number = number_token_mask(names) if self.slots else np.zeros(len(names), dtype=bool)
         slot_sym = None
-        if self._slotted_index.shape[0] and self.slots and names:
+        has_slotted = self._slotted_index.shape[0] or any(slotted for _, _, slotted in self._windows)
+        if has_slotted and self.slots and names:
             slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
         line_start = line_starts_batch(texts, tok_off, cstart).view(np.bool_)
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
@@ -283,6 +314,13 @@ class TemplateMatcher:
             s_start, s_end, s_idx = scan_symbols(self.slot_automaton, slot_sym, tok_off)
             m_start, m_end = np.concatenate([m_start, s_start]), np.concatenate([m_end, s_end])
             m_idx = np.concatenate([m_idx, self._slotted_index[s_idx]])
+        for index, members, slotted_group in self._windows:
+            scanned = slot_sym if slotted_group else sym
+            if scanned is None or not names:
+                continue
+            w_start, w_end, w_idx = index.find_runs(scanned, tok_off)
+            m_start, m_end = np.concatenate([m_start, w_start]), np.concatenate([m_end, w_end])
+            m_idx = np.concatenate([m_idx, members[w_idx]])
         m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
         keep = self._keep(m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes)
         m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
