@@ -100,6 +100,9 @@ def cluster_mine_options(f):
         click.option("--allow-empty", is_flag=True, default=False,
                      help="Publish even a run that read no usable document, or found no phrase while the alias "
                           "holds a run with phrases (refused by default: the cleaning would stop)."),
+        click.option("--dry-run", is_flag=True, default=False,
+                     help="Publish the run without moving the alias: compare it with `bloomspan diff`, move the "
+                          "alias with `bloomspan promote RUN`."),
         click.option("--json", "as_json", is_flag=True, default=False, help="Print the run summary as JSON."),
         click.option("--report/--no-report", "show_report", default=True, show_default=True,
                      help="Print the operator report after publishing."),
@@ -114,13 +117,15 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
                          templates=False, url_field=None, template_config_path=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
-                         allow_empty=False, dask=None, dask_memory_limit=None, **_ignored) -> None:
+                         allow_empty=False, dask=None, dask_memory_limit=None, dry_run=False, **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
     from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
+    if dry_run and dask:
+        raise click.UsageError("--dry-run runs in one process: leave out --dask to preview a run before promoting it")
     template_config = None
     if template_config_path:
         try:
@@ -139,7 +144,7 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                             lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
                             pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
                             top=max(top, 20),  # the run document keeps at least 20
-                            allow_empty=allow_empty)
+                            allow_empty=allow_empty, dry_run=dry_run)
     except ClusterConfigError as exc:
         raise _fail(exc) from None
     from .progress import command_progress
@@ -163,8 +168,10 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
         click.echo(json.dumps(summary.as_dict(), indent=1, sort_keys=True))
         return
     inc = summary.incremental
+    behind = (f"without moving {summary.template_index} (dry run: `bloomspan diff` compares it, `bloomspan promote "
+              f"{summary.run_id}` moves the alias)") if summary.dry_run else f"behind {summary.template_index}"
     click.echo(f"run {summary.run_id} ({summary.kind}{', resumed' if summary.resumed else ''}) published "
-               f"{summary.physical_index} behind {summary.template_index} in {time.perf_counter() - t0:.1f}s")
+               f"{summary.physical_index} {behind} in {time.perf_counter() - t0:.1f}s")
     click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_stored:,} mined, {summary.docs_skipped:,} skipped "
                f"{summary.skipped_by_reason}; tokens {summary.tokens:,}; phrases {summary.phrases:,}; "
                f"covered {summary.covered_share:.2%}")
@@ -177,7 +184,11 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
                    f"{inc.get('changed', 0):,} changed, {inc.get('deleted', 0):,} deleted")
     if summary.annotate:
         click.echo(f"annotated: {summary.annotate}")
-    if show_report:
+    if summary.curation and (summary.curation.get("filtered") or summary.curation.get("filtered_templates")):
+        click.echo(f"curation: {summary.curation['filtered']:,} mined phrase(s) filtered by deny entries"
+                   + (f", {summary.curation['filtered_templates']:,} template record(s)"
+                      if summary.curation.get("filtered_templates") else ""))
+    if show_report and not summary.dry_run:
         from bloomspan.sidecar.report.operator_report import render_report, report
 
         click.echo(render_report(report(client, template_index, top=top), top=top))

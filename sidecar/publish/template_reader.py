@@ -4,6 +4,12 @@ A run made with ``bloomspan mine --templates`` also holds the template detector'
 (documents of kind ``template``, ``skeleton`` and ``template_config``);
 :func:`load_cleaning_set` then returns a
 :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over the phrases and those records.
+
+Every loader applies the operator's curation of the template index the run belongs to
+(:mod:`bloomspan.sidecar.curation.store`): :func:`load_cleaner` exactly, site-scoped deny
+entries included; :func:`load_phrase_set` and :func:`load_cleaning_set`, which return one set
+for every document, with every deny entry applied everywhere (``strict``), so no reader of
+the cluster ever applies a denied phrase. ``curated=False`` reads the run as published.
 """
 from __future__ import annotations
 
@@ -52,12 +58,35 @@ def _phrase_record(src: dict) -> dict:
     return record
 
 
-def load_phrase_set(client, index: str):
-    """A :class:`~bloomspan.ingest.phrase_set.PhraseSet` of every phrase in ``index``."""
+def run_curation(client, index: str):
+    """The curation of the template alias physical index ``index`` belongs to (empty when
+    ``index`` is not a run index)."""
+    from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
+
+    alias = template_alias_of(index)
+    return load_curation(client, alias) if alias is not None else Curation()
+
+
+def _strictly_curated(client, index: str, records: list) -> list:
+    from bloomspan.ingest.curation import curate_records
+
+    curation = run_curation(client, index)
+    if not curation.entries:
+        return records
+    curated = curate_records(records, curation.entries, strict=True)
+    log.info("curation applied index=%s filtered=%d added=%d", index, len(curated.filtered), len(curated.added))
+    return curated.records
+
+
+def load_phrase_set(client, index: str, curated: bool = True):
+    """A :class:`~bloomspan.ingest.phrase_set.PhraseSet` of every phrase in ``index`` (curated
+    strictly unless ``curated`` is False)."""
     from bloomspan.ingest.phrase_set import PhraseSet
 
     records = [_phrase_record(src) for src in phrase_documents(client, index)]
     log.info("loaded phrases index=%s count=%d", index, len(records))
+    if curated:
+        records = _strictly_curated(client, index, records)
     return PhraseSet.from_records(records, source=index)
 
 
@@ -85,13 +114,10 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
     return out
 
 
-def load_cleaning_set(client, index: str):
-    """``(phrase_set, templates)`` for a cleaner: the index's phrases, and a
-    :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over them plus the template
-    detector's records when the run was made with ``--templates`` (else None)."""
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.template_matcher import TemplateMatcher
-
+def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
+    """``(records, with_templates)``: the run's phrase records, and with ``--templates`` the
+    template detector's config, template and skeleton records too (as a TemplateMatcher
+    reads them), uncurated."""
     config, phrases, skeletons, templates = None, [], [], []
     for hit in _scan(client, index, ["phrase", *TEMPLATE_KINDS]):  # one pass over the index
         src = hit["_source"]
@@ -111,9 +137,43 @@ def load_cleaning_set(client, index: str):
             templates.append(rec)
     if config is None:
         log.info("loaded phrases index=%s count=%d", index, len(phrases))
-        return PhraseSet.from_records(phrases, source=index), None
+        return phrases, False
     skeletons.sort(key=lambda r: r.get("scope") or "")
-    matcher = TemplateMatcher([config] + phrases + templates + skeletons, source=index)
     log.info("loaded templates index=%s phrases=%d templates=%d skeletons=%d", index, len(phrases), len(templates),
              len(skeletons))
+    return [config] + phrases + templates + skeletons, True
+
+
+def load_cleaning_set(client, index: str, curated: bool = True):
+    """``(phrase_set, templates)`` for a cleaner: the index's phrases, and a
+    :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over them plus the template
+    detector's records when the run was made with ``--templates`` (else None); curated
+    strictly unless ``curated`` is False."""
+    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.template_matcher import TemplateMatcher
+
+    records, with_templates = cleaning_records(client, index)
+    if curated:
+        records = _strictly_curated(client, index, records)
+    if not with_templates:
+        return PhraseSet.from_records(records, source=index), None
+    matcher = TemplateMatcher(records, source=index)
     return matcher.phrase_set, matcher
+
+
+def load_cleaner(client, index: str, config, curation=None):
+    """``(cleaner, curation, curated)``: a cleaner with ``config`` (a CleanerConfig) over run
+    ``index`` with its template index's curation applied exactly (site-scoped deny entries
+    route documents, :mod:`bloomspan.ingest.curated_cleaner`); ``curation`` (already read)
+    saves reading it again; ``curated`` is the base set's outcome (filtered and added)."""
+    from bloomspan.ingest.curated_cleaner import curated_cleaner
+
+    curation = run_curation(client, index) if curation is None else curation
+    records, with_templates = cleaning_records(client, index)
+    outcome: list = []
+    cleaner = curated_cleaner(records, config, curation.entries, with_templates=with_templates, source=index,
+                              on_curated=outcome.append)
+    if curation.entries:
+        log.info("curated cleaner index=%s curation=%s filtered=%d added=%d", index, curation.version,
+                 len(outcome[0].filtered), len(outcome[0].added))
+    return cleaner, curation, outcome[0]

@@ -21,6 +21,12 @@ was, the unfinished run is discarded) when it read 0 usable documents (an empty 
 mistyped ``--field`` or a field that holds no text), when ``--sigma`` exceeds the
 documents read, or when it found 0 phrases while the alias holds a run with phrases.
 ``allow_empty`` (``--allow-empty``) publishes anyway.
+
+Before publication the run's phrases are filtered by the operator's deny entries
+(:mod:`bloomspan.sidecar.curation.run_filter`); the run report's ``curation`` says how many
+were filtered. ``dry_run`` (``--dry-run``) publishes the run complete but leaves the alias
+where it is (and annotates nothing): ``bloomspan diff`` compares it, ``bloomspan promote``
+moves the alias to it.
 """
 from __future__ import annotations
 
@@ -46,6 +52,10 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
 MAX_BATCH = 10_000  # index.max_result_window default
+
+
+class _DryRunStop(Exception):
+    """Raised right before the alias would move in a dry run: the run index is complete."""
 
 
 class RunRefusedError(BloomspanSidecarError):
@@ -91,6 +101,7 @@ class MineConfig:
     top: int = 20
     bins: int = 10
     allow_empty: bool = False  # publish even a run that read no usable document or found no phrase
+    dry_run: bool = False  # write the run but leave the alias where it is (`bloomspan promote` moves it)
 
     def __post_init__(self) -> None:
         def bad(name, fix):
@@ -116,9 +127,12 @@ class MineConfig:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 bad(name, "must be a non-empty field name, or left out")
-        for name in ("templates", "allow_empty"):
+        for name in ("templates", "allow_empty", "dry_run"):
             if not isinstance(getattr(self, name), bool):
                 bad(name, "must be true or false")
+        if self.dry_run and self.annotate:
+            bad("annotate", "--annotate writes the run onto the source documents, which a --dry-run must not do; "
+                "promote the run, then mine again with --annotate")
         if self.template_config is not None:
             self.detector_config()  # validates every field
         if self.scan_mode not in MODES:
@@ -183,7 +197,8 @@ class MineConfig:
                 "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
                 "templates": self.templates, "url_field": self.url_field,
                 "template_config": self.detector_config().to_dict() if self.templates else None,
-                "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind}
+                "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind,
+                "dry_run": self.dry_run}
 
 
 @dataclass
@@ -206,6 +221,8 @@ class RunSummary:
     deleted_runs: list = dc_field(default_factory=list)
     seconds: dict = dc_field(default_factory=dict)
     templates: dict | None = None  # with --templates: phrases, skeletons, covered tokens and share
+    dry_run: bool = False  # published without moving the alias
+    curation: dict | None = None  # what the deny entries filtered (the run report's "curation")
 
     def as_dict(self) -> dict:
         """JSON-serialisable; ``documents`` (= docs mined) is the key ``serve``'s metrics read."""
@@ -539,6 +556,12 @@ class _Run:
         t0 = time.perf_counter()
         result = mine_snapshot(snap, c.mining_config())
         st["seconds"]["mine"] = time.perf_counter() - t0
+        from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents
+        from bloomspan.sidecar.curation.store import load_curation
+
+        curation = load_curation(self.client, c.template_index)
+        result, curation_report = filter_mining_result(snap, result, curation.entries)
+        curation_report.update(curation.summary())
         if self.progress:
             self.progress("mine", snap.n_tokens, snap.n_tokens)
         np.save(self.run_dir / "coverage.npy", np.packbits(result.coverage))
@@ -556,7 +579,10 @@ class _Run:
         if c.templates:
             t0 = time.perf_counter()
             template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field))
+            template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
+                                                                                             curation.entries)
             st["seconds"]["templates"] = time.perf_counter() - t0
+        report["curation"] = curation_report
         skipped = snap.skipped_by_reason()
         covered = int(np.count_nonzero(result.coverage))
         run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
@@ -575,13 +601,22 @@ class _Run:
 
         def before_swap() -> None:
             self.lease.check()
+            if c.dry_run:
+                raise _DryRunStop()
             st["swap_started"] = st["run_id"]  # from here on the run may be visible: never delete it
             self.save()
 
-        res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
-                      coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
-                      bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
-                      extra_docs=template_docs)
+        from bloomspan.sidecar.publish.template_index import PublishResult, physical_name
+
+        try:
+            res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
+                          coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
+                          bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
+                          extra_docs=template_docs)
+        except _DryRunStop:
+            res = PublishResult(physical_name(c.template_index, st["run_id"]), [])
+            log.info("dry run published %s; the alias %s stays (bloomspan promote %s moves it)",
+                     res.physical_index, c.template_index, st["run_id"])
         st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
                          "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
                          "docs_stored": snap.n_docs, "docs_skipped": sum(skipped.values()),
@@ -589,7 +624,8 @@ class _Run:
                          "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
                          "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted,
                          "templates": None if template_stats is None else {
-                             k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")}}
+                             k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")},
+                         "dry_run": c.dry_run, "curation": json_safe(curation_report)}
         st["phase"] = "annotate" if c.annotate else "finalize"
 
     def _mint_publication_id(self) -> None:

@@ -56,6 +56,7 @@ EMERGING = web.AppKey("emerging", object)
 PATTERNS = web.AppKey("patterns", IndexPatterns)
 POLICY = web.AppKey("policy", AccessPolicy)
 PROBE = web.AppKey("probe", NewFieldsProbe)
+PROBES = web.AppKey("probes", dict)  # NewFieldsProbe by cleaning mode
 
 
 @dataclass
@@ -180,6 +181,16 @@ async def trigger_run(request: web.Request) -> web.Response:
     return web.json_response({"accepted": True, "run": run}, status=202)
 
 
+async def shadow_view(request: web.Request) -> web.Response:
+    """What strip would have removed from the documents cleaned in shadow mode, per site,
+    and the mode of each clean-index pattern now."""
+    holder = request.app[CLEANER]
+    config = request.app[CONFIG]
+    modes = {p: holder.mode_of_pattern(p) for p in config.clean_indices}
+    return web.json_response({"modes": modes, "sites": holder.shadow_meter.rows() if holder.shadow_meter else [],
+                              "curation": holder.curation_summary})
+
+
 async def emerging_view(request: web.Request) -> web.Response:
     emerging = request.app.get(EMERGING)
     if emerging is None:
@@ -228,24 +239,71 @@ def _with_index(raw_path: str, index: str) -> str:
     return "/" + quote(index, safe="") + raw_path[1 + len(first):]
 
 
+class _ModePatterns:
+    """The clean-index patterns restricted to the indices cleaned in one mode (a request
+    whose items go to patterns of different modes is rewritten once per mode)."""
+
+    def __init__(self, patterns: IndexPatterns, holder: CleanerHolder, mode: str):
+        self.patterns, self.holder, self.mode = patterns, holder, mode
+
+    def matches(self, index: str | None) -> bool:
+        return self.patterns.matches(index) and self.holder.mode_of(index) == self.mode
+
+
+# Counted before an item's index is matched: a second pass over the same body would count them again.
+_COUNTED_BEFORE_MATCH = ("invalid_action", "unsupported_action", "non_string_index")
+
+
+def _probe_for(app: web.Application, mode: str) -> NewFieldsProbe:
+    probes = app[PROBES]
+    if mode not in probes:
+        probes[mode] = NewFieldsProbe(added_fields(tuple(app[CONFIG].fields), "mark" if mode == "shadow" else mode))
+    return probes[mode]
+
+
+async def _rewrite_bulk_by_mode(app, body, index, targets, extra_for):
+    """Rewrite a bulk body with the cleaner of each mode its target indices are cleaned in."""
+    config, holder, patterns = app[CONFIG], app[CLEANER], app[PATTERNS]
+    modes = sorted({holder.mode_of(t) for t in targets}) or [config.mode]
+    total = ProxyStats()
+    for n, mode in enumerate(modes):
+        matcher = patterns if len(modes) == 1 else _ModePatterns(patterns, holder, mode)
+        body, stats = await asyncio.to_thread(rewrite_bulk, body, holder.cleaner_for(mode), matcher, index,
+                                              config.route_index, **extra_for(mode))
+        if n:
+            for reason in _COUNTED_BEFORE_MATCH:
+                counted = stats.uncleaned_by_reason.pop(reason, 0)
+                stats.passed_through -= counted
+                if reason == "non_string_index":
+                    stats.items -= counted
+        total.add(stats)
+    return body, total
+
+
 async def _clean(app, request, kind, index, doc_id, body, path, headers):
     """The body (and path) to forward after cleaning; the stats go to the metrics."""
     config = app[CONFIG]
-    cleaner = app[CLEANER].current  # this request keeps this cleaner even if a reload swaps it
+    holder = app[CLEANER]  # this request keeps the cleaners it takes even if a reload swaps them
     patterns = app[PATTERNS]
-    probe = app[PROBE]
     takes_probe = BULK_TAKES_MAPPING_PROBE if kind == "bulk" else SINGLE_TAKES_MAPPING_PROBE
+    targets = [index] if kind == "single" else [
+        i for item in bulk_items(body, index) if item.parsed and item.verbs[0] in CLEANED_VERBS for i in item.indices]
+    targets = [t for t in targets if isinstance(t, str) and patterns.matches(t)]
     if takes_probe:
-        targets = [index] if kind == "single" else [
-            i for item in bulk_items(body, index) if item.parsed and item.verbs[0] in CLEANED_VERBS for i in item.indices]
-        await probe.prefetch(app[UPSTREAM], config.upstream_url,
-                             [t for t in targets if isinstance(t, str) and patterns.matches(t)],
-                             headers, config.upstream_headers())
-    extra = {"accepts_new_fields": probe.accepts} if takes_probe else {}
+        for mode in sorted({holder.mode_of(t) for t in targets}):
+            await _probe_for(app, mode).prefetch(app[UPSTREAM], config.upstream_url,
+                                                 [t for t in targets if holder.mode_of(t) == mode],
+                                                 headers, config.upstream_headers())
+
+    def extra_for(mode: str) -> dict:
+        return {"accepts_new_fields": _probe_for(app, mode).accepts} if takes_probe else {}
+
     if kind == "bulk":
-        body, stats = await asyncio.to_thread(rewrite_bulk, body, cleaner, patterns, index, config.route_index, **extra)
+        body, stats = await _rewrite_bulk_by_mode(app, body, index, targets, extra_for)
     else:
-        body, stats, over = await asyncio.to_thread(rewrite_single, body, cleaner, index, patterns, doc_id, **extra)
+        mode = holder.mode_of(index)
+        body, stats, over = await asyncio.to_thread(rewrite_single, body, holder.cleaner_for(mode), index, patterns,
+                                                    doc_id, **extra_for(mode))
         if over and config.route_index:
             path = _with_index(path, config.route_index.replace("{index}", index))
             stats.routed += 1
@@ -389,11 +447,16 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app[PATTERNS] = IndexPatterns(tuple(config.clean_indices))
     app[POLICY] = AccessPolicy(app[PATTERNS], config.template_index, config.lease_index,
                                sidecar_credentials=not config.forward_credentials)
-    app[PROBE] = NewFieldsProbe(added_fields(tuple(config.fields), config.mode))
+    app[PROBE] = NewFieldsProbe(added_fields(tuple(config.fields), "mark" if config.mode == "shadow" else config.mode))
+    app[PROBES] = {config.mode: app[PROBE]}
     app[RUNTIME] = ProxyRuntime(max_body_bytes=body_limit)
     app[REGISTRY] = registry
     app[METRICS] = metrics_by_name
     app[CLEANER] = holder or CleanerHolder(config)
+    from bloomspan.sidecar.serve.shadow import ShadowMeter
+
+    if app[CLEANER].shadow_meter is None:  # per-site shadow totals in /metrics and GET /shadow
+        app[CLEANER].shadow_meter = ShadowMeter(registry)
     app[RUNS] = RunRegistry(config, mine_fn, app[METRICS])
     if config.emerging_shingle:
         from bloomspan.sidecar.serve.emerging_hook import EmergingHook
@@ -413,6 +476,7 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app.router.add_get("/runs", list_runs)
     app.router.add_post("/runs", trigger_run)
     app.router.add_get("/emerging", emerging_view)
+    app.router.add_get("/shadow", shadow_view)
     app.router.add_route("*", "/{tail:.*}", proxy)
     app.cleanup_ctx.append(_upstream_ctx)
     app.cleanup_ctx.append(_template_watcher)

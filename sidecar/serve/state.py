@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 
 
 SECRET_FIELDS = ("password", "api_key", "admin_token")
+# shadow: mark's spans and ratio from strip's phrase set, the text left as sent (.shadow).
+SERVE_MODES = ("strip", "mark", "downweight", "shadow")
 MIN_ADMIN_TOKEN_LENGTH = 16
 
 
@@ -82,6 +84,8 @@ class ServeConfig:
     emerging_threshold: int = 50
     # Chunk fingerprint of the cleaned text in bloomspan.fingerprint (near-duplicate collapse).
     fingerprint: bool = False
+    # Scheduled and requested mining runs publish without moving the alias (`bloomspan promote`).
+    review: bool = False
 
     def __post_init__(self) -> None:
         if not self.upstream_url.startswith(("http://", "https://")):
@@ -108,8 +112,8 @@ class ServeConfig:
                                    "leave POST /runs open")
         if not 0 < self.port < 65536:
             raise ServeConfigError("port", self.port, "must be 1..65535")
-        if self.mode not in ("strip", "mark", "downweight"):
-            raise ServeConfigError("mode", self.mode, "must be strip, mark or downweight")
+        if self.mode not in SERVE_MODES:
+            raise ServeConfigError("mode", self.mode, f"must be one of {', '.join(SERVE_MODES)}")
         if self.clean_indices and not (self.template_index or self.phrases_path):
             raise ServeConfigError("clean_indices", self.clean_indices,
                                    "cleaning needs a phrase set: give --template-index or --phrases")
@@ -158,9 +162,11 @@ class ServeConfig:
 
 
 class CleanerHolder:
-    """The cleaner now serving. ``refresh()`` (run in a thread) rebuilds it when the template
-    alias points at a new physical index; the swap is a single reference assignment, so a
-    request that already took ``current`` finishes with the old one."""
+    """The cleaners now serving, one per mode in use. ``refresh()`` (run in a thread) rebuilds
+    them when the template alias points at a new physical index or the curation of the
+    template index changed (entries, or the mode of a ``--clean-index`` pattern); the swap
+    is a single reference assignment, so a request that already took a cleaner finishes
+    with it. ``current`` is the cleaner of the configured ``mode``."""
 
     def __init__(self, config: ServeConfig):
         self.config = config
@@ -168,6 +174,10 @@ class CleanerHolder:
         self.phrase_set = None
         self.run_id: str | None = None
         self.n_phrases = 0
+        self.curation_version: str | None = None
+        self.curation_summary: dict = {}
+        self.shadow_meter = None  # a ShadowMeter; create_app sets the one /metrics exports
+        self._serving: tuple[dict, dict] = ({}, {})  # (cleaner by mode, mode by pattern), swapped together
         self._client = None
         self._lock = threading.Lock()
 
@@ -177,24 +187,65 @@ class CleanerHolder:
             self._client = self.config.opensearch_client()
         return self._client
 
-    def _build(self, phrase_set, templates=None) -> Any:
-        from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    def cleaner_config(self, mode: str):
+        """The CleanerConfig of ``mode`` (shadow cleans in mark mode, see .shadow)."""
+        from bloomspan.ingest.cleaner import CleanerConfig
 
-        cfg = CleanerConfig(fields=tuple(self.config.fields), mode=self.config.mode, max_ratio=self.config.max_ratio,
-                            skip_missing=True, id_field=None, scope_field=self.config.scope_field,
-                            url_field=self.config.url_field, fingerprint=self.config.fingerprint)
-        return Cleaner(phrase_set, cfg, templates=templates)
+        return CleanerConfig(fields=tuple(self.config.fields), mode="mark" if mode == "shadow" else mode,
+                             max_ratio=self.config.max_ratio, skip_missing=True, id_field=None,
+                             scope_field=self.config.scope_field, url_field=self.config.url_field,
+                             fingerprint=self.config.fingerprint)
+
+    def _wrap(self, cleaner, mode: str):
+        if mode != "shadow":
+            return cleaner
+        from bloomspan.sidecar.serve.shadow import ShadowCleaner, ShadowMeter
+
+        if self.shadow_meter is None:
+            self.shadow_meter = ShadowMeter()
+        return ShadowCleaner(cleaner, self.shadow_meter)
+
+    def _build(self, phrase_set, templates=None, mode: str | None = None) -> Any:
+        from bloomspan.ingest.cleaner import Cleaner
+
+        mode = mode or self.config.mode
+        return self._wrap(Cleaner(phrase_set, self.cleaner_config(mode), templates=templates), mode)
+
+    def _swap(self, cleaners: dict, modes: dict, phrase_set, run_id: str) -> None:
+        self._serving = (cleaners, modes)
+        self.phrase_set, self.run_id, self.n_phrases = phrase_set, run_id, len(phrase_set)
+        self.current = cleaners[self.config.mode]
 
     def install(self, phrase_set, run_id: str, templates=None) -> None:
         """Serve ``phrase_set`` (and the template detector's records, a TemplateMatcher, if any)."""
-        cleaner = self._build(phrase_set, templates)
-        self.phrase_set, self.run_id, self.n_phrases = phrase_set, run_id, len(phrase_set)
-        self.current = cleaner
+        self._swap({self.config.mode: self._build(phrase_set, templates)}, {}, phrase_set, run_id)
         log.info("cleaner installed run=%s phrases=%d templates=%s", run_id, len(phrase_set),
                  "no" if templates is None else f"{len(templates.skeletons)} skeletons")
 
+    def mode_of(self, index: str | None) -> str:
+        """The mode writes to ``index`` are cleaned in: that of the first ``--clean-index``
+        pattern it matches which has a mode in the curation index, else ``mode``."""
+        import fnmatch
+
+        modes = self._serving[1]
+        if modes and index:
+            for pattern in self.config.clean_indices:
+                if fnmatch.fnmatchcase(index, pattern):
+                    return modes.get(pattern, self.config.mode)
+        return self.config.mode
+
+    def mode_of_pattern(self, pattern: str) -> str:
+        """The mode of ``--clean-index`` pattern ``pattern`` now."""
+        return self._serving[1].get(pattern, self.config.mode)
+
+    def cleaner_for(self, mode: str):
+        """The cleaner serving ``mode`` (None before the first load)."""
+        cleaners = self._serving[0]
+        return cleaners.get(mode, cleaners.get(self.config.mode))
+
     def refresh(self) -> bool:
-        """Load the phrase set if its source changed. Returns True when a new cleaner is serving."""
+        """Load the phrase set if its source or its curation changed. Returns True when new
+        cleaners are serving."""
         with self._lock:
             if self.config.phrases_path:
                 if self.current is not None:
@@ -206,13 +257,31 @@ class CleanerHolder:
                 return True
             if not self.config.template_index:
                 return False
-            from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set
+            from bloomspan.ingest.curated_cleaner import curated_cleaner
+            from bloomspan.sidecar.curation.store import load_curation
+            from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run
 
             physical = current_run(self.client(), self.config.template_index)
-            if physical is None or physical == self.run_id:
+            if physical is None:
                 return False
-            phrase_set, templates = load_cleaning_set(self._client, physical)
-            self.install(phrase_set, run_id=physical, templates=templates)
+            # Read on every check: a deny entry or a mode switch takes effect without a new run.
+            curation = load_curation(self._client, self.config.template_index)
+            if physical == self.run_id and curation.version == self.curation_version:
+                return False
+            modes = {p: m for p, m in curation.modes.items() if p in self.config.clean_indices}
+            records, with_templates = cleaning_records(self._client, physical)
+            cleaners, outcome = {}, []
+            for mode in sorted({self.config.mode, *modes.values()}):
+                cleaner = curated_cleaner(records, self.cleaner_config(mode), curation.entries,
+                                          with_templates=with_templates, source=physical,
+                                          on_curated=outcome.append)
+                cleaners[mode] = self._wrap(cleaner, mode)
+            self._swap(cleaners, modes, cleaners[self.config.mode].phrase_set, physical)
+            self.curation_version = curation.version
+            self.curation_summary = {**curation.summary(), **outcome[0].summary()}
+            log.info("cleaner installed run=%s phrases=%d curation=%s filtered=%d added=%d modes=%s", physical,
+                     self.n_phrases, curation.version, len(outcome[0].filtered), len(outcome[0].added),
+                     modes or "default")
             return True
 
 

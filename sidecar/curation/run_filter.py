@@ -1,0 +1,86 @@
+"""A new run's phrases filtered by the curation lists before it is published.
+
+Deny entries without a scope filter the mined phrases (and the template detector's phrase
+records) by the containment rule of :mod:`bloomspan.ingest.curation`: a phrase that contains
+a denied phrase, or lies inside one, is not published, so it stays denied after every re-mine
+and ``--annotate`` never writes it onto a document. The run's coverage (its covered share,
+clutter report, bitmaps and annotation) is recomputed from the phrases that remain. Scoped
+deny entries do not filter a run (its phrases still apply to other sites); every loader
+applies them (:mod:`bloomspan.sidecar.publish.template_reader`). Allow entries are not
+mined phrases: they join the phrase set when it is loaded.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import numpy as np
+
+from bloomspan.ingest.curation import CurationEntry, denying_entry
+
+log = logging.getLogger(__name__)
+
+REPORTED_PHRASES = 20  # filtered phrases named in the run report
+BLOCK_TOKENS = 1 << 22
+
+
+def global_denies(entries) -> list[CurationEntry]:
+    return [e for e in entries if e.action == "deny" and e.scope is None]
+
+
+def coverage_of(tokens: np.ndarray, doc_offsets: np.ndarray, phrases: list[tuple[int, ...]]) -> np.ndarray:
+    """bool (W,): True inside an occurrence of any of ``phrases`` (token-id tuples).
+
+    tokens: uint32 (W,); doc_offsets: int64 (D+1,). Scanned in blocks of whole documents.
+    """
+    from bloomspan.engine.mining.coverage import coverage_mask
+    from bloomspan.ingest.matcher import build_automaton, scan_symbols
+
+    n_tokens = int(tokens.shape[0])
+    if not phrases or n_tokens == 0:
+        return np.zeros(n_tokens, dtype=bool)
+    automaton = build_automaton([tuple(int(t) + 1 for t in p) for p in phrases])
+    doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
+    starts, lengths = [], []
+    d0, n_docs = 0, doc_offsets.shape[0] - 1
+    while d0 < n_docs:
+        d1 = int(np.searchsorted(doc_offsets, doc_offsets[d0] + BLOCK_TOKENS, side="right")) - 1
+        d1 = min(max(d1, d0 + 1), n_docs)
+        a, b = int(doc_offsets[d0]), int(doc_offsets[d1])
+        sym = (np.asarray(tokens[a:b], dtype=np.int64) + 1).astype(np.int32)
+        start, end, _ = scan_symbols(automaton, sym, doc_offsets[d0:d1 + 1] - a)
+        starts.append(start + a)
+        lengths.append(end - start)
+        d0 = d1
+    return coverage_mask(n_tokens, np.concatenate(starts), np.concatenate(lengths))
+
+
+def filter_mining_result(snapshot, result, entries) -> tuple[object, dict]:
+    """``(result, report)``: the mining result without the globally denied phrases (its
+    coverage recomputed when one was removed), and what the run report records of it."""
+    denies = global_denies(entries)
+    vocab = snapshot.vocabulary
+    kept, filtered = [], []
+    for phrase in result.phrases:
+        tokens = vocab.tokens(phrase.tokens)
+        entry = denying_entry({"tokens": tokens}, denies) if denies else None
+        if entry is None:
+            kept.append(phrase)
+        else:
+            filtered.append({"text": " ".join(tokens), "df": int(phrase.df), "entry_id": entry.id})
+    report = {"filtered": len(filtered), "filtered_phrases": filtered[:REPORTED_PHRASES]}
+    if not filtered:
+        return result, report
+    coverage = coverage_of(np.asarray(snapshot.tokens), snapshot.doc_offsets, [p.tokens for p in kept])
+    log.info("curation filtered %d of %d mined phrases", len(filtered), len(result.phrases))
+    return replace(result, phrases=kept, coverage=coverage), report
+
+
+def filter_template_documents(template_docs: list[tuple[str, dict]], entries) -> tuple[list[tuple[str, dict]], int]:
+    """The template detector's index documents without the globally denied phrase records."""
+    denies = global_denies(entries)
+    if not denies:
+        return template_docs, 0
+    kept = [(doc_id, src) for doc_id, src in template_docs
+            if src.get("kind") != "template" or denying_entry({**src, "id": src.get("phrase_id")}, denies) is None]
+    return kept, len(template_docs) - len(kept)
