@@ -1,4 +1,5 @@
-"""Connection settings for one OpenSearch cluster, validated, and the client built from them.
+"""Connection settings for one OpenSearch or Elasticsearch cluster, validated, and the client
+built from them.
 
 :class:`ClusterConfig` holds the URL, basic auth *or* an API key, TLS settings and the
 request timeout. Secrets stay inside it: ``repr``/``str`` show ``***``, the URL it
@@ -121,27 +122,33 @@ class ClusterConfig:
         return kwargs
 
     def client(self):
-        """A new ``opensearchpy.OpenSearch`` client for this cluster."""
-        from opensearchpy import OpenSearch
+        """A new client for this cluster, OpenSearch or Elasticsearch (an
+        :class:`~bloomspan.sidecar.cluster.engine.EngineAwareClient`)."""
+        from .engine import EngineAwareClient
 
         log.debug("client url=%s auth=%s verify_certs=%s", self.url, self.auth_kind, self.verify_certs)
-        return OpenSearch(**self.client_kwargs())
+        return EngineAwareClient(**self.client_kwargs())
 
     def checked_client(self):
-        """A client whose cluster answered ``GET /``; otherwise :class:`ClusterUnavailableError`.
+        """A client whose cluster told which engine it is (``GET /``, ``GET /_nodes/_local``);
+        otherwise :class:`ClusterUnavailableError`. The engine is remembered with the client.
 
         The error names the URL and the kind of failure, never a credential.
         """
-        from opensearchpy.exceptions import (AuthenticationException, AuthorizationException, ConnectionError,
-                                             TransportError)
+        from opensearchpy.exceptions import (
+            AuthenticationException,
+            AuthorizationException,
+            ConnectionError,
+            TransportError,
+        )
 
-        from opensearchpy import OpenSearch
+        from .engine import EngineAwareClient, detect_engine, remember
 
         client = self.client()
         # The probe does not retry: an unreachable node answers in one timeout, not four.
-        probe = OpenSearch(**{**self.client_kwargs(), "max_retries": 0})
+        probe = EngineAwareClient(**{**self.client_kwargs(), "max_retries": 0})
         try:
-            probe.info()
+            engine = detect_engine(probe)
         except (AuthenticationException, AuthorizationException) as exc:
             raise ClusterUnavailableError(
                 f"{self.url}: authentication failed (status {exc.status_code}); check --username/--password "
@@ -151,6 +158,10 @@ class ClusterConfig:
         except TransportError as exc:
             raise ClusterUnavailableError(f"{self.url} answered GET / with status {exc.status_code} "
                                           f"({_short(exc.error)}); check --url", field="url") from None
+        except ValueError as exc:  # answered, but not as OpenSearch or Elasticsearch do
+            raise ClusterUnavailableError(f"{self.url} is not an OpenSearch or Elasticsearch node ({exc}); "
+                                          "check --url", field="url") from None
+        remember(client, engine)
         return client
 
 

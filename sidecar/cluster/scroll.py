@@ -16,8 +16,9 @@ one shard, ``_seq_no`` is unique per live document and is a doc-values field, so
 shard's slice on ``_seq_no`` gives a position — the last ``_seq_no`` read — that survives
 the point in time: a restarted run continues with ``search_after: [last]`` in the same PIT
 if it is still open, or in a new one. (``_shard_doc`` does not exist in OpenSearch 2.x
-and ``_doc`` values are only meaningful inside one PIT.) Where PIT is unavailable
-(OpenSearch < 2.4, or ``mode="scroll"``) the scroll fallback *does* use ``helpers.scan``,
+and ``_doc`` values are only meaningful inside one PIT; Elasticsearch, which adds ``_shard_doc``
+as a tiebreaker to a PIT search, takes the one-value ``search_after`` as well.) Where PIT is unavailable
+(OpenSearch < 2.4, Elasticsearch < 7.10, or ``mode="scroll"``) the scroll fallback *does* use ``helpers.scan``,
 one sliced scroll per unit; a restart then re-reads unfinished units from their start and
 the duplicates are dropped when the corpus is assembled (the last record of a key wins).
 
@@ -31,13 +32,16 @@ import json
 import logging
 import queue
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
 from bloomspan.sidecar.errors import ScanError, SourceIndexError
+from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
+
+from .engine import engine_of
 from .field_paths import MISSING as ABSENT, lookup_field
 
 log = logging.getLogger(__name__)
@@ -175,8 +179,12 @@ def pit_supported(client, index: str, keep_alive: str) -> bool:
     """True if the cluster creates a point in time (a test one, deleted at once)."""
     from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
+    engine = engine_of(client)
+    if not engine.has_pit:
+        log.info("point in time unavailable on %s; using the scroll fallback", engine.name)
+        return False
     try:
-        pit = client.create_pit(index=index, keep_alive=keep_alive)["pit_id"]
+        pit = open_pit(client, index, keep_alive)
     except (RequestError, NotFoundError) as exc:
         log.info("point in time unavailable (%s); using the scroll fallback", exc.error)
         return False
@@ -189,12 +197,17 @@ def pit_supported(client, index: str, keep_alive: str) -> bool:
     return True
 
 
+def open_pit(client, index: str, keep_alive: str) -> str:
+    """A new point in time on ``index`` (either engine's API); returns its id."""
+    return engine_of(client).open_pit(client, index, keep_alive)
+
+
 def _delete_pits(client, pit_ids) -> None:
     ids = [p for p in pit_ids if p]
     if not ids:
         return
     try:
-        client.delete_pit(body={"pit_id": ids})
+        engine_of(client).close_pits(client, ids)
     except Exception as exc:  # expired already, or the node is gone: it expires by itself
         log.debug("deleting %d point(s) in time failed: %s", len(ids), exc)
 
@@ -248,7 +261,7 @@ class SourceScan:
                 except (NotFoundError, RequestError):
                     log.info("point in time of %s expired; opening a new one (continuing from the saved "
                              "_seq_no positions)", index)
-            self.pit_ids[index] = self.client.create_pit(index=index, keep_alive=self.keep_alive)["pit_id"]
+            self.pit_ids[index] = open_pit(self.client, index, self.keep_alive)
 
     def _body(self, unit: ScanUnit) -> dict:
         body: dict = {"size": self.batch_size, "seq_no_primary_term": True, "track_total_hits": False,

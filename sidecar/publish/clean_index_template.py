@@ -24,6 +24,10 @@ fingerprint text, and the README's ``rank_feature`` query then fails. For a patt
    call per concrete index (``<field>_clean`` takes the analyzer of ``<field>`` there). A
    pattern that matches no index touches no index: nothing is ever sent to ``_all``.
 
+On a node without the mapper-extras module (Elasticsearch 8's integ-test distribution) the
+ratios are mapped as ``float`` instead of ``rank_feature``
+(:meth:`~bloomspan.sidecar.cluster.engine.ClusterEngine.adapt_mappings`) and setup says so.
+
 The slug is the pattern, lowercased, with characters not allowed in a name replaced and a
 short hash of the pattern appended when it holds a wildcard, so two patterns never share
 a template.
@@ -33,9 +37,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Sequence
+from functools import cache
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,7 @@ def template_name(pattern: str) -> str:
 def globs_overlap(a: str, b: str) -> bool:
     """True when some index name matches both patterns (``*`` is the only wildcard)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def meet(i: int, j: int) -> bool:
         if i == len(a) and j == len(b):
             return True
@@ -133,7 +137,9 @@ def add_document_fields(client, indices: Sequence[str], fields: Sequence[str], r
     """``PUT /<index>/_mapping`` of the document fields, one concrete index at a time."""
     from opensearchpy.exceptions import RequestError
 
-    mappings = document_mappings(fields)
+    from bloomspan.sidecar.cluster.engine import engine_of
+
+    mappings = engine_of(client).adapt_mappings(document_mappings(fields))
     for index in indices:
         if not index or "*" in index or index.startswith("_"):
             raise ValueError(f"add_document_fields: {index!r} is not a concrete index name")
@@ -153,8 +159,14 @@ def install_clean_templates(client, patterns: Sequence[str], fields: Sequence[st
     report = InstallReport()
     if not fields:
         raise ValueError("install_clean_templates: give the cleaned text fields")
+    from bloomspan.sidecar.cluster.engine import engine_of
+
     theirs = _own_templates(client)
-    mappings = document_mappings(fields)
+    engine = engine_of(client)
+    mappings = engine.adapt_mappings(document_mappings(fields))
+    if not engine.has_rank_feature:
+        report.lines.append(f"bloomspan.boilerplate_ratio as float, not rank_feature: {engine.name} has no "
+                            "mapper-extras module; down-weight with function_score instead of a rank_feature query")
     for pattern in dict.fromkeys(patterns):  # each pattern once, in order
         name = template_name(pattern)
         meta = {"managed_by": "bloomspan", "mapping": "documents", "pattern": pattern, "fields": list(fields)}
