@@ -80,8 +80,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 

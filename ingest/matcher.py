@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numba import njit
@@ -335,7 +335,7 @@ class MatchResult:
     span_gap_end: np.ndarray
 
     @classmethod
-    def no_match(cls, token_starts: np.ndarray, token_ends: np.ndarray) -> "MatchResult":
+    def no_match(cls, token_starts: np.ndarray, token_ends: np.ndarray) -> MatchResult:
         e64, e32 = _EMPTY_I64, _EMPTY_I32
         return cls(int(token_starts.shape[0]), 0, token_starts, token_ends, e64, e64, e32, e64, e64, e64, e64, e64, e64, e64)
 

@@ -31,8 +31,9 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .errors import PhraseSetError
 
@@ -187,7 +188,7 @@ class PhraseSet:
     # -- construction -----------------------------------------------------------------
     # (records of kind "skeleton" and "config" are skipped: see bloomspan.engine.templates.detector)
     @classmethod
-    def from_records(cls, records: Iterable[Any], *, source: str = "records") -> "PhraseSet":
+    def from_records(cls, records: Iterable[Any], *, source: str = "records") -> PhraseSet:
         """Build from phrase dicts; errors name ``source`` and the 0-based record index."""
         if isinstance(records, (str, bytes, Mapping)):
             raise PhraseSetError(f"expected a list of phrase objects, got {type(records).__name__}", source=source)
@@ -197,7 +198,7 @@ class PhraseSet:
         return cls(parsed, source=source)
 
     @classmethod
-    def from_jsonl(cls, path: str | os.PathLike) -> "PhraseSet":
+    def from_jsonl(cls, path: str | os.PathLike) -> PhraseSet:
         """Load a ``phrases.jsonl`` file (UTF-8, blank lines skipped); errors name the 1-based line."""
         source = os.fspath(path)
         parsed: list[PhraseRecord] = []
@@ -252,7 +253,7 @@ class PhraseSet:
         found = {p.min_length for p in self._phrases}
         return found.pop() if len(found) == 1 else None
 
-    def with_min_length(self, min_length: int) -> "PhraseSet":
+    def with_min_length(self, min_length: int) -> PhraseSet:
         """The same phrases, each recording ``min_length`` where it records none (a phrase set
         read from a source that keeps the run's parameter apart, e.g. the template index)."""
         from dataclasses import replace

@@ -34,8 +34,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -240,7 +241,7 @@ class TemplateMatcher:
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike, run_min_length: int | None = None,
-                   slots: bool | None = None) -> "TemplateMatcher":
+                   slots: bool | None = None) -> TemplateMatcher:
         """Load records from a ``phrases.jsonl`` file (blank lines skipped)."""
         source = os.fspath(path)
         records = []
@@ -256,7 +257,7 @@ class TemplateMatcher:
     def __len__(self) -> int:
         return len(self.phrase_set)
 
-    def matching(self, match: str, min_length: int | None = None) -> "TemplateMatcher":
+    def matching(self, match: str, min_length: int | None = None) -> TemplateMatcher:
         """This matcher with mcfp phrases matched by ``match`` / ``min_length`` (itself when unchanged)."""
         if (match, min_length) == (self.match, self.min_length):
             return self
@@ -469,7 +470,7 @@ class TemplateMatcher:
         return out_s[good], out_e[good], out_k[good] // (len(self.scope_ids) + 1), ok
 
 
-def load_phrase_file(path: str | os.PathLike) -> tuple[PhraseSet, "TemplateMatcher | None"]:
+def load_phrase_file(path: str | os.PathLike) -> tuple[PhraseSet, TemplateMatcher | None]:
     """A ``phrases.jsonl`` (``bloomspan mine``) or ``templates.jsonl`` (``bloomspan templates``):
     the phrase set, and a :class:`TemplateMatcher` when the file holds template records
     (:func:`is_template_record`), else None. Errors name the file and line."""

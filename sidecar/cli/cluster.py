@@ -76,9 +76,10 @@ def cluster_mine_options(f):
         click.option("--full", is_flag=True, default=False, help="Ignore the previous snapshot: read everything."),
         click.option("--site-field", default=None,
                      help="Field with the site or URL: per-site clutter, and the site scope of --templates."),
-        click.option("--templates/--no-templates", default=False, show_default=True,
-                     help="Also run the template detector (whole-line, site-scoped, slotted templates and page "
-                          "skeletons) and publish its records for the cleaner and the proxy."),
+        click.option("--templates/--no-templates", default=None,
+                     help="Run the template detector (whole-line, site-scoped, slotted templates and page "
+                          "skeletons) and publish its records for the cleaner and the proxy; on by default "
+                          "whenever --site-field or --url-field is given."),
         click.option("--url-field", default=None,
                      help="Field with the page URL: site sections for --templates (and the site when "
                           "--site-field is not given)."),
@@ -112,10 +113,32 @@ def cluster_mine_options(f):
     return connection_options(f)
 
 
+def read_template_config(path: str | None) -> dict | None:
+    """The JSON object of ``--template-config PATH`` (None without the flag)."""
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--template-config") from None
+
+
+def templates_for_dask(templates: bool | None, dask: str | None, site_field: str | None,
+                       url_field: str | None) -> bool | None:
+    """``--templates`` as a ``--dask`` run can honour it: the detector needs the whole corpus in
+    one process, so the default (on with a site or URL field) becomes off there, with a note."""
+    if dask and templates is None and (site_field or url_field):
+        click.echo("note: --dask mines exact phrases only; the template detector needs one process "
+                   "(mine without --dask for site templates; --no-templates silences this)", err=True)
+        return False
+    return templates
+
+
 def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
                          min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
                          annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
-                         templates=False, url_field=None, template_config_path=None,
+                         templates=None, url_field=None, template_config_path=None,
                          pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
                          allow_empty=False, dask=None, dask_memory_limit=None, dry_run=False, **_ignored) -> None:
     """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
@@ -126,13 +149,8 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
     if dry_run and dask:
         raise click.UsageError("--dry-run runs in one process: leave out --dask to preview a run before promoting it")
-    template_config = None
-    if template_config_path:
-        try:
-            with open(template_config_path, encoding="utf-8") as fh:
-                template_config = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise click.BadParameter(f"{template_config_path}: {exc}", param_hint="--template-config") from None
+    template_config = read_template_config(template_config_path)
+    templates = templates_for_dask(templates, dask, site_field, url_field)
     try:
         config = MineConfig(index=index, url=url, field=field, sigma=sigma, min_length=min_length,
                             template_index=template_index, work_dir=work_dir or "./bloomspan-work", engine=engine, filter_bytes=filter_bytes,

@@ -58,6 +58,22 @@ def _phrase_record(src: dict) -> dict:
     return record
 
 
+def run_min_length(client, index: str) -> int | None:
+    """The ``--min-length`` run ``index`` was mined with (its run document's parameters), or
+    None when the index holds no run document: the window matcher's window length."""
+    resp = client.get(index=index, id="run", _source_includes=["params.min_length"], ignore=[404])
+    value = ((resp or {}).get("_source") or {}).get("params", {}).get("min_length")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _with_min_length(records: list[dict], min_length: int | None) -> list[dict]:
+    """The run's phrase records, each recording the run's min_length (the matcher finds their windows)."""
+    if min_length is not None:
+        for record in records:
+            record.setdefault("min_length", min_length)
+    return records
+
+
 def run_curation(client, index: str):
     """The curation of the template alias physical index ``index`` belongs to (empty when
     ``index`` is not a run index)."""
@@ -83,7 +99,8 @@ def load_phrase_set(client, index: str, curated: bool = True):
     strictly unless ``curated`` is False)."""
     from bloomspan.ingest.phrase_set import PhraseSet
 
-    records = [_phrase_record(src) for src in phrase_documents(client, index)]
+    records = _with_min_length([_phrase_record(src) for src in phrase_documents(client, index)],
+                               run_min_length(client, index))
     log.info("loaded phrases index=%s count=%d", index, len(records))
     if curated:
         records = _strictly_curated(client, index, records)
@@ -135,6 +152,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
                 if src.get(k) is not None:
                     rec[k] = src[k]
             templates.append(rec)
+    _with_min_length(phrases, run_min_length(client, index))
     if config is None:
         log.info("loaded phrases index=%s count=%d", index, len(phrases))
         return phrases, False

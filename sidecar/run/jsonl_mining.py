@@ -1,5 +1,10 @@
 """`bloomspan mine --jsonl`: mine a JSON Lines file into ``phrases.jsonl`` + ``report.json``.
 
+With a site or URL field (:class:`~.run_templates.TemplateOptions`) the template detector runs
+on the same corpus and its records go to ``templates.jsonl`` next to them; ``bloomspan clean
+--phrases DIR/phrases.jsonl`` applies both. Every phrase record carries the run's
+``min_length``, so the cleaner matches its windows without being told.
+
 The input is streamed batch by batch into the engine's mmap'd corpus store (in ``work_dir``,
 a temporary directory unless given), mined with the selected engine, and the two output files
 are written under temporary names and renamed into place only when everything succeeded, so
@@ -13,9 +18,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from bloomspan.engine.mining.config import MiningConfig
 
@@ -33,7 +38,16 @@ class JsonlInputError(ValueError):
 
 
 def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tuple[str, str]]:
-    """Yield ``(external_id, text)`` per line; ids default to the 1-based line number.
+    """Yield ``(external_id, text)`` per line; ids default to the 1-based line number (see
+    :func:`read_documents_with`)."""
+    for doc_id, text, _ in read_documents_with(path, field, id_field, ()):
+        yield doc_id, text
+
+
+def read_documents_with(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
+                        ) -> Iterator[tuple[str, str, tuple]]:
+    """Yield ``(external_id, text, values)`` per line; ``values`` holds each ``extra`` field's
+    string value (None when absent or not a string: a page without a site has no scope).
 
     Blank lines are skipped. Invalid UTF-8 or JSON, nesting deeper than the JSON parser
     allows, a non-object line, a missing or non-string field, or a missing or unwritable id
@@ -62,7 +76,7 @@ def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tupl
                 if not _encodable(doc_id):
                     raise JsonlInputError(path, lineno, f"id field {id_field!r} holds a lone surrogate "
                                                         f"({doc_id!a}); ids must be valid Unicode")
-            yield doc_id, text
+            yield doc_id, text, tuple(v if isinstance(v := obj.get(name), str) and v else None for name in extra)
 
 
 def parse_line(path: str, lineno: int, raw: bytes):
@@ -103,8 +117,9 @@ class JsonlMiningSummary:
 
 def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_field: str | None = None,
                work_dir: str | None = None, progress: Callable[[str, int], None] | None = None,
-               top: int = 20) -> JsonlMiningSummary:
-    """Tokenize ``path`` into a corpus store, mine it, write ``phrases.jsonl`` and ``report.json``.
+               top: int = 20, templates=None) -> JsonlMiningSummary:
+    """Tokenize ``path`` into a corpus store, mine it, write ``phrases.jsonl`` and ``report.json``
+    (and, with ``templates`` enabled, a :class:`~.run_templates.TemplateOptions`, ``templates.jsonl``).
 
     ``progress(stage, count)`` is called after each batch while reading and once per stage.
     """
@@ -126,9 +141,13 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
         store = CorpusStore.create(str(store_dir), with_offsets=False)
         ids: list[str] = []
         texts: list[str] = []
-        for doc_id, text in read_documents(path, field, id_field):
+        extra = tuple(templates.fields) if templates is not None and templates.enabled else ()
+        values: list[tuple] = []
+        for doc_id, text, vals in read_documents_with(path, field, id_field, extra):
             ids.append(doc_id)
             texts.append(text)
+            if extra:
+                values.append(vals)
             if len(ids) >= BATCH_DOCS:
                 store.append(ids, texts)
                 ids, texts = [], []
@@ -146,14 +165,16 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
             raise JsonlInputError(path, None, f"empty corpus: no document has any token in field {field!r}")
         log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", path, store.n_docs,
                  store.n_tokens, len(store.vocabulary), seconds_tokenize)
-        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=path)
+        columns = {name: [v[k] for v in values] for k, name in enumerate(extra)}
+        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=path,
+                           templates=templates if extra else None, columns=columns)
     finally:
         if own_work_dir:
             shutil.rmtree(work, ignore_errors=True)
 
 
 def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: float, progress, top: int,
-                source: str) -> JsonlMiningSummary:
+                source: str, templates=None, columns: dict | None = None) -> JsonlMiningSummary:
     from bloomspan.engine.mining.report import coverage_report
     from bloomspan.sidecar.run.engine_select import mine
 
@@ -180,34 +201,65 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
         "ns_per_token_mine": round(seconds_mine * 1e9 / store.n_tokens, 2),
         "stats": result.stats,
     })
-    _write_outputs(out_dir, result.phrases, store.vocabulary, report)
+    template_records = None
+    if templates is not None:
+        import numpy as np
+
+        from bloomspan.engine.templates.blocks import block_offsets_from_flags
+
+        from .run_templates import detect_run_templates
+
+        if progress:
+            progress("templates", store.n_tokens)
+        t2 = time.perf_counter()
+        columns = columns or {}
+        blocks = block_offsets_from_flags(np.asarray(store.line_starts).view(np.bool_), store.doc_offsets)
+        template_records, report["templates"] = detect_run_templates(
+            store.tokens, store.doc_offsets, blocks, store.vocabulary, columns.get(templates.site_field),
+            columns.get(templates.url_field), templates, result.coverage)
+        report["templates"]["seconds"] = round(time.perf_counter() - t2, 4)
+    _write_outputs(out_dir, result.phrases, store.vocabulary, report, template_records)
     log.info("mined engine=%s phrases=%d covered_share=%.4f seconds=%.2f out=%s", config.engine,
              len(result.phrases), report["covered_share"], seconds_mine, out_dir)
     return JsonlMiningSummary(out_dir, int(store.n_docs), int(store.n_tokens), len(result.phrases),
                               float(report["covered_share"]), seconds_tokenize, seconds_mine, report)
 
 
-def _write_outputs(out_dir: str, phrases, vocabulary, report: dict) -> None:
+def _write_outputs(out_dir: str, phrases, vocabulary, report: dict, template_records: list[dict] | None = None) -> None:
+    """``phrases.jsonl`` (each record with the run's ``min_length``), ``templates.jsonl`` when
+    the detector ran (a stale one from an earlier run is removed), ``report.json`` last."""
     from bloomspan.sidecar.publish.phrase_records import phrase_records
+
+    from .run_templates import TEMPLATES_FILE
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tmp_phrases = out / ".phrases.jsonl.partial"
     tmp_report = out / ".report.json.partial"
+    tmp_templates = out / f".{TEMPLATES_FILE}.partial"
+    min_length = report.get("min_length")
     try:
         with open(tmp_phrases, "w", encoding="utf-8") as f:
             for record in phrase_records(phrases, vocabulary):
+                if min_length is not None:
+                    record["min_length"] = int(min_length)
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if template_records is not None:
+            with open(tmp_templates, "w", encoding="utf-8") as f:
+                for record in template_records:
+                    f.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
         with open(tmp_report, "w", encoding="utf-8") as f:
             json.dump(report, f, ensure_ascii=False, indent=2, default=_json_default)
         # report.json last: its presence means the run completed.
-        for final in (out / "report.json", out / "phrases.jsonl"):
+        for final in (out / "report.json", out / "phrases.jsonl", out / TEMPLATES_FILE):
             final.unlink(missing_ok=True)
         os.replace(tmp_phrases, out / "phrases.jsonl")
+        if template_records is not None:
+            os.replace(tmp_templates, out / TEMPLATES_FILE)
         os.replace(tmp_report, out / "report.json")
     finally:
-        tmp_phrases.unlink(missing_ok=True)
-        tmp_report.unlink(missing_ok=True)
+        for tmp in (tmp_phrases, tmp_report, tmp_templates):
+            tmp.unlink(missing_ok=True)
 
 
 def _json_default(value):

@@ -89,7 +89,9 @@ class MineConfig:
     timestamp_field: str | None = None
     full: bool = False
     site_field: str | None = None
-    templates: bool = False
+    # The template detector: None (the default) runs it whenever a site or URL field is
+    # given, the path the quality figures measure; True/False (--templates/--no-templates) decide.
+    templates: bool | None = None
     url_field: str | None = None
     template_config: dict | None = None  # TemplateConfig fields for --templates (None: its defaults)
     lease_index: str = "bloomspan-lease"
@@ -127,6 +129,8 @@ class MineConfig:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 bad(name, "must be a non-empty field name, or left out")
+        if self.templates is None:
+            object.__setattr__(self, "templates", bool(self.site_field or self.url_field))
         for name in ("templates", "allow_empty", "dry_run"):
             if not isinstance(getattr(self, name), bool):
                 bad(name, "must be true or false")
@@ -560,7 +564,7 @@ class _Run:
         from bloomspan.sidecar.curation.store import load_curation
 
         curation = load_curation(self.client, c.template_index)
-        result, curation_report = filter_mining_result(snap, result, curation.entries)
+        result, curation_report = filter_mining_result(snap, result, curation.entries, c.min_length)
         curation_report.update(curation.summary())
         if self.progress:
             self.progress("mine", snap.n_tokens, snap.n_tokens)

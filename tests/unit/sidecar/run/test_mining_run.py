@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from bloomspan.sidecar.errors import ClusterConfigError
-from bloomspan.sidecar.run.mining_run import MineConfig, RunSummary
 from bloomspan.sidecar.publish.template_index import new_run_id, physical_name, run_id_of
+from bloomspan.sidecar.run.mining_run import MineConfig, RunSummary
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -72,3 +72,23 @@ def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_r
     assert config.detector_config().skeleton_site_echo_length == 6
     bare = mine_config_for(serve)
     assert (bare.templates, bare.site_field, bare.url_field) == (False, None, None)
+
+
+def test_the_detector_runs_by_default_whenever_a_site_or_url_field_is_given():
+    assert MineConfig(index="src").templates is False
+    assert MineConfig(index="src", site_field="site").templates is True
+    assert MineConfig(index="src", url_field="url").templates is True
+    assert MineConfig(index="src", site_field="site", templates=False).templates is False
+    assert MineConfig(index="src", site_field="site").params()["templates"] is True  # recorded: serve follows it
+
+
+def test_a_first_service_run_takes_site_and_url_from_serves_cleaning_fields():
+    from bloomspan.sidecar.serve.mining_runs import mine_config_for
+    from bloomspan.sidecar.serve.state import ServeConfig
+
+    serve = ServeConfig(mine_index="crawl", template_index="tpl", scope_field="site", url_field="url")
+    first = mine_config_for(serve)
+    assert (first.templates, first.site_field, first.url_field) == (True, "site", "url")
+    # a run to follow wins, even one mined without the detector
+    follows = mine_config_for(serve, {"engine": "fhk", "templates": False})
+    assert (follows.templates, follows.site_field, follows.engine) == (False, None, "fhk")

@@ -1,0 +1,109 @@
+"""The template detector inside a mining run: what ``mine --jsonl`` runs when a site or URL field is given.
+
+A run's corpus (tokens, document offsets, line starts, vocabulary) and its exact MCFP
+coverage go in; the detector's records (its configuration, template phrases, page
+skeletons: what :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` reads) and the
+stats the run reports come out. The documents' sites are their site field's values (a URL
+counts as its host) or the hosts of their URLs (:func:`~bloomspan.sidecar.publish.publication.document_sites`);
+URL sections are the second scope level. The run's exact phrases count as found for the
+page-skeleton walk, as they do at ingest, so mining and cleaning walk alike.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+TEMPLATES_FILE = "templates.jsonl"  # written next to phrases.jsonl
+
+
+class TemplateOptionsError(ValueError):
+    """A template option is not valid; ``flag`` names the command-line flag."""
+
+    def __init__(self, flag: str, message: str):
+        self.flag = flag
+        super().__init__(f"{flag}: {message}")
+
+
+@dataclass(frozen=True)
+class TemplateOptions:
+    """Whether and how a run detects templates.
+
+    site_field, url_field: document fields with the site (or a URL: its host) and the page URL.
+    enabled:  None (default): on whenever a site or URL field is given; True/False decide
+              (True without either field is an error: the detector works per site).
+    config:   TemplateConfig fields that differ from the defaults (``--template-config``).
+    """
+
+    site_field: str | None = None
+    url_field: str | None = None
+    enabled: bool | None = None
+    config: dict | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("site_field", "url_field"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v):
+                raise TemplateOptionsError(f"--{name.replace('_', '-')}", f"{v!r} must be a non-empty field name")
+        if self.enabled is None:
+            object.__setattr__(self, "enabled", bool(self.site_field or self.url_field))
+        if self.enabled and not (self.site_field or self.url_field):
+            raise TemplateOptionsError("--templates", "the template detector works per site: give --site-field "
+                                                      "and/or --url-field, or leave --templates out")
+        self.detector_config()  # validates the fields
+
+    @property
+    def fields(self) -> list[str]:
+        return [f for f in (self.site_field, self.url_field) if f]
+
+    def detector_config(self):
+        """The TemplateConfig: its defaults with ``config`` applied."""
+        from bloomspan.engine.mining.config import ConfigError
+        from bloomspan.engine.templates.detector import TemplateConfig
+
+        given = self.config or {}
+        if not isinstance(given, dict):
+            raise TemplateOptionsError("--template-config", "must be a JSON object of TemplateConfig fields")
+        known = {f.name for f in fields(TemplateConfig)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise TemplateOptionsError("--template-config", f"unknown TemplateConfig fields {unknown}; known: "
+                                                            f"{', '.join(sorted(known))}")
+        try:
+            return TemplateConfig(**given)
+        except ConfigError as exc:
+            raise TemplateOptionsError("--template-config", str(exc)) from None
+
+
+def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray, vocabulary,
+                         site_values: list | None, url_values: list | None, options: TemplateOptions,
+                         mcfp_coverage: np.ndarray) -> tuple[list[dict], dict]:
+    """``(records, stats)`` of the detector on one run's corpus.
+
+    tokens uint32 (W,), doc_offsets int64 (D+1,), block_offsets int64 (B+1,) (the corpus'
+    lines), vocabulary: the corpus' :class:`~bloomspan.engine.text.vocabulary.Vocabulary`;
+    site_values / url_values: D values of the fields (None when the field was not given);
+    mcfp_coverage bool (W,): the run's exact phrases' coverage.
+    """
+    from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
+    from bloomspan.engine.text.slots import number_token_mask
+    from bloomspan.sidecar.publish.publication import document_sites
+
+    config = options.detector_config()
+    sites = document_sites(site_values, url_values)
+    levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
+    detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
+                                 number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
+    records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
+    records += [k.to_record(vocabulary.token) for k in detection.skeletons]
+    covered = detection.coverage | mcfp_coverage
+    stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+             "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
+             "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
+             "site_field": options.site_field, "url_field": options.url_field, "detector": detection.stats}
+    log.info("templates phrases=%d skeletons=%d covered_share=%.4f", stats["phrases"], stats["skeletons"],
+             stats["covered_share"])
+    return records, stats
