@@ -37,15 +37,14 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import line_starts_batch
+from .durable_writes import fsync_dir, pwrite_all
 from .tokenizer import encode_batch
 from .vocabulary import Vocabulary
-from .durable_writes import fsync_dir, pwrite_all
 
 log = logging.getLogger(__name__)
 
@@ -168,10 +167,10 @@ class CorpusStore:
         lock_fd = os.open(self.work_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except BlockingIOError as err:
             os.close(lock_fd)
             raise CorpusStoreError(f"{self.work_dir}: another process is writing this store "
-                                   f"(it holds {LOCK}); wait for it or open read-only", self.work_dir)
+                                   f"(it holds {LOCK}); wait for it or open read-only", self.work_dir) from err
         self._lock_fd = lock_fd
         m = self._committed
         names = [TOKENS, DOC_OFFSETS, DOC_IDS, DOC_ID_OFFSETS, VOCAB_TOKENS]
@@ -224,8 +223,7 @@ class CorpusStore:
             self.flush()
 
     def _append(self, ids: list[str], texts: list[str]) -> None:
-        # Line starts need the char offsets even when the store does not keep them.
-        enc = encode_batch(texts, self._vocabulary, with_offsets=self._with_offsets or self._with_lines)
+        enc = encode_batch(texts, self._vocabulary, with_offsets=self._with_offsets, with_lines=self._with_lines)
         tok, offs = enc[0], enc[1]
         w0, d0 = self._n_tokens, self._n_docs
         pwrite_all(self._fds[TOKENS], tok.astype("<u4", copy=False), 4 * w0)
@@ -234,7 +232,7 @@ class CorpusStore:
             pwrite_all(self._fds[CHAR_STARTS], enc[2].astype("<i8", copy=False), 8 * w0)
             pwrite_all(self._fds[CHAR_ENDS], enc[3].astype("<i8", copy=False), 8 * w0)
         if self._with_lines:
-            pwrite_all(self._fds[LINE_STARTS], line_starts_batch(texts, offs, enc[2]), w0)
+            pwrite_all(self._fds[LINE_STARTS], enc[-1], w0)
         joined = "\n".join(ids) + "\n"
         data = joined.encode("utf-8", "surrogatepass")
         if joined.isascii():

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 from numba import njit
 
-from .tokenizer import CLASS_ALNUM, CLASS_DOTTED_CAPITAL_I
+from .normalization import CLASS_MARK, CLASS_NON_STARTER, CLASS_SEPARATOR, CLASS_TOKEN, EXPANSION
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
 
 UNKNOWN = 0xFFFFFFFF  # id of a token missing from a frozen vocabulary (add_new=False)
@@ -44,7 +44,8 @@ _MASK32 = 0xFFFFFFFF
 _FIB = 0x61C88647  # odd multiplier < 2**31 for Fibonacci hashing: h * _FIB stays < 2**63
 _MIN_TABLE_BITS = 4
 _START, _LENGTH, _LAST_DOC, _DF = 0, 1, 2, 3
-_STATUS_DONE, _STATUS_GROW, _STATUS_SCRATCH = 0, 1, 3
+_STATUS_DONE, _STATUS_GROW, _STATUS_HARD, _STATUS_SCRATCH = 0, 1, 2, 3
+_LONGEST_FOLD = 18  # longest NFKC + casefold of one code point (U+FDFA)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -112,24 +113,36 @@ def _insert(pool, rec, table, state, slot, buf, a, m, h):
     return size
 
 
-@njit(cache=True, nogil=True)
-def _encode_docs(cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, count_df, doc_base,
-                 pool, rec, table, shift, state, out_ids, out_starts, out_ends, doc_token_end,
-                 scratch):
-    """Tokenize, lowercase and map documents to ids in one pass; resumable.
+@njit(cache=True, nogil=True, inline="always")
+def _single(cps, i, e_doc, char_class):
+    """Whether the segment starting at cps[i] is that one code point."""
+    return i + 1 >= e_doc or char_class[cps[i + 1]] != CLASS_NON_STARTER
 
-    cps uint8 or uint32 (C,) code points of the joined batch; document d is
-    cps[doc_begin[d]:doc_end[d]] (int64 (D,) each). Starts at document d, code point i,
-    output token w. Tokens are maximal runs of char_class != 0 (uint8 (0x110000,)),
-    lowercased through lower (uint32 (0x110000,)), U+0130 -> "i" U+0307. Writes
-    out_ids uint32, out_starts/out_ends int64 (W,) (spans in cps coordinates) and
-    doc_token_end int64 (D,) (tokens in documents 0..d). With count_df, df grows by one
-    per document (numbered doc_base + d) containing the id. scratch uint32 (>= 2,) holds
-    one lowercased token.
-    Returns (d, s, e, w, status): status 0 = done; otherwise token w = cps[s:e] of
-    document d is not written: 1 = needs capacity (resume at s), 2 = contains U+03A3,
-    which str.lower must lowercase (resume at e with w + 1), 3 = scratch is too small
-    (resume at s; e is only where the scan stopped).
+
+@njit(cache=True, nogil=True, inline="always")
+def _pure_separator(cps, i, e_doc, char_class):
+    return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
+
+
+@njit(cache=True, nogil=True)
+def _encode_docs(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, add_new, count_df,
+                 doc_base, pool, rec, table, shift, state, out_ids, out_starts, out_ends, out_lines,
+                 doc_token_end, scratch):
+    """Tokenize, normalise and map documents to ids in one pass; resumable.
+
+    cps uint8, uint16 or uint32 (C,) code points of the joined batch; document d is
+    cps[doc_begin[d]:doc_end[d]] (int64 (D,) each). Starts at document d, code point i
+    (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
+    token's start and i (or i starts a document's first token). char_class uint8, fold
+    uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables().
+    Writes out_ids uint32, out_starts/out_ends int64, out_lines uint8 (W,) (spans in
+    cps coordinates) and doc_token_end int64 (D,) (tokens in documents 0..d). With
+    count_df, df grows by one per document (numbered doc_base + d) containing the id.
+    scratch uint32 (> 18,) holds one normalised token.
+    Returns (d, s, e, w, nl, status): status 0 = done; otherwise nothing from s on is
+    written: 1 = token cps[s:e] needs capacity (resume at s), 2 = cps[s:e] needs the
+    reference tokenizer (s and e are segment starts after no token character; resume at
+    e), 3 = scratch is too small (resume at s; e is only where the scan stopped).
     """
     n_docs = doc_begin.size
     while d < n_docs:
@@ -138,42 +151,52 @@ def _encode_docs(cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, c
         while i < e_doc:
             c = cps[i]
             k = char_class[c]
-            if k == 0:
-                i += 1
-                continue
+            if k != CLASS_TOKEN or not _single(cps, i, e_doc, char_class):
+                if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
+                    if _single(cps, i, e_doc, char_class):
+                        if c == 10:
+                            nl = 1
+                        i += 1
+                        continue
+                e = i + 1
+                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                    e += 1
+                return d, i, e, w, nl, _STATUS_HARD
             s = i
             m = 0
             h = np.int64(_FNV_OFFSET)
-            sigma = False
             while True:
-                if m + 2 > scratch.size:
-                    return d, s, i, w, _STATUS_SCRATCH
-                if k == CLASS_ALNUM:
-                    lc = lower[c]
-                    scratch[m] = lc
+                if m + _LONGEST_FOLD + 1 > scratch.size:
+                    return d, s, i, w, nl, _STATUS_SCRATCH
+                f = fold[c]
+                if f < EXPANSION:
+                    scratch[m] = f
                     m += 1
-                    h = ((h ^ np.int64(lc)) * _FNV_PRIME) & _MASK32
-                elif k == CLASS_DOTTED_CAPITAL_I:
-                    scratch[m] = 0x69
-                    scratch[m + 1] = 0x307
-                    m += 2
-                    h = ((h ^ 0x69) * _FNV_PRIME) & _MASK32
-                    h = ((h ^ 0x307) * _FNV_PRIME) & _MASK32
+                    h = ((h ^ np.int64(f)) * _FNV_PRIME) & _MASK32
                 else:
-                    sigma = True
+                    x = f - EXPANSION
+                    for q in range(expansions[x]):
+                        f = expansions[x + 1 + q]
+                        scratch[m] = f
+                        m += 1
+                        h = ((h ^ np.int64(f)) * _FNV_PRIME) & _MASK32
                 i += 1
                 if i >= e_doc:
                     break
                 c = cps[i]
                 k = char_class[c]
-                if k == 0:
+                if (k != CLASS_TOKEN and k != CLASS_MARK) or not _single(cps, i, e_doc, char_class):
                     break
-            if sigma:
-                return d, s, i, w, 2
+            if i < e_doc and not _pure_separator(cps, i, e_doc, char_class):
+                # The token runs into a stretch the tables cannot decide: hand it all over.
+                e = i + 1
+                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                    e += 1
+                return d, s, e, w, nl, _STATUS_HARD
             j, slot = _find(pool, table, shift, scratch, 0, m, h)
             if j < 0 and add_new:
                 if not _has_room(pool, rec, table, state, m):
-                    return d, s, i, w, _STATUS_GROW
+                    return d, s, i, w, nl, _STATUS_GROW
                 j = _insert(pool, rec, table, state, slot, scratch, 0, m, h)
             if j < 0:
                 out_ids[w] = UNKNOWN
@@ -184,12 +207,15 @@ def _encode_docs(cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, c
                     rec[j, 3] += 1
             out_starts[w] = s
             out_ends[w] = i
+            out_lines[w] = nl
+            nl = 0
             w += 1
         doc_token_end[d] = w
         d += 1
+        nl = 1
         if d < n_docs:
             i = doc_begin[d]
-    return d, i, i, w, _STATUS_DONE
+    return d, i, i, w, nl, _STATUS_DONE
 
 
 @njit(cache=True, nogil=True)
@@ -397,67 +423,86 @@ class Vocabulary:
 
     # ----------------------------------------------------------------- bulk encoding
     def encode_documents(self, text: str, cps: np.ndarray, doc_begin: np.ndarray,
-                         doc_end: np.ndarray, char_class: np.ndarray, lower: np.ndarray, *,
+                         doc_end: np.ndarray, tables: tuple[np.ndarray, np.ndarray, np.ndarray], *,
                          add_new: bool = True, count_df: bool = True):
         """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
 
-        text: the joined documents; cps: uint8 (when text is ASCII) or uint32 (C,) its code
-        points; doc_begin/doc_end int64 (D,): document d is text[doc_begin[d]:doc_end[d]];
-        char_class uint8 and lower uint32 (0x110000,) from tokenizer.char_tables().
-        Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), doc_token_end
-        int64 (D,))`` with spans in text coordinates and doc_token_end[d] the number of
-        tokens in documents 0..d. New tokens get ids in order of first occurrence; unknown
-        ones map to UNKNOWN unless ``add_new``. With ``count_df`` the D documents are
-        counted into :attr:`df` and :attr:`n_docs`.
+        text: the joined documents; cps: uint8, uint16 or uint32 (C,) its code points
+        (tokenizer.code_points); doc_begin/doc_end int64 (D,): document d is
+        text[doc_begin[d]:doc_end[d]]; tables: normalization.normalization_tables().
+        Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), line_starts uint8
+        (W,), doc_token_end int64 (D,))`` with spans in text coordinates and
+        doc_token_end[d] the number of tokens in documents 0..d. New tokens get ids in
+        order of first occurrence; unknown ones map to UNKNOWN unless ``add_new``. With
+        ``count_df`` the D documents are counted into :attr:`df` and :attr:`n_docs`.
         """
-        if cps.dtype not in (np.uint8, np.uint32) or cps.ndim != 1 or cps.size != len(text):
-            raise ValueError(f"cps must be 1-d uint8 or uint32 of len(text)={len(text)}, "
+        from .tokenizer import line_flags_of, token_spans
+
+        char_class, fold, expansions = tables
+        if cps.dtype not in (np.uint8, np.uint16, np.uint32) or cps.ndim != 1 or cps.size != len(text):
+            raise ValueError(f"cps must be 1-d uint8, uint16 or uint32 of len(text)={len(text)}, "
                              f"got {cps.dtype} {cps.shape}")
-        if char_class.dtype != np.uint8 or lower.dtype != np.uint32 \
-                or char_class.shape != lower.shape or char_class.shape[0] <= int(cps.max(initial=0)):
-            raise ValueError("char_class (uint8) and lower (uint32) must be the tables of "
-                             "tokenizer.char_tables(), covering every code point")
+        if char_class.dtype != np.uint8 or fold.dtype != np.uint32 or expansions.dtype != np.uint32 \
+                or char_class.shape != fold.shape or char_class.shape[0] <= int(cps.max(initial=0)):
+            raise ValueError("tables must be normalization.normalization_tables(), covering every code point")
         doc_begin = np.ascontiguousarray(doc_begin, dtype=np.int64)
         doc_end = np.ascontiguousarray(doc_end, dtype=np.int64)
         n_docs = doc_begin.size
         if doc_end.shape != (n_docs,) or (n_docs and (doc_begin.min() < 0 or doc_end.max() > cps.size
                                                       or np.any(doc_end < doc_begin))):
             raise ValueError("documents must satisfy 0 <= doc_begin <= doc_end <= len(text)")
-        bound = (cps.size + 1) // 2  # tokens are separated by at least one code point
+        # The kernel's tokens are separated by at least one code point; the reference's
+        # ("½" is two tokens) may need more room, made below.
+        bound = (cps.size + 1) // 2
         ids = np.empty(bound, dtype=np.uint32)
         starts = np.empty(bound, dtype=np.int64)
         ends = np.empty(bound, dtype=np.int64)
+        lines = np.empty(bound, dtype=np.uint8)
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
         doc_base = self._n_docs
         scratch = np.empty(256, dtype=np.uint32)
-        d, i, w = 0, (int(doc_begin[0]) if n_docs else 0), 0
+        d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
-            d, s, e, w, status = _encode_docs(
-                cps, doc_begin, doc_end, d, i, w, char_class, lower, add_new, count_df, doc_base,
-                self._pool, self._rec, self._table, self._shift, self._state,
-                ids, starts, ends, doc_token_end, scratch)
+            d, s, e, w, nl, status = _encode_docs(
+                cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, add_new, count_df,
+                doc_base, self._pool, self._rec, self._table, self._shift, self._state,
+                ids, starts, ends, lines, doc_token_end, scratch)
             if status == _STATUS_DONE:
                 break
             if status == _STATUS_GROW:
-                self._reserve(1, 2 * int(e - s))
+                self._reserve(1, _LONGEST_FOLD * int(e - s))
                 i = s
                 continue
             if status == _STATUS_SCRATCH:
                 scratch = np.empty(4 * scratch.size, dtype=np.uint32)
                 i = s
                 continue
-            # "Σ": final or medial sigma depends on its neighbours; str.lower knows the rule.
-            low = text[s:e].lower()
-            j = self.add(low) if add_new else self._lookup(low, add_new=False)
-            ids[w], starts[w], ends[w] = j, s, e
-            if count_df and j != UNKNOWN and self._rec[j, _LAST_DOC] != doc_base + d:
-                self._rec[j, _LAST_DOC] = doc_base + d
-                self._rec[j, _DF] += 1
-            w += 1
+            # A stretch the tables cannot decide (a combining sequence, "½"): the reference
+            # tokenizes it; s and e are segment starts with no token character around them.
+            region = text[s:e]
+            tokens, t_starts, t_ends = token_spans(region)
+            n = len(tokens)
+            need = w + n + (cps.size - e + 1) // 2
+            if need > ids.size:
+                ids, starts, ends, lines = (_grown(a, need, 0) for a in (ids, starts, ends, lines))
+            if n:
+                t_starts = t_starts.tolist()
+                region_lines = line_flags_of(region, t_starts)
+                region_lines[0] = nl or "\n" in region[:t_starts[0]]
+                nl = int("\n" in region[t_starts[-1]:])
+                for t, tok in enumerate(tokens):
+                    j = self.add(tok) if add_new else self._lookup(tok, add_new=False)
+                    ids[w], starts[w], ends[w], lines[w] = j, s + t_starts[t], s + int(t_ends[t]), region_lines[t]
+                    if count_df and j != UNKNOWN and self._rec[j, _LAST_DOC] != doc_base + d:
+                        self._rec[j, _LAST_DOC] = doc_base + d
+                        self._rec[j, _DF] += 1
+                    w += 1
+            else:
+                nl = int(nl or "\n" in region)
             i = e
         if count_df:
             self._n_docs += n_docs
-        return ids[:w], starts[:w], ends[:w], doc_token_end
+        return ids[:w], starts[:w], ends[:w], lines[:w], doc_token_end
 
     def _run_spans(self, cps, starts, ends, add_new):
         """Ids of tokens cps[starts[t]:ends[t]] taken as they are (no lowercasing)."""
