@@ -8,7 +8,10 @@ them). Rules, applied to the records read from a template index or a phrases fil
 * **deny** wins over everything. A record is denied by an entry when the entry names its
   id, or when the record's tokens contain the entry's tokens or are contained in them
   (contiguously): a longer phrase around a denied sentence would still remove it, and a
-  fragment of it would remove part of it.
+  fragment of it would remove part of it. A record that records its run's ``min_length``
+  (the window matcher finds any run of that many of its tokens) is denied too when one of
+  those windows lies inside the entry's phrase. A phrase that only overlaps the start or end
+  of a denied phrase is kept: where both occur joined, it can still remove that edge.
 * A deny entry without scope applies everywhere. One with a scope removes the records
   scoped to that scope (or to a section below it) from every set, and the global records it
   matches only from the sets made for documents of that scope (:func:`curate_records`'s
@@ -114,11 +117,17 @@ def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return False
 
 
-def overlaps(tokens: Sequence[str], entry: CurationEntry) -> bool:
-    """The containment rule: ``tokens`` contain the entry's phrase or are contained in it."""
+def overlaps(tokens: Sequence[str], entry: CurationEntry, window: int | None = None) -> bool:
+    """The containment rule: ``tokens`` contain the entry's phrase or are contained in it;
+    with ``window`` (the phrase's ``min_length``: the window matcher finds any run of that
+    many of its tokens) also when one such window lies inside the entry's phrase."""
     if not entry.tokens or not tokens:
         return False
-    return contains(tokens, entry.tokens) or contains(entry.tokens, tokens)
+    if contains(tokens, entry.tokens) or contains(entry.tokens, tokens):
+        return True
+    if window is None or window >= len(tokens) or window > len(entry.tokens):
+        return False
+    return any(contains(entry.tokens, tokens[i:i + window]) for i in range(len(tokens) - window + 1))
 
 
 def within(scope: str | None, entry_scope: str) -> bool:
@@ -145,8 +154,10 @@ def denying_entry(record: Mapping[str, Any], denies: Iterable[CurationEntry], do
     tokens = _record_tokens(record)
     rid = record.get("id", record.get("phrase_id"))
     scope = record.get("scope") or None
+    window = record.get("min_length")
+    window = window if isinstance(window, int) and not isinstance(window, bool) and window >= 1 else None
     for entry in denies:
-        if not (entry.phrase_id is not None and rid == entry.phrase_id) and not overlaps(tokens, entry):
+        if not (entry.phrase_id is not None and rid == entry.phrase_id) and not overlaps(tokens, entry, window):
             continue
         if strict or entry.scope is None or entry.scope in document_scopes or within(scope, entry.scope):
             return entry

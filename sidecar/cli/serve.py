@@ -48,7 +48,10 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Proxy with the client's own Authorization header (default) or the sidecar's.")
 @click.option("--clean-index", "clean_indices", multiple=True, envvar="BLOOMSPAN_SERVE_CLEAN_INDEX", help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
 @click.option("--field", "fields", multiple=True, default=("text",), show_default=True, envvar="BLOOMSPAN_SERVE_FIELD")
-@click.option("--mode", type=click.Choice(["strip", "mark", "downweight"]), default="strip", show_default=True)
+@click.option("--mode", type=click.Choice(["strip", "mark", "downweight", "shadow"]), default="strip", show_default=True,
+              help="shadow: write the spans strip would remove (bloomspan.spans) and the ratio, leave the text as "
+                   "sent, and count per site what strip would remove (/metrics, GET /shadow). `bloomspan curate mode "
+                   "PATTERN MODE` switches one --clean-index pattern without a restart.")
 @click.option("--max-ratio", type=float, default=None)
 @click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
 @click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
@@ -59,6 +62,9 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
 @click.option("--require-template/--no-require-template", default=False, show_default=True,
               help="Answer 503 to writes for cleaned indices until a phrase set is loaded.")
 @click.option("--every", default=None, help="Mine on a schedule, e.g. 6h (needs --mine-index).")
+@click.option("--review/--no-review", default=False, show_default=True,
+              help="Runs started by the schedule or POST /runs publish without moving the alias; `bloomspan diff` "
+                   "compares, `bloomspan promote RUN` moves it.")
 @click.option("--mine-index", default=None)
 @click.option("--mine-field", default="text", show_default=True)
 @click.option("--sigma", type=int, default=20, show_default=True)
@@ -79,7 +85,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
 def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
           clean_indices, fields, mode, max_ratio, route_index, scope_field, url_field, template_index, phrases_path, reload_every,
-          require_template, every, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
+          require_template, every, review, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
           emerging_threshold, fingerprint, max_body_bytes, admin_token, admin_token_file, insecure_admin):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
     from aiohttp import web
@@ -102,7 +108,7 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
             clean_indices=tuple(clean_indices), fields=tuple(fields), mode=mode, max_ratio=max_ratio,
             route_index=route_index, scope_field=scope_field, url_field=url_field, template_index=template_index,
             phrases_path=phrases_path, reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
-            every_seconds=_parse_duration(every, "--every"), mine_index=mine_index, mine_field=mine_field, sigma=sigma,
+            every_seconds=_parse_duration(every, "--every"), review=review, mine_index=mine_index, mine_field=mine_field, sigma=sigma,
             min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
             emerging_threshold=emerging_threshold, fingerprint=fingerprint, max_body_bytes=body_limit,
             admin_token=admin_token, insecure_admin=insecure_admin)

@@ -55,15 +55,16 @@ def coverage_of(tokens: np.ndarray, doc_offsets: np.ndarray, phrases: list[tuple
     return coverage_mask(n_tokens, np.concatenate(starts), np.concatenate(lengths))
 
 
-def filter_mining_result(snapshot, result, entries) -> tuple[object, dict]:
+def filter_mining_result(snapshot, result, entries, min_length: int | None = None) -> tuple[object, dict]:
     """``(result, report)``: the mining result without the globally denied phrases (its
-    coverage recomputed when one was removed), and what the run report records of it."""
+    coverage recomputed when one was removed), and what the run report records of it.
+    ``min_length``: the run's, the window the ingest matcher finds phrases by."""
     denies = global_denies(entries)
     vocab = snapshot.vocabulary
     kept, filtered = [], []
     for phrase in result.phrases:
         tokens = vocab.tokens(phrase.tokens)
-        entry = denying_entry({"tokens": tokens}, denies) if denies else None
+        entry = denying_entry({"tokens": tokens, "min_length": min_length}, denies) if denies else None
         if entry is None:
             kept.append(phrase)
         else:
