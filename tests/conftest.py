@@ -46,16 +46,28 @@ def opensearch_url():
 
 @pytest.fixture(scope="session")
 def os_client(opensearch_url):
-    from opensearchpy import OpenSearch
+    """A client of the node at ``OPENSEARCH_URL``, which may be OpenSearch or Elasticsearch (the
+    matrix in CI points it at each); see ``cluster_engine``."""
+    from bloomspan.sidecar.cluster.connection import ClusterConfig
+    from bloomspan.sidecar.errors import ClusterUnavailableError
 
-    client = OpenSearch(hosts=[opensearch_url], timeout=60)
     try:
-        info = client.info()
-    except Exception as exc:  # connection refused, TLS mismatch, ...
+        client = ClusterConfig(url=opensearch_url, timeout=60).checked_client()
+    except ClusterUnavailableError as exc:  # connection refused, TLS mismatch, ...
         _no_node(f"{opensearch_url} does not answer: {exc}")
-    print(f"\nOpenSearch {info['version'].get('distribution', 'elasticsearch')} "
-          f"{info['version']['number']} at {opensearch_url}")
+    from bloomspan.sidecar.cluster.engine import engine_of
+
+    print(f"\n{engine_of(client).name} at {opensearch_url}")
     return client
+
+
+@pytest.fixture(scope="session")
+def cluster_engine(os_client):
+    """The :class:`~bloomspan.sidecar.cluster.engine.ClusterEngine` of the test node, for tests
+    whose expectation depends on it (a rank_feature query, an ingest processor)."""
+    from bloomspan.sidecar.cluster.engine import engine_of
+
+    return engine_of(os_client)
 
 
 @pytest.fixture
