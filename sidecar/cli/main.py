@@ -140,10 +140,14 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     from bloomspan.sidecar.cli.progress import command_progress
 
     try:
+        config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
+                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
+                               url_field=url_field, fingerprint=fingerprint)
         if phrases_path:
             phrase_set, templates = load_phrase_file(phrases_path)
+            cleaner = Cleaner(phrase_set, config, templates=templates)
         else:
-            from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set
+            from bloomspan.sidecar.publish.template_reader import current_run, load_cleaner
 
             cluster = cluster_config(**conn)
             client = checked_client(cluster)
@@ -151,16 +155,17 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}; "
                                            "run `bloomspan mine` first")
-            phrase_set, templates = load_cleaning_set(client, physical)
-        config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
-                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
-                               url_field=url_field, fingerprint=fingerprint)
+            # The template index's allow and deny lists apply (bloomspan curate).
+            cleaner, curation, _ = load_cleaner(client, physical, config)
+            templates = cleaner.templates
+            if curation.entries:
+                click.echo(f"curation: {curation.denied} deny and {curation.allowed} allow entries applied", err=True)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
         click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
     with command_progress() as progress:
-        summary = clean_jsonl(Cleaner(phrase_set, config, templates=templates), in_path, out_path,
+        summary = clean_jsonl(cleaner, in_path, out_path,
                               errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress)
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
@@ -254,8 +259,11 @@ from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa:
 from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
 
 from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
+from bloomspan.sidecar.cli.curate import curate as _curate_command  # noqa: E402
+from bloomspan.sidecar.cli.run_review import diff as _diff_command, promote as _promote_command  # noqa: E402
 
-for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command):
+for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command, _curate_command,
+                 _diff_command, _promote_command):
     cli.add_command(_command)
 
 for _command in _CLUSTER_COMMANDS:

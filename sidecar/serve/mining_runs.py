@@ -67,7 +67,9 @@ def mine_config_for(config: ServeConfig, previous: dict | None = None):
                       min_length=config.min_length, template_index=config.template_index or "bloomspan-templates",
                       work_dir=config.work_dir, username=config.username, password=config.password,
                       api_key=config.api_key, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
-                      lease_index=config.lease_index, **(previous or {}))
+                      lease_index=config.lease_index,
+                      # --review: the run waits for `bloomspan promote`, so nothing of it reaches the documents yet.
+                      **{**(previous or {}), **({"dry_run": True, "annotate": False} if config.review else {})})
 
 
 def mine_for_service(config: ServeConfig) -> dict:
