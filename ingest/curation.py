@@ -159,7 +159,8 @@ def denying_entry(record: Mapping[str, Any], denies: Iterable[CurationEntry], do
     for entry in denies:
         if not (entry.phrase_id is not None and rid == entry.phrase_id) and not overlaps(tokens, entry, window):
             continue
-        if strict or entry.scope is None or entry.scope in document_scopes or within(scope, entry.scope):
+        if strict or entry.scope is None or within(scope, entry.scope) or (
+                scope is None and entry.scope in document_scopes):
             return entry
     return None
 
