@@ -208,9 +208,24 @@ def explain(client, template_index: str, doc_id: str, *, run: dict | None = None
     found = (finder or run_phrase_finder(client, run)).find(text)
     out = {"id": doc_id, "index": hit["_index"], "run_id": run["run_id"], "field": run["field"],
            "field_status": status, **found, "text": text}
+    out["curation"] = _curation_touches(client, template_index, run, hit.get("_source") or {}, text, out["phrases"])
     if run.get("templates") and text:
         out["templates"] = _explain_templates(client, run, hit.get("_source") or {}, text, template_matcher)
     return out
+
+
+def _curation_touches(client, template_index: str, run: dict, source: dict, text: str, phrases: list) -> list:
+    """The curation entries that touched this document (:mod:`bloomspan.sidecar.curation.touches`)."""
+    from bloomspan.sidecar.curation.store import load_curation
+    from bloomspan.sidecar.curation.touches import entries_touching
+    from bloomspan.sidecar.publish.publication import site_name
+
+    curation = load_curation(client, template_index)
+    if not curation.entries:
+        return []
+    site_field = (run.get("params") or {}).get("site_field")
+    site = source.get(site_field) if site_field else None
+    return entries_touching(text, phrases, curation.entries, site_name(site) if isinstance(site, str) else None)
 
 
 def run_template_matcher(client, run: dict):
@@ -260,4 +275,9 @@ def render_explain(exp: dict, top: int = 20) -> str:
             lines.append(f"  chars {s}-{e}: {_clip(text[s:e], 100)!r}")
         if len(t["spans"]) > top:
             lines.append(f"  ... {len(t['spans']) - top} more")
+    for entry in exp.get("curation") or []:
+        denied = f", {len(entry['phrases'])} phrase(s) of the run" if entry.get("phrases") else ""
+        lines.append(f"curation {entry['action']} {entry['text'] or entry.get('phrase_id')!r}"
+                     f"{' on ' + entry['scope'] if entry.get('scope') else ''} ({entry['entry_id']}, by "
+                     f"{entry.get('who')}): {entry['effect']}{denied}")
     return "\n".join(lines)
