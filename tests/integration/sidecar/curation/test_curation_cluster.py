@@ -66,6 +66,10 @@ def test_denied_phrase_is_applied_by_no_path_and_survives_a_remine(opensearch_ur
     assert "1 phrase(s)" in out and first.physical_index in out
     listed = json.loads(_cli("curate", "list", "--json", *conn))
     assert [d["text"] for d in listed] == [DENIED] and listed[0]["who"] == "tester"
+    explained = json.loads(_cli("explain", "--id", "3", "--json", *conn))
+    (touched,) = explained["curation"]
+    assert touched["entry_id"] == listed[0]["entry_id"] and touched["phrases"]
+    assert [p for p in explained["phrases"] if p.get("denied_by")], explained["phrases"]
 
     # clean --template-index: the denied footer stays, the cookie banner goes
     src = tmp_path / "new.jsonl"
