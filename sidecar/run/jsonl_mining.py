@@ -22,11 +22,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from bloomspan.engine.mining.config import MiningConfig
 
 log = logging.getLogger(__name__)
 
-BATCH_DOCS = 2000
+BATCH_DOCS = 5000
 
 
 class JsonlInputError(ValueError):
@@ -57,7 +59,7 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     """
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
-            if not raw.strip():
+            if not raw or raw.isspace():  # isspace, unlike strip, copies nothing
                 continue
             obj = parse_line(path, lineno, raw)
             if not isinstance(obj, dict):
@@ -72,15 +74,30 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
             else:
                 if id_field not in obj:
                     raise JsonlInputError(path, lineno, f"id field {id_field!r} is missing (choose it with --id-field)")
-                doc_id = str(obj[id_field])
+                doc_id = obj[id_field]
+                if isinstance(doc_id, float):  # maybe an integer orjson could not hold
+                    doc_id = parse_line(path, lineno, raw, exact_numbers=True)[id_field]
+                doc_id = str(doc_id)
                 if not _encodable(doc_id):
                     raise JsonlInputError(path, lineno, f"id field {id_field!r} holds a lone surrogate "
                                                         f"({doc_id!a}); ids must be valid Unicode")
             yield doc_id, text, tuple(v if isinstance(v := obj.get(name), str) and v else None for name in extra)
 
 
-def parse_line(path: str, lineno: int, raw: bytes):
-    """The JSON value of one line (bytes); :class:`JsonlInputError` naming the line if it has none."""
+def parse_line(path: str, lineno: int, raw: bytes, exact_numbers: bool = False):
+    """The JSON value of one line (bytes); :class:`JsonlInputError` naming the line if it has none.
+
+    orjson parses (it checks the UTF-8 too); whatever it refuses goes to the standard
+    library, which decides: it accepts what orjson does not (NaN, escaped lone surrogates)
+    and words the error for everything else. orjson reads an integer beyond 64 bits as a
+    float: with ``exact_numbers`` the standard library parses every line, else the caller
+    re-parses a line whose float it uses (:func:`read_documents_with` does for the id).
+    """
+    if not exact_numbers:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -138,7 +155,8 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
         else:
             store_dir = work / "store"
         t0 = time.perf_counter()
-        store = CorpusStore.create(str(store_dir), with_offsets=False)
+        # No fsync: the store is rebuilt from the file on every run, so a crash loses nothing.
+        store = CorpusStore.create(str(store_dir), with_offsets=False, fsync=False)
         ids: list[str] = []
         texts: list[str] = []
         extra = tuple(templates.fields) if templates is not None and templates.enabled else ()
@@ -149,12 +167,12 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
             if extra:
                 values.append(vals)
             if len(ids) >= BATCH_DOCS:
-                store.append(ids, texts)
+                store.append(ids, texts, flush=False)
                 ids, texts = [], []
                 if progress:
                     progress("tokenize", store.n_docs)
         if ids:
-            store.append(ids, texts)
+            store.append(ids, texts, flush=False)
         store.flush()
         if progress:
             progress("tokenize", store.n_docs)
