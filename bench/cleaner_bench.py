@@ -9,8 +9,8 @@ index would hold first). Documents: the next ``--docs`` pages of the same crawl 
 sites, new pages), as new documents reach the ingest hook. The clean is single-threaded (one
 core): each mode (and strip with ``fingerprint=True``) runs ``clean_batch`` over batches of
 ``--batch`` documents after a warm-up batch (numba compile excluded); MB/s counts the UTF-8
-bytes of the cleaned field. Appends a section to ``bench/RESULTS.md``. Issue 6 target: >= 20 MB/s.
-``--templates`` adds two rows: strip with the template detector's records (issue 8) detected
+bytes of the cleaned field. Appends a section to ``bench/RESULTS.md``. Target: >= 20 MB/s per core.
+``--templates`` adds two rows: strip with the template detector's records detected
 on the same pages, applied per site and URL section, with and without page skeletons.
 """
 from __future__ import annotations
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
         f"({rows['strip']['mb']:.1f} MB), one core",
         f"`{command}` — {time.strftime('%Y-%m-%d %H:%M')} — {machine()}",
         "",
-        f"Matcher build: {build_s:.2f} s. Target (issue 6): >= {TARGET_MB_S:.0f} MB/s per core. Per core = "
+        f"Matcher build: {build_s:.2f} s. Target: >= {TARGET_MB_S:.0f} MB/s per core. Per core = "
         f"per CPU-second of the single-threaded process (best of {args.repeats} passes); wall MB/s beside it, "
         f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",

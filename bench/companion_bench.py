@@ -1,4 +1,4 @@
-"""Companion systems of issue 7: paragraph dedup, emerging boilerplate, near-duplicate collapse.
+"""Companion systems: paragraph dedup, emerging boilerplate, near-duplicate collapse.
 
     python -m bench.companion_bench --crawl-docs 4000
 
@@ -376,7 +376,7 @@ def main(argv=None) -> int:
         mine_jsonl(f"{tmp}/half.jsonl", "text", config, f"{tmp}/half")
         phrases_all = PhraseSet.from_jsonl(f"{tmp}/all/phrases.jsonl")
         phrases_half = PhraseSet.from_jsonl(f"{tmp}/half/phrases.jsonl")
-    lines = [f"\n### Companion systems (issue 7): crawl of {len(crawl):,} pages (seed {args.seed})",
+    lines = [f"\n### Companion systems: crawl of {len(crawl):,} pages (seed {args.seed})",
              f"`{command}` — {time.strftime('%Y-%m-%d %H:%M')} — {machine()}"]
     lines += section_dedup(args.dedup_docs, crawl)
     lines += section_emerging(crawl, half, phrases_half)

@@ -38,7 +38,7 @@ def main() -> None:
     from bloomspan.engine.text.corpus_store import CorpusStore
     from bloomspan.sidecar.run.engine_select import mine
 
-    # "fhk-textbook": FHK over the whole corpus, as the article's baseline builds it (no pruning
+    # "fhk-textbook": FHK over the whole corpus, as the article's baseline builds it (Part 3; no pruning
     # of tokens rarer than sigma before the suffix array).
     textbook = args.engine == "fhk-textbook"
     engine = "fhk" if textbook else args.engine

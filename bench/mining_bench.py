@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
     ap.add_argument("--engines", default="bloomspan,fhk,fhk-textbook",
-                    help="Comma list of bloomspan, fhk (pruned, our exact engine), fhk-textbook (article's FHK).")
+                    help="Comma list of bloomspan, fhk (pruned, our exact engine), fhk-textbook (the article's FHK, Part 3).")
     ap.add_argument("--recovery", action="store_true", help="Score template recovery (web crawl only).")
     ap.add_argument("--cn-tokens", type=parse_count, default=parse_count("5M"), help="Tokens used for LZ78 c/n.")
     ap.add_argument("--cache-dir", type=Path, default=ROOT / "bench" / "out")
@@ -253,7 +253,7 @@ def append_results(path: Path, row: dict) -> None:
     if row["identical"] is not None:
         lines.append(f"phrase sets identical: **{'yes' if row['identical'] else 'NO'}**")
     lines.append(f"corpus shape: LZ78 c/n = {row['cn']:.3f}")
-    for name, key in (("maximal-phrase occurrences (article's mask)", "recovery"),
+    for name, key in (("maximal-phrase occurrences (article's mask, Part 4)", "recovery"),
                       ("frequent windows (engine/mining/window_coverage.py)", "recovery_windows")):
         rec = row.get(key)
         if rec:

@@ -15,7 +15,7 @@ does) into fresh indices of the real node at ``--url``:
 
 Rounds alternate the targets; the best round of each is reported (the machine is shared).
 Every run is checked: all documents arrive, and cleaned ones carry ``bloomspan``.
-Appends a section to ``bench/RESULTS.md``. Issue 6 target: proxy >= 80 % of direct.
+Appends a section to ``bench/RESULTS.md``. Target: proxy >= 80 % of direct.
 """
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
                 "proxy, strip": (proxy, f"{PREFIX}clean-a"),
                 "proxy, strip + emerging": (proxy_em, f"{PREFIX}clean-b"),
             }
-            for name, (via, index) in targets.items():  # warm-up: connections, numba, JIT caches
+            for via, index in targets.values():  # warm-up: connections, numba, JIT caches
                 one_run(node, via, index, docs[: args.chunk], args.chunk)
             best: dict[str, float] = {}
             for r in range(args.rounds):
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
         f"`{command}` — {time.strftime('%Y-%m-%d %H:%M')} — {machine()}",
         "",
         f"One helpers.bulk client thread; node, proxy and client share the machine (load average at the end "
-        f"{os.getloadavg()[0]:.1f}). Best of {args.rounds} rounds. Target (issue 6): proxy >= {TARGET:.0%} of direct.",
+        f"{os.getloadavg()[0]:.1f}). Best of {args.rounds} rounds. Target: proxy >= {TARGET:.0%} of direct.",
         "",
         "| target | docs/s | MB/s | share of direct |",
         "|---|---|---|---|",

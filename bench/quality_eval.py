@@ -1,4 +1,4 @@
-"""Template quality on a generated crawl and on real documentation sites (issue 8).
+"""Template quality on a generated crawl and on real documentation sites.
 
     python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep --append
 
@@ -45,8 +45,12 @@ def web_corpus(n_docs: int, seed: int) -> Path:
 
 def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> tuple[Path | None, dict]:
     """The real corpus (or, with ``unseen``, the sites never used for tuning), cached."""
-    from bloomspan.sidecar.corpora.real_corpus import (DEBIAN_DOC_SITES, UNSEEN_DOC_SITES, build_real_corpus,
-                                               installed_sites)
+    from bloomspan.sidecar.corpora.real_corpus import (
+        DEBIAN_DOC_SITES,
+        UNSEEN_DOC_SITES,
+        build_real_corpus,
+        installed_sites,
+    )
 
     sites = UNSEEN_DOC_SITES if unseen else DEBIAN_DOC_SITES
     path = OUT / f"{'unseen' if unseen else 'real'}-docs-p{max_pages or 'all'}.jsonl"
@@ -63,8 +67,15 @@ def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> t
 
 def evaluate(path: Path, title: str):
     from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import (ablation_table, evaluate_methods, per_site_table, prepare_corpus,
-                                                site_lines_ceiling, standard_methods, summary_table)
+    from bloomspan.sidecar.corpora.quality_eval import (
+        ablation_table,
+        evaluate_methods,
+        per_site_table,
+        prepare_corpus,
+        site_lines_ceiling,
+        standard_methods,
+        summary_table,
+    )
 
     t0 = time.perf_counter()
     corpus = prepare_corpus(read_jsonl(path))
@@ -120,7 +131,13 @@ def main(argv=None) -> int:
         dump["web"] = results
     corpus = None if args.no_real else site_section(args, unseen=False, sections=sections, dump=dump)
     if corpus is not None and args.sweep:
-        from bloomspan.sidecar.corpora.quality_eval import best_row, config_diff, default_sweep_configs, sweep, sweep_table
+        from bloomspan.sidecar.corpora.quality_eval import (
+            best_row,
+            config_diff,
+            default_sweep_configs,
+            sweep,
+            sweep_table,
+        )
         rows = sweep(corpus, default_sweep_configs())
         best = best_row(rows)
         text = sweep_table(rows, top=15)
@@ -137,7 +154,7 @@ def main(argv=None) -> int:
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
     if args.append:
-        lines = [f"\n## Template quality (issue 8) — {time.strftime('%Y-%m-%d %H:%M')}", "", f"`{command}`", ""]
+        lines = [f"\n## Template quality — {time.strftime('%Y-%m-%d %H:%M')}", "", f"`{command}`", ""]
         for head, a, b in sections:
             lines += [f"### {head}", "", a, "", b, ""]
         with open(RESULTS, "a", encoding="utf-8") as f:

@@ -1,4 +1,4 @@
-"""Time and memory of the template detector (issue 8) on a generated crawl of a given size.
+"""Time and memory of the template detector on a generated crawl of a given size.
 
     python -m bench.template_detector_bench --docs 14179 --append
 

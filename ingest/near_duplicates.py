@@ -24,8 +24,9 @@ the pairwise AND popcounts of all hits come from one broadcast AND and a popcoun
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -43,8 +43,9 @@ import os
 import pickle
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 

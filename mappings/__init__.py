@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 NAMES = ("template-index", "documents", "lease")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> dict:
     if name not in NAMES:
         raise ValueError(f"mapping {name!r}: unknown; choose one of {', '.join(NAMES)}")

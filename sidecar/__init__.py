@@ -1,1 +1,7 @@
-"""bloomspan.sidecar: talks to the cluster, schedules, serves, and the `bloomspan` CLI."""
+"""bloomspan.sidecar: talks to the cluster, schedules, serves, and the `bloomspan` CLI.
+
+Rooms: ``cluster`` (connection, reading a field), ``run`` (one resumable mining run),
+``publish`` (the template index), ``report``, ``serve`` (the service and bulk proxy), ``cli``,
+``distributed`` (Dask), ``corpora`` (corpora with known answers and their scores);
+``errors`` is shared by all of them.
+"""

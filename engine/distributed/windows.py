@@ -25,8 +25,8 @@ Arrays: a shard is ``ids`` uint32 (W,) local token ids and ``doc_offsets`` int64
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numba import njit

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 ENGINES = ("bloomspan", "fhk")
 
-# The article sizes the counting filter at 8 bytes per corpus token, capped at 512 MB.
+# The article (Part 4, "A Bloom filter with counters") sizes the counting filter at 8 bytes per
+# corpus token, capped at 512 MB.
 DEFAULT_FILTER_BYTES_PER_TOKEN = 8
 MAX_DEFAULT_FILTER_BYTES = 512 * 1024 * 1024
 

@@ -11,7 +11,7 @@ sigma`` then ``c^(S) >= min(sigma, 255)``. The comparison must be against ``min(
 255)``, not ``sigma``: with ``sigma > 255`` a saturated cell would otherwise reject every
 frequent bigram (regression test ``test_sigma_above_255_keeps_frequent_bigrams``).
 
-k-gram windows (``kgram = min_length >= 3``; BloomSpan's addition to the article). Every
+k-gram windows (``kgram = min_length >= 3``; our addition to the article's Part 4). Every
 returned phrase has length >= min_length, so each of its occurrences starts a window of
 ``min_length`` tokens, inside one document, made of frequent words, occurring in >= sigma
 documents. The same table also counts those windows (a second, independent key kind:
@@ -27,7 +27,7 @@ Rare words: kernels take the word filter's bitmap of frequent words; bigrams and
 containing a rare word can never be frequent and are neither counted nor returned.
 
 Hashes: bigrams use 64-bit FNV-1a over the token ids, one 32-bit word per step (the
-article's "FNV-1a over integer tokens"; byte-wise FNV would be 8 dependent multiplies).
+article's "FNV-1a over integer tokens", Part 4; byte-wise FNV would be 8 dependent multiplies).
 Windows use a rolling polynomial hash (base ``KGRAM_BASE``, mod 2^64) finished by the
 murmur3 64-bit mixer: O(1) per position instead of O(k). A hash becomes a cell by
 Fibonacci hashing and multiply-shift (:func:`cell_of`; no division).

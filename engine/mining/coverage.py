@@ -1,4 +1,4 @@
-"""The coverage mask, and the part of the article's mask-based seed skipping that is exact.
+"""The coverage mask, and the exact part of the article's mask-based seed skipping (Part 4, "The coverage mask").
 
 Coverage mask
 -------------

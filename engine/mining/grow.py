@@ -33,7 +33,7 @@ A branch whose remaining occurrences span < sigma documents is pruned (for a see
 Left-neighbour pruning (``left_prune``). If every remaining occurrence of ``P`` has the same
 left neighbour ``x``, every maximal phrase ``M`` starting with ``P`` would have all its
 occurrences preceded by ``x``, so ``xM`` has the same df and ``M`` is not maximal: the
-whole branch goes. The article's rule ("all occurrences have the same token on the left")
+whole branch goes. The article's rule (Part 4, "Early pruning": "all occurrences have the same token on the left")
 needs care to stay exact:
 
 * an occurrence at the start of its document has no left neighbour and counts as a

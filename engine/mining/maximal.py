@@ -8,7 +8,7 @@ non-maximal frequent phrase of length >= min_length is inside a maximal one, so
     maximal phrases = candidates not a proper substring of another candidate,
 
 whatever the order the candidates arrive in. The index decides this incrementally, as the
-article does:
+article does (Part 4, "Maximality check"):
 
 (A) Is the new phrase inside an already kept one? An inverted index key -> kept phrases
     containing it. The article's keys are single tokens; here a key is any run of

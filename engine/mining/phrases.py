@@ -8,8 +8,8 @@ token ids ascending, so every engine returns the same list for the same corpus.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 

@@ -15,13 +15,14 @@ The report is a plain dict of ints, floats, strings and lists (JSON-serialisable
 from __future__ import annotations
 
 import heapq
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numba import njit
 
-from .phrases import Phrase, phrase_order_key
 from bloomspan.engine.text.vocabulary import Vocabulary
+
+from .phrases import Phrase, phrase_order_key
 
 
 @njit(cache=True, nogil=True)

@@ -1,6 +1,6 @@
 """Window coverage: every corpus token inside an occurrence of a frequent window.
 
-The article's coverage mask marks the occurrences of the *maximal* phrases. A template
+The article's coverage mask (Part 4, "The coverage mask") marks the occurrences of the *maximal* phrases. A template
 followed by a variable part ("Home › <category>") is often maximal only in its longer,
 frequent extensions, so its other occurrences — next to a rarer category — are never marked,
 although the shared part is just as much boilerplate. Window coverage marks them: a token is
@@ -19,7 +19,7 @@ token against the window it names, so a hash collision can never mark a token.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit

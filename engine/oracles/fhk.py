@@ -43,6 +43,7 @@ from numba import njit
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.phrases import MiningResult, Phrase, sort_phrases
+
 from .suffix_array import SEPARATOR, build_text, dense_ids, kasai_lcp, prune_rare_tokens, suffix_array
 
 logger = logging.getLogger(__name__)

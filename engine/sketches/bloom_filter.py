@@ -22,6 +22,7 @@ plain-Python twin (``*_reference``) that the unit tests compare it with.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 from numba import njit
 
@@ -209,7 +210,7 @@ class BloomFilter:
         self.words = np.zeros((self.num_bits + 63) // 64, dtype=np.uint64)
 
     @classmethod
-    def for_items(cls, n_items: int, bytes_per_item: float) -> "BloomFilter":
+    def for_items(cls, n_items: int, bytes_per_item: float) -> BloomFilter:
         """A filter sized for ``n_items`` at ``bytes_per_item`` bytes each (module docstring)."""
         return cls(bloom_bits(n_items, bytes_per_item), bloom_hashes(bytes_per_item))
 

@@ -35,14 +35,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from numba import njit
 
 from bloomspan.engine.text.slots import SLOT_ID
 from bloomspan.engine.text.tokenizer import CHUNK_CHARS, _chunks
+
 from .phrase import TemplatePhrase, sort_template_phrases
 
 logger = logging.getLogger(__name__)

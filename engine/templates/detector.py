@@ -4,7 +4,7 @@ Plain MCFP mining (``mine_bloomspan`` / ``mine_fhk``) is untouched; this module 
 as one pass among several and takes the union:
 
 1. **global MCFP** (scope None): the exact miner at ``global_min_length``. Without groups
-   its threshold is ``global_sigma`` documents (the article's 20 / 10); with groups it is
+   its threshold is ``global_sigma`` documents (the article's 20 / 10, Part 6 "How to choose σ"); with groups it is
    *cross-site*: a phrase must occur in >= ``global_min_sites`` groups of the first level
    (each site mined as one unit, its documents separated by unique tokens), so content
    idioms of one large site never reach it, but boilerplate shared by sites does.
@@ -31,18 +31,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 
+from bloomspan.engine.mining.config import ENGINES, ConfigError
+from bloomspan.engine.text.slots import SLOT_ID, apply_slots
+
 from .blocks import check_blocks, flags_per_span, mine_blocks
 from .page_skeleton import PageSkeleton, SkeletonParams, mine_skeletons
-from bloomspan.engine.mining.config import ENGINES, ConfigError
-from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
-from bloomspan.engine.text.slots import SLOT_ID, apply_slots
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
+from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
 
 logger = logging.getLogger(__name__)
 
@@ -454,10 +455,11 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
     groups: one group (site) per text, or None for a corpus without groups; urls: one URL
     per text for site sections (``config.section_depth``).
     """
-    from .blocks import block_offsets_from_texts
     from bloomspan.engine.text.slots import number_token_mask
     from bloomspan.engine.text.tokenizer import encode_batch
     from bloomspan.engine.text.vocabulary import Vocabulary
+
+    from .blocks import block_offsets_from_texts
 
     config = config or TemplateConfig()
     texts = list(texts)

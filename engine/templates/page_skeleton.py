@@ -75,15 +75,16 @@ The same rules, with the same kernel, are applied to new documents at ingest fro
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from numba import njit
 
+from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
+
 from .blocks import block_documents, block_types, distinct_documents, span_hashes
 from .scoped_mining import group_sigma
-from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
 TITLE_LENGTH = 3  # longest title line ("Topics", "See also") taken next to a table of contents or a box
@@ -549,7 +550,7 @@ class PageSkeleton:
         return rec
 
     @classmethod
-    def from_record(cls, rec: Mapping, where: str = "record") -> "PageSkeleton":
+    def from_record(cls, rec: Mapping, where: str = "record") -> PageSkeleton:
         """Inverse of :meth:`to_record` (tokens stay strings). Raises ValueError naming the key."""
         def need(name, typ):
             v = rec.get(name)
@@ -615,7 +616,7 @@ class PageSkeleton:
                 table[t] = table.get(t, 0) | bit
         return table
 
-    def map_tokens(self, mapping: Callable) -> "PageSkeleton":
+    def map_tokens(self, mapping: Callable) -> PageSkeleton:
         """The same skeleton with every token ``t`` replaced by ``mapping(t)`` (e.g. strings
         to integer ids, which makes line keys cheap to build at ingest)."""
         def line(t):

@@ -18,8 +18,8 @@ phrases (``sort_phrases``, reports) takes these too.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from bloomspan.engine.mining.phrases import Phrase
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
@@ -70,7 +70,7 @@ class TemplatePhrase(Phrase):
             raise ValueError(f"anchor={self.anchor!r}: must be None, or 'start'/'end' for a block phrase")
 
     @classmethod
-    def from_phrase(cls, phrase: Phrase, scope: str | None = None) -> "TemplatePhrase":
+    def from_phrase(cls, phrase: Phrase, scope: str | None = None) -> TemplatePhrase:
         """Wrap a plain (mcfp) phrase; slot positions are read from its tokens."""
         slots = tuple(i for i, t in enumerate(phrase.tokens) if t == SLOT_ID)
         return cls(phrase.tokens, phrase.df, phrase.occurrences, "mcfp", scope, slots)

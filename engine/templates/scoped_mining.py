@@ -22,12 +22,13 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
+
 from .phrase import TemplatePhrase, sort_template_phrases
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ produces, so a plain matcher never matches a slotted phrase and
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numba import njit

@@ -22,8 +22,8 @@ import base64
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
 

@@ -12,6 +12,7 @@ import click
 
 from .connection_flags import cluster_client, cluster_config, connection_options
 
+
 @click.command()
 @click.option("--in", "in_path", type=click.Path(dir_okay=False), help="JSON Lines input (file mode).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="JSON Lines output (file mode).")
@@ -46,7 +47,6 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
         raise click.BadParameter(f"--batch-size={batch_size}: must be >= 1", param_hint="--batch-size")
     from bloomspan.ingest.errors import IngestConfigError
     from bloomspan.sidecar.cli.dedup_index import DedupIndexError, dedup_index, dedup_jsonl
-
     from bloomspan.sidecar.cli.progress import command_progress
 
     try:
@@ -113,9 +113,8 @@ def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_
     except ValueError as exc:
         raise click.BadParameter(f"not valid JSON ({exc})", param_hint="--body") from None
     from bloomspan.ingest.errors import IngestConfigError
-    from bloomspan.sidecar.serve.near_dup_search import DEFAULT_THRESHOLD, search_collapsed
-
     from bloomspan.sidecar.cluster.source_checks import check_source
+    from bloomspan.sidecar.serve.near_dup_search import DEFAULT_THRESHOLD, search_collapsed
 
     client = cluster_client(**conn)
     if query_text:  # a --body names its own fields

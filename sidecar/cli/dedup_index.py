@@ -32,8 +32,9 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from bloomspan.ingest.paragraph_dedup import DedupStats, dedup_documents, paragraph_spans
 from bloomspan.sidecar.cluster.field_paths import MISSING, lookup_field
@@ -301,7 +302,7 @@ def _annotate_actions(hits: Iterable[dict], field: str, b: float, expected: int 
 
         kept = dedup_documents(wrapped(), _TEXT, b, expected, spool_dir, stats=summary.stats)
         first = next(kept, None)  # the deduper reads (and the ledger is written) entirely before its first output
-        with open(ledger_path, "r", encoding="utf-8") as reader:
+        with open(ledger_path, encoding="utf-8") as reader:
             pending = first
             for line in reader:
                 n, idx, doc_id, routing, seq_no, primary_term, prev, spans, digests = json.loads(line)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 
@@ -47,9 +47,9 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
 
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.corpora import generate_web
-    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-    from bloomspan.sidecar.report.operator_report import render_report, report
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
+    from bloomspan.sidecar.report.operator_report import render_report, report
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     t_start = time.perf_counter()
     url = config.cluster.safe_url

@@ -58,8 +58,7 @@ def user_error_message(exc: BaseException, cluster_url: str | None = None) -> st
         if isinstance(exc, IngestError):
             return str(exc)
     if "opensearchpy" in sys.modules:
-        from opensearchpy.exceptions import ConnectionError as TransportConnectionError
-        from opensearchpy.exceptions import TransportError
+        from opensearchpy.exceptions import ConnectionError as TransportConnectionError, TransportError
 
         from bloomspan.sidecar.cluster.connection import describe_unreachable
 

@@ -46,6 +46,7 @@ def _progress_printer():
 def index(path, index, id_field, batch_size, **conn):
     """Load a JSON Lines file into an index, with progress and per-line errors."""
     from bloomspan.sidecar.errors import BloomspanSidecarError
+
     from .index_jsonl import IndexJsonlConfig, IndexLoadError, index_jsonl
 
     try:

@@ -23,8 +23,8 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from bloomspan.sidecar.errors import BloomspanSidecarError
 

@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import click
 
@@ -73,7 +73,7 @@ class Progress:
         with self._lock:
             self._end_line()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

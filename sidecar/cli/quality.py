@@ -1,4 +1,4 @@
-"""Template-quality commands of the ``bloomspan`` CLI (issue 8): ``templates`` detects short,
+"""Template-quality commands of the ``bloomspan`` CLI: ``templates`` detects short,
 site-scoped and slotted templates in a JSON Lines file; ``quality`` scores every method
 against a corpus with ground truth; ``real-corpus`` builds such a corpus from the HTML
 documentation sites installed on this machine. Heavy imports happen inside the commands."""
@@ -125,10 +125,15 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
 @click.option("--per-site", is_flag=True, default=False, help="Also print the per-site table.")
 def quality(jsonl, per_site):
     """Score exact MCFP, the whole-line baseline and the template detector against ground truth."""
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import evaluate_methods, per_site_table, prepare_corpus, standard_methods, summary_table
-
     from bloomspan.sidecar.cli.progress import command_progress
+    from bloomspan.sidecar.corpora import read_jsonl
+    from bloomspan.sidecar.corpora.quality_eval import (
+        evaluate_methods,
+        per_site_table,
+        prepare_corpus,
+        standard_methods,
+        summary_table,
+    )
 
     with command_progress():
         corpus = prepare_corpus(read_jsonl(jsonl))

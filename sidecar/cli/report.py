@@ -19,8 +19,9 @@ def report_files_command(*, template_index: str, top: int, as_json: bool, html: 
             if model is None:
                 return
         else:
-            from .connection_flags import cluster_client
             from bloomspan.sidecar.report.model import cluster_report_model
+
+            from .connection_flags import cluster_client
 
             model = cluster_report_model(cluster_client(**conn), template_index)
         from bloomspan.sidecar.report.html import write_html

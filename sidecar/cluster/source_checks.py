@@ -10,7 +10,7 @@ false`` keeps it in ``_source`` only) passes when a sample of documents holds it
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from collections.abc import Iterator
 
 from bloomspan.sidecar.errors import SourceIndexError
 

@@ -3,11 +3,11 @@
 * :func:`generate_web` - a web crawl: sites with templates (navigation, breadcrumbs,
   footers, cookie banners, disclaimers, product cards, "Read also") around natural-like
   content; truth = character spans of every template string, near-duplicate pairs.
-* :func:`generate_synthetic1`, :func:`synthetic1_expected` - the article's Synthetic 1
+* :func:`generate_synthetic1`, :func:`synthetic1_expected` - the article's Synthetic 1 (Part 5)
   (unique 8-letter background, three planted phrases with supports 3, 5, 4).
 * :func:`generate_synthetic2`, :func:`synthetic2_expected` - dense nested overlaps of 300
   phrases of decreasing length (BloomSpan's worst case).
-* :func:`lz78_phrases_per_token` - the article's corpus-shape measure c/n.
+* :func:`lz78_phrases_per_token` - the article's corpus-shape measure c/n (Part 5).
 * :func:`evaluate_template_recovery` - template recall and content damage of a coverage.
 * :func:`write_jsonl`, :func:`read_jsonl`, :func:`corpus_by_name`.
 
@@ -16,12 +16,24 @@ All generators stream dicts with keys ``id, url, site, lang, page_type, text, tr
 spans, end exclusive) and ``near_duplicate_of`` (an id or None).
 """
 from .catalog import CORPUS_NAMES, corpus_by_name
-from .evaluate import (RecoveryCounts, RecoveryReport, doc_counts, evaluate_template_recovery,
-                       spans_from_token_mask, token_labels)
+from .evaluate import (
+                       RecoveryCounts,
+                       RecoveryReport,
+                       doc_counts,
+                       evaluate_template_recovery,
+                       spans_from_token_mask,
+                       token_labels,
+)
 from .jsonl import read_jsonl, write_jsonl
 from .lz78 import LZ78Stats, lz78_parse, lz78_phrases_per_token
-from .synthetic import (SYNTHETIC1_PHRASES, ExpectedPhrase, generate_synthetic1, generate_synthetic2,
-                        synthetic1_expected, synthetic2_expected)
+from .synthetic import (
+                       SYNTHETIC1_PHRASES,
+                       ExpectedPhrase,
+                       generate_synthetic1,
+                       generate_synthetic2,
+                       synthetic1_expected,
+                       synthetic2_expected,
+)
 from .text_model import TextModel
 from .web import default_n_sites, generate_web
 

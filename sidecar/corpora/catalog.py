@@ -1,7 +1,7 @@
 """Corpus generators by name, for the CLI (``bloomspan corpus NAME --docs N --seed S``)."""
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .synthetic import generate_synthetic1, generate_synthetic2
 from .web import generate_web

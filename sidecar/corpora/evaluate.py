@@ -33,8 +33,8 @@ over documents (micro average), so large sites weigh more; per-site scores are g
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class RecoveryCounts:
     content_tokens: int = 0
     content_tokens_covered: int = 0
 
-    def __add__(self, other: "RecoveryCounts") -> "RecoveryCounts":
+    def __add__(self, other: RecoveryCounts) -> RecoveryCounts:
         return RecoveryCounts(*(a + b for a, b in zip(asdict(self).values(), asdict(other).values())))
 
     @staticmethod
@@ -142,8 +142,8 @@ def spans_from_token_mask(text: str, covered: np.ndarray) -> list[list[int]]:
     breaks = np.flatnonzero(np.diff(idx) > 1)
     first = np.concatenate([[0], breaks + 1])
     last = np.concatenate([breaks, [idx.shape[0] - 1]])
-    for f, l in zip(idx[first].tolist(), idx[last].tolist()):
-        out.append([int(starts[f]), int(ends[l])])
+    for first_token, last_token in zip(idx[first].tolist(), idx[last].tolist()):
+        out.append([int(starts[first_token]), int(ends[last_token])])
     return out
 
 

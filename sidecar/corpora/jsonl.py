@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 
 def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:

@@ -15,8 +15,8 @@ one per distinct token (roughly 100-150 bytes each), streaming otherwise.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Hashable, Iterable
 
 import numpy as np
 

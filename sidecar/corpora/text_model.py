@@ -22,7 +22,7 @@ The content of the web corpus is not real language but has its statistical shape
 Calibration. With the defaults of :class:`TextModel` the content of the web corpus has
 LZ78 phrases per token 0.44 at 100 k tokens, 0.39 at 476 k, 0.37 at 1 M and 0.34 at
 5 M; real English prose (Gutenberg fiction, Norvig's big.txt) gives 0.42 at 100 k and
-0.39 at 476 k; the article reports 0.27 for 3 G tokens of books. c/n keeps falling with
+0.39 at 476 k; the article reports 0.27 for 3 G tokens of books (Part 5). c/n keeps falling with
 size, so always compare equal sizes.
 """
 from __future__ import annotations
@@ -33,8 +33,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
-from numba import config as numba_config
-from numba import njit
+from numba import config as numba_config, njit
 
 _MASK64 = (1 << 64) - 1
 

@@ -1,6 +1,6 @@
 """Random 8-letter words, all distinct across a corpus, generated in any order.
 
-The article builds Synthetic 1 from "N x 5,000 strings of 8 random lowercase Latin
+The article builds Synthetic 1 (Part 5) from "N x 5,000 strings of 8 random lowercase Latin
 letters, discarding duplicates". Holding 150 M strings in a set to discard duplicates
 does not stream, so we draw them as a keyed pseudo-random permutation instead: word
 number ``x`` is ``spell(P(x))`` where ``P`` is a bijection of [0, 26**8) (a 4-round

@@ -47,14 +47,13 @@ import logging
 import math
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
 from .templates import SITE_KINDS, Site, build_site, fill
-from .text_model import (Body, TextModel, Vocabulary, build_vocabulary, render, render_title,
-                         sample_body, sample_topic)
+from .text_model import Body, TextModel, Vocabulary, build_vocabulary, render, render_title, sample_body, sample_topic
 
 logger = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from bloomspan.sidecar.errors import ClusterConfigError
 

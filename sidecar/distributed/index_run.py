@@ -18,11 +18,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
 from bloomspan.sidecar.errors import ClusterConfigError
+
 from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ class _Result:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def check_supported(config) -> None:
@@ -113,9 +114,9 @@ def _canonical_layout(headers):
 def run_mining_dask(config, dask: DaskConfig, progress=None, client=None, on_dashboard=None):
     """One mining run of ``config`` (a :class:`~bloomspan.sidecar.run.mining_run.MineConfig`) on
     Dask; returns the same :class:`~bloomspan.sidecar.run.mining_run.RunSummary` as ``run_mining``."""
-    from bloomspan.sidecar.run.lease import Lease, new_holder
-    from bloomspan.sidecar.cluster.scroll import pit_supported, resolve_units, _delete_pits
+    from bloomspan.sidecar.cluster.scroll import _delete_pits, pit_supported, resolve_units
     from bloomspan.sidecar.publish.template_index import new_run_id
+    from bloomspan.sidecar.run.lease import Lease, new_holder
 
     check_supported(config)
     if client is None:
@@ -175,10 +176,17 @@ def _mine(dclient, config, indices, units, pits, relay):
 
 def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys, skipped, n_all, seconds,
              t_total, progress):
-    from bloomspan.sidecar.run.mining_run import RunSummary
-    from bloomspan.sidecar.publish.publication import (coverage_for, document_sites, json_safe, phrase_documents_for,
-                               read_document_fields, run_report, site_clutter)
+    from bloomspan.sidecar.publish.publication import (
+        coverage_for,
+        document_sites,
+        json_safe,
+        phrase_documents_for,
+        read_document_fields,
+        run_report,
+        site_clutter,
+    )
     from bloomspan.sidecar.publish.template_index import publish
+    from bloomspan.sidecar.run.mining_run import RunSummary
 
     c = config
     figures = _CorpusFigures(dres.doc_offsets, skipped)

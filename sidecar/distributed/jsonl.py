@@ -109,7 +109,6 @@ def _document_ids(client, shards, run: str, with_id_field: bool):
 
 def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
     from bloomspan.engine.mining.report import coverage_report
-
     from bloomspan.sidecar.run.jsonl_mining import _write_outputs
 
     n_tokens = int(dres.doc_offsets[-1])

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.distributed.windows import partition_of, string_hashes
+from bloomspan.engine.mining.config import MiningConfig
 
 from . import tasks
 from .cluster import ProgressRelay

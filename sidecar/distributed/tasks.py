@@ -11,8 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bloomspan.engine.distributed.windows import (Segments, distinct_document_counts, frequent_segments,
-                                                  is_member, partition_of, sum_by_key, window_hashes)
+from bloomspan.engine.distributed.windows import (
+    Segments,
+    distinct_document_counts,
+    frequent_segments,
+    is_member,
+    partition_of,
+    sum_by_key,
+    window_hashes,
+)
 
 from .cluster import worker_progress
 from .shards import ShardCorpus
@@ -154,7 +161,6 @@ def assemble_reduced(parts: list[ShardSegments], global_docs: list[np.ndarray], 
 def grow(reduced, mining_config):
     """Mine the reduced corpus with the configured exact engine (a MiningResult over it)."""
     from bloomspan.engine.mining.phrases import MiningResult
-
     from bloomspan.sidecar.run.engine_select import mine
 
     worker_progress("grow", 0, 0, reduced.n_tokens)

@@ -3,7 +3,7 @@ the phrase documents of the template index (which add run id, bitmap and example
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from bloomspan.engine.mining.phrases import Phrase
 

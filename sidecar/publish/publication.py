@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap, phrase_documents
 from bloomspan.sidecar.errors import BloomspanSidecarError
+
+from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap, phrase_documents
 from .template_index import COVERAGE_CHUNK_TOKENS
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,6 @@ EXAMPLE_IDS = 5
 def mine_snapshot(snapshot, mining_config):
     """Run the configured engine on the snapshot's corpus (an empty corpus has no phrases)."""
     from bloomspan.engine.mining.phrases import MiningResult
-
     from bloomspan.sidecar.run.engine_select import mine
 
     if snapshot.n_tokens == 0:
@@ -98,8 +98,8 @@ def read_document_fields(client, indices: list[str], fields: list[str], doc_keys
     value. One plain ``helpers.scan`` (scroll): the pass is short and restarts as a whole."""
     from opensearchpy import helpers
 
-    from bloomspan.sidecar.run.checkpoint import keys_array
     from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
+    from bloomspan.sidecar.run.checkpoint import keys_array
 
     sorted_keys = keys_array([k.encode("utf-8", "surrogatepass") for k in doc_keys])
     multi = len(indices) > 1

@@ -35,9 +35,9 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
 
@@ -53,13 +53,13 @@ RUN_SUMMARY_FIELDS = ["kind", "run_id", "status", "source_index", "field", "star
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_run_id(now: float | None = None) -> str:
     """Sortable run id: UTC time to the millisecond plus 4 random hex digits."""
     t = time.time() if now is None else now
-    dt = datetime.fromtimestamp(t, tz=timezone.utc)
+    dt = datetime.fromtimestamp(t, tz=UTC)
     return f"{dt:%Y%m%dt%H%M%S}{dt.microsecond // 1000:03d}-{secrets.token_hex(2)}"
 
 
@@ -147,7 +147,7 @@ def _bulk(client, index: str, actions: Iterable[dict], bulk_docs: int, progress,
 
     done = 0
     try:
-        for ok, item in helpers.streaming_bulk(client, ({"_index": index, **a} for a in actions),
+        for _ok, _item in helpers.streaming_bulk(client, ({"_index": index, **a} for a in actions),
                                                chunk_size=bulk_docs, max_chunk_bytes=50 << 20,
                                                raise_on_error=True, max_retries=3, initial_backoff=1):
             done += 1

@@ -159,7 +159,6 @@ class PhraseFinder:
         "phrases": [{"phrase_id", "text", "df", "psi", "occurrences", "spans"}, ...]}``."""
         from bloomspan.engine.text.tokenizer import token_spans
         from bloomspan.ingest.matcher import scan_symbols
-
         from bloomspan.sidecar.run.annotate import covered_char_spans
 
         tokens, starts, ends = token_spans(text)
@@ -239,7 +238,6 @@ def _explain_templates(client, run: dict, source: dict, text: str, matcher=None)
     """What the template detector's records of the run (``mine --templates``) cover in ``text``,
     with the document's site and URL section scopes read from the run's fields."""
     from bloomspan.ingest.template_matcher import template_scopes
-
     from bloomspan.sidecar.cluster.field_paths import lookup_field
     from bloomspan.sidecar.publish.publication import document_sites
     params = run.get("params") or {}

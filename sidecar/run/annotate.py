@@ -27,15 +27,14 @@ two shards would not be comparable)::
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from bloomspan.ingest.cleaner import RATIO_FLOOR as MIN_RATIO  # one floor for the cleaner and annotation
-
-from bloomspan.sidecar.errors import AnnotateError
 from bloomspan.sidecar.cluster.scroll import split_key
+from bloomspan.sidecar.errors import AnnotateError
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.engine.text.durable_writes import fsync_dir, pwrite_all
+from bloomspan.sidecar.errors import CheckpointError
 
 log = logging.getLogger(__name__)
 

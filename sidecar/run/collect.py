@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from .checkpoint import STORED, DocLog
 from bloomspan.sidecar.cluster.scroll import SourceScan, fetch_by_ids, split_key
+
+from .checkpoint import STORED, DocLog
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bloomspan.sidecar.errors import LeaseHeldError, LeaseLostError
 
@@ -39,7 +39,7 @@ def new_holder() -> str:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def _parse(s: str) -> float:

@@ -40,8 +40,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from .checkpoint import STORED, fsync_dir, keys_array, write_json_atomic
 from bloomspan.sidecar.errors import CheckpointError
+
+from .checkpoint import STORED, fsync_dir, keys_array, write_json_atomic
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from bloomspan.sidecar.serve.json_splice import (
     ANY_KEY,
@@ -87,7 +88,7 @@ class ProxyStats:
     error_reasons: list[str] = field(default_factory=list)
     uncleaned_by_reason: dict[str, int] = field(default_factory=dict)
 
-    def add(self, other: "ProxyStats") -> None:
+    def add(self, other: ProxyStats) -> None:
         for name in ("items", "cleaned", "unchanged", "passed_through", "errors", "routed",
                      "over_ratio_kept", "covered_tokens", "tokens"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -127,7 +128,7 @@ class _Uncleaned(Exception):
         self.cleaner_message = cleaner_message
         super().__init__(reason)
 
-    def count(self, stats: "ProxyStats") -> None:
+    def count(self, stats: ProxyStats) -> None:
         stats.uncleaned(self.reason, cleaner_error=self.cleaner_message)
 
 

@@ -34,8 +34,9 @@ import collections
 import json
 import logging
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +281,7 @@ class EmergingHook:
         out["threshold"] = self.emerging_config.threshold
         return out
 
-    def register(self, registry) -> "EmergingCollector":
+    def register(self, registry) -> EmergingCollector:
         """Expose :meth:`metrics` in a prometheus ``CollectorRegistry``; returns the collector."""
         collector = EmergingCollector(self)
         registry.register(collector)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 REPLACE = "replace"
 """Plan leaf: the member's value is replaced (or added) whole."""
@@ -37,7 +37,7 @@ ANY_KEY = object()
 """Plan key that matches every key of an object."""
 
 Plan = dict  # {key or ANY_KEY: REPLACE | Plan}
-PlanRule = Union[str, dict]
+PlanRule = str | dict
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's four whitespace characters, nothing else
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
@@ -101,7 +101,7 @@ class ObjectSpans:
     close: int = -1
     last_end: int = -1
     members: dict[str, tuple[int, int]] = field(default_factory=dict)
-    children: dict[str, "ObjectSpans"] = field(default_factory=dict)
+    children: dict[str, ObjectSpans] = field(default_factory=dict)
 
 
 def _rule(plan: Plan, key: str) -> PlanRule | None:

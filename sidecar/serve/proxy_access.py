@@ -38,9 +38,9 @@ directly): a script or ingest pipeline that changes a document's ``_index`` is n
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterator, Mapping
+from functools import cache, lru_cache
 
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
 
@@ -146,7 +146,7 @@ def _matches(rest: list[str], shapes) -> bool:
 def globs_intersect(a: str, b: str) -> bool:
     """True when some index name matches both ``*``-glob ``a`` and ``*``-glob ``b``."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def go(i: int, j: int) -> bool:
         if i == len(a) and j == len(b):
             return True

@@ -18,9 +18,9 @@ REPORT_CACHE = web.AppKey("report_cache", dict)
 
 def _render(client, template_index: str, cache: dict) -> tuple[int, str]:
     from bloomspan.sidecar.errors import RunNotFoundError
+    from bloomspan.sidecar.publish.template_index import physical_indices
     from bloomspan.sidecar.report.html import render_html
     from bloomspan.sidecar.report.model import cluster_report_model
-    from bloomspan.sidecar.publish.template_index import physical_indices
 
     kept = physical_indices(client, template_index)
     key = tuple(sorted((i, s["aliased"]) for i, s in kept.items() if s["complete"]))
@@ -39,6 +39,7 @@ def add_report_route(app: web.Application) -> None:
     """Register ``GET /report`` on ``serve``'s app (before its catch-all proxy route); it reads
     with the sidecar's own cluster client (the one that loads the phrase set)."""
     from bloomspan.sidecar.report.html import CSP
+
     from .service import CLEANER, CONFIG
 
     app[REPORT_CACHE] = {"lock": asyncio.Lock()}

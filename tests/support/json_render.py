@@ -35,9 +35,9 @@ class Rendered:
     value: object
     members: dict[str, tuple[int, int]] = field(default_factory=dict)
     last_end: int = 0
-    children: dict[str, "Rendered"] = field(default_factory=dict)
+    children: dict[str, Rendered] = field(default_factory=dict)
 
-    def shifted(self, delta: int) -> "Rendered":
+    def shifted(self, delta: int) -> Rendered:
         return Rendered(self.text, self.value, {k: (a + delta, b + delta) for k, (a, b) in self.members.items()},
                         self.last_end + delta, {k: c.shifted(delta) for k, c in self.children.items()})
 

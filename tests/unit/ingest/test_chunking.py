@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.ingest.chunking import chunk_text, validate_chunking
 from bloomspan.ingest.errors import IngestConfigError

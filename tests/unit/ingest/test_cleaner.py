@@ -4,8 +4,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.ingest.chunking import chunk_text

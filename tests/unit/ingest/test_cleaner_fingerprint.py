@@ -6,8 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint, fingerprint_b64
 from bloomspan.ingest.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig

@@ -2,8 +2,7 @@
 a span was cut out, so a second pass removes nothing."""
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.matcher import (

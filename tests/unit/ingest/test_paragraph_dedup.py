@@ -12,16 +12,16 @@ from bloomspan.engine.sketches.bloom_filter import bloom_bits
 from bloomspan.ingest import paragraph_dedup as pd
 from bloomspan.ingest.errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 from bloomspan.ingest.paragraph_dedup import (
+    PARAGRAPH_JOINER,
     STATS_KEYS,
+    DedupConfig,
     DedupStats,
     ParagraphDeduper,
-    DedupConfig,
-    PARAGRAPH_JOINER,
     dedup_documents,
     paragraph_hash,
+    paragraph_spans,
     paragraphs,
     rebuild_text,
-    paragraph_spans,
     sort_merge,
 )
 

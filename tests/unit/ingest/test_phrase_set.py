@@ -4,8 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.ingest.errors import PhraseSetError
 from bloomspan.ingest.phrase_set import PhraseRecord, PhraseSet, parse_phrase_record, stable_phrase_id

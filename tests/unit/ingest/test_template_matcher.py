@@ -11,8 +11,7 @@ from bloomspan.engine.templates.detector import TemplateConfig, detect_templates
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.ingest.template_matcher import (TEMPLATE_SPAN_ID, TemplateMatcher, load_phrase_file,
-                                               template_scopes)
+from bloomspan.ingest.template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher, load_phrase_file, template_scopes
 from bloomspan.sidecar.cli.main import cli
 
 

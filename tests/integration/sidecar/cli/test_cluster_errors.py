@@ -7,7 +7,6 @@ import pytest
 from click.testing import CliRunner
 
 from bloomspan.sidecar.cli.main import cli
-
 from tests.support.sidecar_helpers import make_source, web_docs
 
 
@@ -18,7 +17,7 @@ def _run(*args, env=None):
 def _one_line_error(res, *needles):
     assert res.exit_code == 1, res.output
     assert "Traceback" not in res.output
-    lines = [l for l in res.output.splitlines() if l.startswith("Error:")]
+    lines = [line for line in res.output.splitlines() if line.startswith("Error:")]
     assert len(lines) == 1, res.output
     for needle in needles:
         assert needle in lines[0], res.output

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cli.demo import DemoConfig, run_demo
+from bloomspan.sidecar.cluster.connection import ClusterConfig
 
 pytestmark = pytest.mark.integration
 

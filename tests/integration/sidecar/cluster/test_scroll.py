@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from opensearchpy import helpers
 
-from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
-from bloomspan.sidecar.errors import ScanError, SourceIndexError
 from bloomspan.sidecar.cluster.scroll import SourceScan, fetch_by_ids, resolve_units
+from bloomspan.sidecar.errors import ScanError, SourceIndexError
+from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
 
 BAD = {"m1": {"title": "no text field"}, "m2": {"text": None}, "e1": {"text": ""}, "e2": {"text": "   "},
        "n1": {"text": 17}, "n2": {"text": {"nested": "object"}}, "l1": {"text": ["first value", "second"]}}

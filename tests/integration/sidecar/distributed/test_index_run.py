@@ -8,13 +8,13 @@ import signal
 import threading
 
 import pytest
-from tests.support.dask_helpers import local_cluster, planted_docs
-from tests.support.sidecar_helpers import make_source, published, web_docs
 
 from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
 from bloomspan.sidecar.distributed.index_run import run_mining_dask
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from tests.support.dask_helpers import local_cluster, planted_docs
+from tests.support.sidecar_helpers import make_source, published, web_docs
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
 from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
-
 from tests.support.dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
 
 
@@ -47,8 +46,7 @@ def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma
 
 
 def test_web_crawl_on_an_external_scheduler_and_worker(tmp_path):
-    from bloomspan.sidecar.corpora import corpus_by_name
-    from bloomspan.sidecar.corpora import write_jsonl as write_corpus
+    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl as write_corpus
 
     path = tmp_path / "web.jsonl"
     write_corpus(corpus_by_name("web", 1500, 1), path)

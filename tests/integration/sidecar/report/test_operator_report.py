@@ -7,11 +7,11 @@ import pytest
 from click.testing import CliRunner
 
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.sidecar.publish.bitmaps import decode_bitmap
 from bloomspan.sidecar.cli.cluster import cluster_cli
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
-from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.publish.bitmaps import decode_bitmap
 from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
 
 
@@ -91,8 +91,9 @@ def test_cli_report_explain_runs_rollback(os_client, index_prefix, opensearch_ur
 @pytest.fixture
 def two_runs(os_client, index_prefix, opensearch_url, tmp_path):
     """A site-scoped run with the template detector, then a second run after the crawl grew."""
-    from tests.support.sidecar_helpers import make_source as _make
     from opensearchpy import helpers
+
+    from tests.support.sidecar_helpers import make_source as _make
 
     docs = [dict(d, url=f"https://{d['site']}/p/{d['id']}") for d in web_docs(400)]
     _make(os_client, f"{index_prefix}src", docs[:250], shards=2)
@@ -145,9 +146,9 @@ def test_serve_shows_the_report_without_a_token(os_client, index_prefix, opensea
     import urllib.error
     import urllib.request
 
+    from bloomspan.sidecar.publish.template_index import rollback
     from bloomspan.sidecar.serve.service import create_app
     from bloomspan.sidecar.serve.state import ServeConfig
-    from bloomspan.sidecar.publish.template_index import rollback
     from tests.support.service_thread import serve_in_thread
 
     tpl = f"{index_prefix}tpl"

@@ -108,8 +108,8 @@ def test_a_run_turned_away_by_the_lease_publishes_later_under_a_fresh_id(os_clie
     """A run skipped by the lease used to keep the id it was given before the lease, so when it
     ran later it published under an id older than runs published meanwhile: `runs` and
     `rollback` put it in the wrong place."""
-    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
     from bloomspan.sidecar.publish.template_index import list_runs, rollback
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     lease_index, tpl, src = f"{index_prefix}lease", f"{index_prefix}tpl", f"{index_prefix}src"
     for i in range(8):
@@ -137,8 +137,8 @@ def test_a_run_turned_away_by_the_lease_publishes_later_under_a_fresh_id(os_clie
 
 def test_a_run_that_lost_the_lease_before_the_swap_publishes_under_a_new_id(os_client, index_prefix, opensearch_url,
                                                                             tmp_path):
-    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
     from bloomspan.sidecar.publish.template_index import aliased_indices, list_runs, physical_indices
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     lease_index, tpl, src = f"{index_prefix}lease", f"{index_prefix}tpl", f"{index_prefix}src"
     for i in range(8):

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.publish.template_index import physical_indices
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
 
 N_DOCS = 300

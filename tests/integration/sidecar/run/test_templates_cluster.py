@@ -9,13 +9,13 @@ from opensearchpy import helpers
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.sidecar.corpora.web import generate_web
-from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
 from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
+from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
-from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
-from tests.support.sidecar_helpers import make_source
 from tests.support.service_thread import serve_in_thread
+from tests.support.sidecar_helpers import make_source
 
 pytestmark = pytest.mark.integration
 

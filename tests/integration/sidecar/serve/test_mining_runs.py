@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.serve.mining_runs import mine_for_service, previous_params
 from bloomspan.sidecar.serve.state import ServeConfig
-from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
 from tests.support.sidecar_helpers import make_source, web_docs
 
 

@@ -14,8 +14,8 @@ import pytest
 import requests
 from opensearchpy import helpers
 
-from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.near_duplicates import pairs_from_groups, precision_recall

@@ -3,16 +3,24 @@ mining the frequent-window intervals gives what mining the whole corpus gives.""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from bloomspan.engine.distributed.reduced_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
+from bloomspan.engine.distributed.windows import (
+    distinct_document_counts,
+    distinct_document_counts_reference,
+    frequent_segments,
+    frequent_segments_reference,
+    is_member,
+    partition_of,
+    string_hashes,
+    sum_by_key,
+    window_counts,
+    window_hashes,
+    window_hashes_reference,
+)
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.engine.distributed.reduced_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
-from bloomspan.engine.distributed.windows import (distinct_document_counts, distinct_document_counts_reference,
-                                                  frequent_segments, frequent_segments_reference, is_member,
-                                                  partition_of, string_hashes, sum_by_key, window_counts,
-                                                  window_hashes, window_hashes_reference)
 from bloomspan.engine.oracles.naive_oracle import mine_naive
 
 

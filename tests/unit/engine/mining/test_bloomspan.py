@@ -9,8 +9,8 @@ import pytest
 
 from bloomspan.engine.mining.bloomspan import mine_bloomspan, validate_corpus
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
-from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
@@ -65,10 +65,10 @@ def test_saved_regressions(path, flags):
 
 
 def test_article_mask_skip_counterexample_still_is_one():
-    """The saved corpus must keep demonstrating the article's failure: every occurrence of
+    """The saved corpus must keep demonstrating the article's failure (Part 4, "The coverage mask"): every occurrence of
     the seed "x y" lies inside the phrases grown from the seeds ordered before it."""
+    from bloomspan.engine.mining.counting_filter import build_counting_filter, candidate_occurrences
     from bloomspan.engine.mining.seeds import gather_seeds
-    from bloomspan.engine.mining.counting_filter import candidate_occurrences, build_counting_filter
 
     case = json.loads((DATA / "mask_skip_seed_covered.json").read_text())
     tokens, offsets, vocab = word_corpus(case["docs"])
@@ -118,7 +118,7 @@ def test_stats_report_every_stage():
     for stage in ("word_filter", "counting_filter", "candidates", "seeds", "grow", "maximal", "coverage"):
         assert stats[f"seconds_{stage}"] >= 0
     assert stats["bigrams"] == 33 and stats["tokens"] == 37 and stats["documents"] == 4
-    assert stats["seeds"] == 6  # the six frequent bigrams of the article's Step 0 table
+    assert stats["seeds"] == 6  # the six frequent bigrams of the article's Step 0 table (Part 3)
     assert stats["filter_bytes"] == 1024 and 0 < stats["filter_fill_ratio"] < 1
     assert stats["phrases"] == 1 and stats["covered_tokens"] == 21
     json.dumps(stats)  # JSON-serialisable

@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig

@@ -6,11 +6,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.engine.mining import counting_filter as cf
-from bloomspan.engine.mining import word_filter as wf
+from bloomspan.engine.mining import counting_filter as cf, word_filter as wf
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1000 if THOROUGH else 100, derandomize=True, deadline=None,

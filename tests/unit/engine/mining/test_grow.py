@@ -5,15 +5,13 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.engine.mining import counting_filter as cf
-from bloomspan.engine.mining import word_filter as wf
+from bloomspan.engine.mining import counting_filter as cf, word_filter as wf
 from bloomspan.engine.mining.coverage import new_suffix_mask
 from bloomspan.engine.mining.grow import STAT_NAMES, grow_seeds, grow_seeds_reference
-from bloomspan.engine.oracles.naive_oracle import mine_naive
 from bloomspan.engine.mining.seeds import gather_seeds
+from bloomspan.engine.oracles.naive_oracle import mine_naive
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KERNEL = settings(max_examples=1500 if THOROUGH else 150, derandomize=True, deadline=None,

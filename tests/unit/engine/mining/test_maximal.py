@@ -4,8 +4,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.mining.maximal import MaximalPhraseIndex, _contains, select_maximal, select_maximal_reference
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.phrases import Phrase
-from bloomspan.engine.mining.report import (
-    coverage_report, covered_per_doc, covered_per_doc_reference, phrase_text)
+from bloomspan.engine.mining.report import coverage_report, covered_per_doc, covered_per_doc_reference, phrase_text
 from bloomspan.engine.text.vocabulary import Vocabulary
 
 

@@ -6,8 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.mining import counting_filter as cf
 from bloomspan.engine.mining.seeds import gather_seeds, gather_seeds_reference

@@ -19,7 +19,7 @@ def _corpus(docs):
 
 def _by_definition(docs, sigma, length):
     df = {}
-    for d, doc in enumerate(docs):
+    for doc in docs:
         for g in {tuple(doc[i:i + length]) for i in range(len(doc) - length + 1)}:
             df[g] = df.get(g, 0) + 1
     frequent = {g for g, n in df.items() if n >= sigma}

@@ -4,8 +4,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.mining import word_filter as wf
 

@@ -9,15 +9,13 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.engine.oracles import fhk
-from bloomspan.engine.oracles import suffix_array as sx
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.oracles import fhk, suffix_array as sx
 from bloomspan.engine.oracles.fhk import mine_fhk
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.mining.phrases import Phrase
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 MANY = 3000 if THOROUGH else 250

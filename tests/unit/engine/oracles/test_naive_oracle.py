@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 from bloomspan.engine.text.tokenizer import tokenize
 
 
@@ -62,7 +62,7 @@ def test_frequent_subphrase_with_higher_support_is_not_maximal():
 
 
 def test_article_suffix_array_example():
-    # D1: A B C D, D2: X A B C, D3: A B C Y -> "A B C" (df 3); "B C" is not maximal.
+    # The article's suffix-array example (Part 3). D1: A B C D, D2: X A B C, D3: A B C Y -> "A B C" (df 3); "B C" is not maximal.
     A, B, C, D, X, Y = range(6)
     tokens, offsets = corpus([[A, B, C, D], [X, A, B, C], [A, B, C, Y]])
     assert mine_naive(tokens, offsets, 3, 2) == [Phrase((A, B, C), df=3, occurrences=3)]

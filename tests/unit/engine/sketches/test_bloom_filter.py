@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from bloomspan.engine.mining.config import ConfigError
 from bloomspan.engine.sketches.bloom_filter import (
     BloomFilter,
     _add_kernel,
@@ -26,7 +26,6 @@ from bloomspan.engine.sketches.bloom_filter import (
     expected_fp_rate,
     hash_pair,
 )
-from bloomspan.engine.mining.config import ConfigError
 
 
 def sha(i: int, salt: str = "") -> bytes:

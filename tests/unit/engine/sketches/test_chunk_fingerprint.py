@@ -6,9 +6,9 @@ import base64
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from bloomspan.engine.mining.config import ConfigError
 from bloomspan.engine.sketches.chunk_fingerprint import (
     DEFAULT_CONFIG,
     GEAR,
@@ -26,7 +26,6 @@ from bloomspan.engine.sketches.chunk_fingerprint import (
     normalized_bytes,
     select_chunks,
 )
-from bloomspan.engine.mining.config import ConfigError
 
 CONFIGS = [
     DEFAULT_CONFIG,

@@ -3,13 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates import blocks
-from bloomspan.engine.templates.blocks import (block_offsets_from_flags, block_offsets_from_texts, block_types,
-                                     block_types_reference, chain_cover, chain_cover_reference, check_blocks,
-                                     distinct_documents, line_start_flags, mine_blocks, mine_blocks_reference)
+from bloomspan.engine.templates.blocks import (
+    block_offsets_from_flags,
+    block_offsets_from_texts,
+    block_types,
+    block_types_reference,
+    chain_cover,
+    chain_cover_reference,
+    check_blocks,
+    distinct_documents,
+    line_start_flags,
+    mine_blocks,
+    mine_blocks_reference,
+)
 from bloomspan.engine.text.slots import SLOT_ID
 from bloomspan.engine.text.tokenizer import token_spans
 

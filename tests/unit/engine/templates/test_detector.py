@@ -5,18 +5,23 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.templates.blocks import block_offsets_from_texts
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.oracles.naive_oracle import mine_naive
-from bloomspan.engine.text.slots import number_token_mask
-from bloomspan.engine.templates.detector import (TemplateConfig, coverage_char_spans, detect_templates,
-                                                detect_templates_in_texts,
-                                                scope_levels, unit_corpus, url_section)
+from bloomspan.engine.templates.blocks import block_offsets_from_texts
+from bloomspan.engine.templates.detector import (
+    TemplateConfig,
+    coverage_char_spans,
+    detect_templates,
+    detect_templates_in_texts,
+    scope_levels,
+    unit_corpus,
+    url_section,
+)
 from bloomspan.engine.templates.phrase import TemplatePhrase
+from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.ingest.template_matcher import TemplateMatcher

@@ -5,13 +5,18 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.config import ConfigError
-from bloomspan.engine.templates.page_skeleton import (PageSkeleton, SkeletonParams, echo_flags, next_same_type,
-                                            skeleton_kernel, skeleton_reference)
 from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.page_skeleton import (
+    PageSkeleton,
+    SkeletonParams,
+    echo_flags,
+    next_same_type,
+    skeleton_kernel,
+    skeleton_reference,
+)
 from bloomspan.ingest.errors import PhraseSetError
 from bloomspan.ingest.template_matcher import TemplateMatcher
 

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.templates.blocks import mine_blocks
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
-from bloomspan.engine.templates.scoped_mining import (group_documents, group_sigma, mcfp_miner, mine_scoped, sub_corpus)
+from bloomspan.engine.templates.blocks import mine_blocks
+from bloomspan.engine.templates.scoped_mining import group_documents, group_sigma, mcfp_miner, mine_scoped, sub_corpus
 
 docs_st = st.lists(st.lists(st.integers(0, 3), max_size=8), min_size=1, max_size=9)
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.templates import blocks
-from bloomspan.engine.text import corpus_store
 from bloomspan.engine.templates.blocks import line_start_flags
+from bloomspan.engine.text import corpus_store
 from bloomspan.engine.text.corpus_store import CorpusStore, CorpusStoreError
 from bloomspan.engine.text.tokenizer import encode_batch, token_spans
 from bloomspan.engine.text.vocabulary import Vocabulary

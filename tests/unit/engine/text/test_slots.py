@@ -3,14 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import block_offsets_from_texts
-from bloomspan.engine.text.slots import (SLOT_ID, SLOT_TOKEN, apply_slots, apply_slots_reference, is_number_token,
-                                    number_token_mask, slot_positions, slot_strings)
 from bloomspan.engine.templates.detector import TemplateConfig, detect_templates
 from bloomspan.engine.templates.phrase import TemplatePhrase
+from bloomspan.engine.text.slots import (
+    SLOT_ID,
+    SLOT_TOKEN,
+    apply_slots,
+    apply_slots_reference,
+    is_number_token,
+    number_token_mask,
+    slot_positions,
+    slot_strings,
+)
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 from bloomspan.ingest.template_matcher import TemplateMatcher

@@ -94,7 +94,7 @@ def test_nested_field_and_spool_is_removed(tmp_path):
     src.write_text("".join(json.dumps(d) + "\n" for d in docs))
     res = run("dedup", "--in", str(src), "--out", str(dst), "--field", "page.body", "--spool-dir", str(spool))
     assert res.exit_code == 0, res.output
-    out = [json.loads(l) for l in dst.read_text().splitlines()]
+    out = [json.loads(line) for line in dst.read_text().splitlines()]
     assert out == [docs[0], {"page": {"body": "Intro two."}, "x": [1]}]
     assert list(spool.iterdir()) == []
 

@@ -8,9 +8,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cli.connection_flags import CONNECTION_PARAMS, connection_options
 from bloomspan.sidecar.cli.failures import BloomspanGroup, cluster_answer_message
+from bloomspan.sidecar.cli.main import cli
 
 DOWN = "http://127.0.0.1:9"  # nothing listens on the discard port
 DOWN_LINE = (f"Error: cannot reach {DOWN} (connection refused): is the cluster up? start one with "

@@ -15,7 +15,7 @@ BOILER = "all rights reserved acme corporation terms of use privacy policy conta
 
 
 def _write(path, lines):
-    path.write_text("".join(l + "\n" for l in lines), encoding="utf-8")
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return str(path)
 
 
@@ -48,7 +48,7 @@ def test_mine_jsonl_writes_phrases_and_report(tmp_path):
     res = CliRunner().invoke(cli, ["mine", "--jsonl", src, "--id-field", "id", "--sigma", "10", "--min-length", "5",
                                    "--out", str(out)])
     assert res.exit_code == 0, res.output
-    phrases = [json.loads(l) for l in (out / "phrases.jsonl").read_text().splitlines()]
+    phrases = [json.loads(line) for line in (out / "phrases.jsonl").read_text().splitlines()]
     assert [p["text"] for p in phrases] == [BOILER]
     assert phrases[0]["df"] == 12 and phrases[0]["psi"] == 12 * len(BOILER.split())
     assert phrases[0]["tokens"] == BOILER.split() and phrases[0]["occurrences"] == 12
@@ -107,10 +107,10 @@ def test_corpus_then_clean_strips_mined_boilerplate(tmp_path):
     res = runner.invoke(cli, ["clean", "--phrases", str(tmp_path / "m" / "phrases.jsonl"), "--in", str(bad),
                               "--out", str(tmp_path / "clean.jsonl"), "--mode", "strip"])
     assert res.exit_code == 0, res.output
-    out = [json.loads(l) for l in (tmp_path / "clean.jsonl").read_text(encoding="utf-8").splitlines()]
-    errors = [json.loads(l) for l in (tmp_path / "clean.jsonl.errors.jsonl").read_text().splitlines()]
+    out = [json.loads(line) for line in (tmp_path / "clean.jsonl").read_text(encoding="utf-8").splitlines()]
+    errors = [json.loads(line) for line in (tmp_path / "clean.jsonl.errors.jsonl").read_text().splitlines()]
     assert len(out) == 51  # 50 documents + the one with a non-string field, unchanged
     assert {e["line"] for e in errors} == {51, 52}
-    originals = [json.loads(l) for l in lines[:50]]
+    originals = [json.loads(line) for line in lines[:50]]
     assert sum(len(o["text"]) for o in out[:50]) < sum(len(o["text"]) for o in originals)
     assert out[50] == {"id": "n", "text": 3}

@@ -34,7 +34,7 @@ def _clean(tmp_path, lines: list[bytes], *extra):
     out = tmp_path / "clean.jsonl"
     res = CliRunner().invoke(cli, ["clean", "--phrases", _phrases(tmp_path), "--in", str(src), "--out", str(out),
                                    *extra])
-    errors = [json.loads(l) for l in (tmp_path / "clean.jsonl.errors.jsonl").read_bytes().splitlines()] \
+    errors = [json.loads(line) for line in (tmp_path / "clean.jsonl.errors.jsonl").read_bytes().splitlines()] \
         if (tmp_path / "clean.jsonl.errors.jsonl").exists() else None
     return res, src, out, errors
 
@@ -58,7 +58,7 @@ def test_clean_keeps_bad_documents_in_place_and_names_their_lines(tmp_path):
         assert lines[n - 1] in kept  # byte for byte
     assert kept.index(lines[4]) == 4 and kept.index(lines[16]) == 15
     assert errors[2]["raw_base64"] and "\ufffd" in errors[2]["raw"]  # the bytes are kept too
-    cleaned = [json.loads(l) for l in kept if l not in (lines[4], lines[13])]
+    cleaned = [json.loads(line) for line in kept if line not in (lines[4], lines[13])]
     assert all(BOILER not in d["text"] for d in cleaned if isinstance(d, dict) and d["id"] not in ("s", "t"))
 
 
@@ -106,7 +106,7 @@ _LINE = st.one_of(
 def test_clean_loses_no_line_and_keeps_the_order(tmp_path, lines):
     """Every non-blank line is in the output (in input order) or described with its raw text."""
     # a line without its newline can only be the last one
-    lines = [l if l.endswith(b"\n") or i == len(lines) - 1 else l + b"\n" for i, l in enumerate(lines)]
+    lines = [line if line.endswith(b"\n") or i == len(lines) - 1 else line + b"\n" for i, line in enumerate(lines)]
     src, out, errs = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "err.jsonl"
     src.write_bytes(b"".join(lines))
     cleaner = Cleaner(PhraseSet.from_records([{"tokens": BOILER.split(), "df": 3}]),
@@ -173,7 +173,7 @@ def test_mine_a_lone_surrogate_in_the_text_is_no_token(tmp_path):
     res = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / "o"), "--sigma", "5",
                                    "--min-length", "5"])
     assert res.exit_code == 0, res.output
-    phrases = [json.loads(l) for l in (tmp_path / "o" / "phrases.jsonl").read_text().splitlines()]
+    phrases = [json.loads(line) for line in (tmp_path / "o" / "phrases.jsonl").read_text().splitlines()]
     assert [p["text"] for p in phrases] == [BOILER]
 
 
@@ -196,4 +196,4 @@ def test_dedup_writes_a_lone_surrogate_escaped_never_as_invalid_utf8(tmp_path):
     assert res.exit_code == 0, res.output
     out = (tmp_path / "d.jsonl").read_bytes()
     out.decode("utf-8")  # strict: no surrogate bytes
-    assert [json.loads(l)["text"] for l in out.splitlines()] == ["Same para.\n\nOwn \ud800 one.", "Other \ud800 two."]
+    assert [json.loads(line)["text"] for line in out.splitlines()] == ["Same para.\n\nOwn \ud800 one.", "Other \ud800 two."]

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 from numba import config as numba_config
 
-from bloomspan.sidecar.cli.progress import Progress, render_bar
 from bloomspan.sidecar.cli.kernel_notice import CompileWatch, start_message, watch_compilation
+from bloomspan.sidecar.cli.progress import Progress, render_bar
 
 
 class _Terminal(io.StringIO):

@@ -15,7 +15,7 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     runner = CliRunner()
     res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(tmp_path / "t.jsonl")])
     assert res.exit_code == 0, res.output
-    records = [json.loads(l) for l in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
     assert records[0]["kind"] == "config" and records[0]["template_config"]["slots"] is True
     phrases = [r for r in records if r["kind"] not in ("skeleton", "config")]
     assert phrases and all(r["tokens"] and r["id"].startswith("t") for r in phrases)
@@ -27,7 +27,7 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     assert len(PhraseSet.from_jsonl(tmp_path / "t.jsonl")) == len(phrases)
     res = runner.invoke(cli, ["quality", "--jsonl", str(corpus)])
     assert res.exit_code == 0, res.output
-    rows = [l for l in res.output.splitlines() if l.startswith("| ") and "%" in l]
+    rows = [line for line in res.output.splitlines() if line.startswith("| ") and "%" in line]
     assert len(rows) == 4 and "template detector" in rows[-1]
 
 

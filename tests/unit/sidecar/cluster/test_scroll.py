@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import pytest
 
+from bloomspan.sidecar.cluster.scroll import (
+    ScanUnit,
+    doc_key,
+    extract_text,
+    lookup_field,
+    parse_hits,
+    split_key,
+    ts_fingerprint,
+)
 from bloomspan.sidecar.run.checkpoint import EMPTY, LISTED, MISSING, NOT_TEXT, STORED
-from bloomspan.sidecar.cluster.scroll import (ScanUnit, doc_key, extract_text, lookup_field, parse_hits, split_key,
-                                      ts_fingerprint)
 
 
 @pytest.mark.parametrize("source, status, text", [

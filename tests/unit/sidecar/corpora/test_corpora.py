@@ -9,18 +9,35 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
-from bloomspan.sidecar.corpora import (CORPUS_NAMES, SYNTHETIC1_PHRASES, corpus_by_name, doc_counts,
-                                       evaluate_template_recovery, generate_synthetic1, generate_synthetic2,
-                                       generate_web, lz78_parse, lz78_phrases_per_token, read_jsonl,
-                                       spans_from_token_mask, synthetic1_expected, synthetic2_expected,
-                                       token_labels, write_jsonl)
+from bloomspan.sidecar.corpora import (
+    CORPUS_NAMES,
+    SYNTHETIC1_PHRASES,
+    corpus_by_name,
+    doc_counts,
+    evaluate_template_recovery,
+    generate_synthetic1,
+    generate_synthetic2,
+    generate_web,
+    lz78_parse,
+    lz78_phrases_per_token,
+    read_jsonl,
+    spans_from_token_mask,
+    synthetic1_expected,
+    synthetic2_expected,
+    token_labels,
+    write_jsonl,
+)
 from bloomspan.sidecar.corpora.templates import POOLS
-from bloomspan.sidecar.corpora.text_model import (SEPARATORS, build_vocabulary, sentence_hazard, text_kernel,
-                                                  text_reference)
+from bloomspan.sidecar.corpora.text_model import (
+    SEPARATORS,
+    build_vocabulary,
+    sentence_hazard,
+    text_kernel,
+    text_reference,
+)
 from bloomspan.sidecar.corpora.unique_words import UniqueWords, encode
 
 WEB_DOCS = 300
@@ -133,7 +150,7 @@ def test_web_truth_spans_are_exactly_template_text(web_docs):
         text = d["text"]
         spans = d["truth"]["template_spans"]
         assert spans == sorted(spans)
-        for (a, b), (c, _e) in zip(spans, spans[1:]):
+        for (_a, b), (c, _e) in zip(spans, spans[1:]):
             assert b < c, f"{d['id']}: template spans overlap or touch"
         for a, b in spans:
             assert 0 <= a < b <= len(text)
@@ -296,7 +313,7 @@ def test_synthetic2_is_dense_and_nested():
     assert max(lengths) == 40 and min(lengths) == 5
     # Almost every bigram of planted material is frequent at sigma = 3 (nothing to filter).
     bigram_docs: dict[tuple, set] = {}
-    for d, (doc, toks) in enumerate(zip(docs, tokens)):
+    for d, (doc, _toks) in enumerate(zip(docs, tokens)):
         for _k, a, b in doc["truth"]["planted"]:
             seg = tokenize(doc["text"][a:b])
             for g in zip(seg, seg[1:]):

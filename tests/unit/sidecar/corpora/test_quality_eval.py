@@ -12,9 +12,20 @@ import pytest
 
 from bloomspan.engine.templates.detector import TemplateConfig
 from bloomspan.sidecar.corpora import evaluate_template_recovery, generate_web, read_jsonl, token_labels
-from bloomspan.sidecar.corpora.quality_eval import (SweepRow, TokenScore, best_row, evaluate_methods, mcfp_method,
-                                            per_site_table, prepare_corpus, site_lines_ceiling, standard_methods,
-                                            summary_table, token_scores, whole_line_method)
+from bloomspan.sidecar.corpora.quality_eval import (
+    SweepRow,
+    TokenScore,
+    best_row,
+    evaluate_methods,
+    mcfp_method,
+    per_site_table,
+    prepare_corpus,
+    site_lines_ceiling,
+    standard_methods,
+    summary_table,
+    token_scores,
+    whole_line_method,
+)
 from bloomspan.sidecar.corpora.real_corpus import Selector, SiteSpec, build_real_corpus, html_to_text, sample_evenly
 
 PAGE = """<!DOCTYPE html><html><head><title>Not visible</title><style>p {color: red}</style></head>

@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pyroaring import BitMap
 
-from bloomspan.sidecar.publish.bitmaps import (bitmap_from_array, coverage_bitmaps, coverage_from_bitmaps, decode_bitmap,
-                                       encode_bitmap, phrase_documents, phrase_documents_reference)
+from bloomspan.sidecar.publish.bitmaps import (
+    bitmap_from_array,
+    coverage_bitmaps,
+    coverage_from_bitmaps,
+    decode_bitmap,
+    encode_bitmap,
+    phrase_documents,
+    phrase_documents_reference,
+)
 
 corpora = st.lists(st.lists(st.integers(0, 3), max_size=25), min_size=1, max_size=12)
 phrase_lists = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4).map(tuple), min_size=1, max_size=6,

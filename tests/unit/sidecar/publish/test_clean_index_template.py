@@ -4,8 +4,7 @@ from __future__ import annotations
 import re
 from itertools import product
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.sidecar.publish.clean_index_template import document_mappings, globs_overlap, template_name
 

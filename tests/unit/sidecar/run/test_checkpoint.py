@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from bloomspan.sidecar.run.checkpoint import Checkpoint, DocLog, keys_array, write_json_atomic
 from bloomspan.sidecar.errors import CheckpointError
+from bloomspan.sidecar.run.checkpoint import Checkpoint, DocLog, keys_array, write_json_atomic
 
 
 def _meta(n, start=0):

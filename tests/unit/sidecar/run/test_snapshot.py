@@ -5,8 +5,7 @@ import json
 import random
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import block_offsets_from_texts, line_start_flags
 from bloomspan.engine.text.corpus_store import CorpusStore

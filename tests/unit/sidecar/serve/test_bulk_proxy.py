@@ -102,8 +102,8 @@ def test_item_count_and_order_preserved(cleaner, items):
             objs.append({"text": text})
     body = _ndjson(*objs)
     out, _ = rewrite_bulk(body, cleaner, PATTERNS)
-    actions_in = [json.loads(l) for l in body.split(b"\n") if l and ('"_index"' in l.decode())]
-    actions_out = [json.loads(l) for l in out.split(b"\n") if l and ('"_index"' in l.decode())]
+    actions_in = [json.loads(line) for line in body.split(b"\n") if line and ('"_index"' in line.decode())]
+    actions_out = [json.loads(line) for line in out.split(b"\n") if line and ('"_index"' in line.decode())]
     assert actions_in == actions_out
     assert out.count(b"\n") == body.count(b"\n")
 
@@ -142,7 +142,7 @@ def _lines_of(out: bytes) -> list[bytes]:
 
 def test_number_spellings_escapes_and_spacing_survive_cleaning(cleaner):
     # Re-serialising stored "1.10" as 1.1 and "1E+2" as 100.0: a keyword query for "1.10" found nothing.
-    source = ('{ "price": 1.10, "n" : 1E+2, "neg": -0, "t": "caf\\u00e9\\/x",\t"text": "%s" }' % DIRTY).encode()
+    source = ('{ "price": 1.10, "n" : 1E+2, "neg": -0, "t": "caf\\u00e9\\/x",\t"text": "' + DIRTY + '" }').encode()
     out, stats = rewrite_bulk(_bulk((ACTION, source)), cleaner, PATTERNS)
     forwarded = _lines_of(out)[1]
     assert forwarded.startswith(b'{ "price": 1.10, "n" : 1E+2, "neg": -0, "t": "caf\\u00e9\\/x",\t"text": "Great shoes."')

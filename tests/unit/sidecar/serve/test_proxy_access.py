@@ -7,12 +7,17 @@ import itertools
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
-from bloomspan.sidecar.serve.proxy_access import (AccessPolicy, bulk_items, expression_globs, globs_intersect,
-                                            split_path, strip_comments)
+from bloomspan.sidecar.serve.proxy_access import (
+    AccessPolicy,
+    bulk_items,
+    expression_globs,
+    globs_intersect,
+    split_path,
+    strip_comments,
+)
 
 TEMPLATE = "bloomspan-templates"
 LEASE = "bloomspan-lease"
