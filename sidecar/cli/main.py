@@ -248,6 +248,13 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
     if print_only:
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))
         return
+    from bloomspan.sidecar.cluster.engine import engine_of
+
+    engine = engine_of(client)
+    missing = engine.missing_processors(sorted({kind for processor in body["processors"] for kind in processor}))
+    if missing:  # Elasticsearch's integ-test zip has neither ingest-common nor lang-painless
+        raise click.ClickException(f"--url {cluster.safe_url}: {engine.name} lacks the ingest processor(s) "
+                                   f"{', '.join(missing)} the pipeline needs; clean through `bloomspan serve` instead")
     client.ingest.put_pipeline(id=pipeline_id, body=body)
     click.echo(f"put ingest pipeline {pipeline_id}: {body['description']}; index with ?pipeline={pipeline_id} "
                f"or set index.default_pipeline")
