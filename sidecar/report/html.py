@@ -217,6 +217,7 @@ def _examples(examples: list[dict]) -> str:
 
 def render_html(model: dict) -> str:
     """The page for a report model (see module docstring)."""
+    from .curation_section import curation_cards
     from .figures import histogram_svg, runs_svg, sites_svg, top_phrases_svg
 
     q = model["quantities"]
@@ -255,6 +256,7 @@ def render_html(model: dict) -> str:
         + _card("Phrases", table_sub, table, "phrase-table")
         + _card("Example pages", "what `bloomspan explain` shows: the page with its boilerplate highlighted",
                 _examples(model["examples"]), "examples")
+        + curation_cards(model.get("curation"), _card, _e)
         + (f'<section class="notes"><ul>{notes}</ul></section>' if notes else "")
         + f"</main><script>{_SCRIPT}</script></body></html>\n"
     )

@@ -132,6 +132,7 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
 def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE_ROWS,
                          examples: int = EXAMPLE_PAGES) -> dict:
     """The report of the run behind ``template_index`` (module docstring)."""
+    from .curation_section import curation_model
     from .operator_report import report
     from bloomspan.sidecar.publish.template_index import current_run_doc
 
@@ -171,6 +172,7 @@ def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE
         "sites": rep.get("most_cluttered_sites") or [],
         "runs": run_history(client, template_index),
         "examples": example_pages,
+        "curation": curation_model(client, template_index),
         "notes": notes,
     }
 
