@@ -159,6 +159,11 @@ def test_dry_run_leaves_the_alias_and_promote_moves_it(opensearch_url, os_client
     assert any("newsletter" in row["text"] for row in shown["added"])
     assert shown["examples"] and shown["examples"][0]["id"].startswith("n")
     assert "newsletter" in _cli("diff", *conn)
+    _cli("curate", "allow", "free shipping on all orders", "--why", "known banner", *conn)
+    _cli("report", "--html", str(tmp_path / "report.html"), *conn)
+    page = (tmp_path / "report.html").read_text()
+    assert 'id="curation"' in page and "free shipping on all orders" in page and "known banner" in page
+    assert 'id="run-diff"' in page and dry.run_id in page and "newsletter" in page
     out = _cli("promote", dry.run_id, *conn)
     assert dry.physical_index in out and aliased_indices(os_client, alias) == [dry.physical_index]
 
