@@ -98,3 +98,16 @@ def load_run_phrases(path: str | os.PathLike) -> RunPhrases:
     logger.info("loaded run phrases=%d templates=%s template phrases=%d skeletons=%d", len(phrase_set), sibling,
                 len(matcher.phrase_set) - len(phrase_set), len(matcher.skeletons))
     return RunPhrases(matcher.phrase_set, matcher, phrase_set.min_length, os.fspath(sibling), notes)
+
+
+def run_template_records(path: str | os.PathLike) -> list[dict] | None:
+    """The template detector's records of the run that wrote ``path``: the file's own when it
+    is a template file, else those of ``templates.jsonl`` next to it; None when there are none."""
+    path = Path(path)
+    own = _read_records(path)
+    if any(is_template_record(r) for r in own):
+        return own
+    sibling = path.with_name(TEMPLATES_FILE)
+    if path.name != TEMPLATES_FILE and sibling.is_file():
+        return _read_records(sibling)
+    return None

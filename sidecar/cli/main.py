@@ -12,8 +12,12 @@ import json
 
 import click
 
-from bloomspan.sidecar.cli.cluster import (COMMANDS as _CLUSTER_COMMANDS, cluster_mine_options,
-                                           mine_cluster_command, shared_mine_options)
+from bloomspan.sidecar.cli.cluster import (
+    COMMANDS as _CLUSTER_COMMANDS,
+    cluster_mine_options,
+    mine_cluster_command,
+    shared_mine_options,
+)
 from bloomspan.sidecar.cli.connection_flags import checked_client, cluster_config, connection_options
 from bloomspan.sidecar.cli.failures import BloomspanGroup, configure_logging
 
@@ -65,11 +69,22 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")
     config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
+    from bloomspan.sidecar.cli.cluster import read_template_config, templates_for_dask
     from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
     from bloomspan.sidecar.report.text import render_report
+    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
+    from bloomspan.sidecar.run.run_templates import TemplateOptions, TemplateOptionsError
 
     top = kwargs["top"]
+    site_field, url_field = kwargs.get("site_field"), kwargs.get("url_field")
+    try:  # the detector runs whenever a site or URL field is given (--no-templates skips it)
+        templates = TemplateOptions(site_field, url_field, templates_for_dask(
+            kwargs.get("templates"), kwargs.get("dask"), site_field, url_field),
+            read_template_config(kwargs.get("template_config_path")))
+    except TemplateOptionsError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
+    if templates.enabled and kwargs.get("dask"):
+        raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
     try:
         with command_progress(kwargs.get("progress_mode") or "auto") as progress:
             if kwargs.get("dask"):
@@ -79,11 +94,17 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                                              kwargs.get("dask_memory_limit"), progress, top)
             else:
                 summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
-                                     work_dir=kwargs["work_dir"], progress=progress, top=top)
+                                     work_dir=kwargs["work_dir"], progress=progress, top=top,
+                                     templates=templates if templates.enabled else None)
     except (JsonlInputError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(render_report(summary.report, top=top))
-    click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases) and {summary.out_dir}/report.json")
+    found = summary.report.get("templates")
+    if found:
+        click.echo(f"templates: {found['phrases']:,} template phrases, {found['skeletons']:,} page skeletons; "
+                   f"covered with the phrases {found['covered_share']:.2%} of tokens")
+    click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases)"
+               + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
 
 
 @cli.command()
@@ -92,7 +113,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Output .jsonl file.")
 def corpus(kind, docs, seed, out_path):
-    """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets)."""
+    """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:
         raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
     from bloomspan.sidecar.cli.progress import command_progress
@@ -122,30 +143,42 @@ def corpus(kind, docs, seed, out_path):
 @click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
+@click.option("--match", "match", type=click.Choice(["windows", "phrases"]), default="windows", show_default=True,
+              help="windows: every run of --min-length tokens of a known phrase is boilerplate; phrases: whole "
+                   "phrases only.")
+@click.option("--min-length", "min_length", type=click.IntRange(min=1), default=None,
+              help="Window length for --match windows (default: the min_length the phrases were mined with).")
 def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, mode, max_ratio, over_ratio_out,
-          chunk_size, chunk_overlap, scope_field, url_field, fingerprint, **conn):
+          chunk_size, chunk_overlap, scope_field, url_field, fingerprint, match, min_length, **conn):
     """Strip, mark or down-weight known boilerplate in a JSON Lines file.
 
-    --phrases takes `bloomspan mine` phrases or `bloomspan templates` records; with template
-    records (or a template index mined with --templates) whole-line, slotted, site-scoped
-    templates and page skeletons apply (give --scope-field, and --url-field for sections).
+    --phrases takes `bloomspan mine` phrases (with the templates.jsonl that run wrote next to
+    them, if any) or `bloomspan templates` records; with template records (or a template
+    index mined with a site field) whole-line, slotted, site-scoped templates and page
+    skeletons apply (give --scope-field, and --url-field for sections).
     A line the cleaner cannot handle stays in --out unchanged and is described in --errors.
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.errors import IngestError
-    from bloomspan.ingest.template_matcher import load_phrase_file
+    from bloomspan.ingest.run_files import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
 
     try:
         config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
                                chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
-                               url_field=url_field, fingerprint=fingerprint)
+                               url_field=url_field, fingerprint=fingerprint, match=match, min_length=min_length)
         if phrases_path:
-            phrase_set, templates = load_phrase_file(phrases_path)
-            cleaner = Cleaner(phrase_set, config, templates=templates)
+            loaded = load_run_phrases(phrases_path)
+            for note in loaded.notes:
+                click.echo(f"note: {note}", err=True)
+            if match == "windows" and min_length is None and loaded.min_length is None and len(loaded.phrase_set):
+                click.echo(f"note: {phrases_path} records no min_length: its phrases are matched whole; give "
+                           "--min-length L (the run's --min-length) to match their windows", err=True)
+            templates = loaded.templates
+            cleaner = Cleaner(loaded.phrase_set, config, templates=templates)
         else:
             from bloomspan.sidecar.publish.template_reader import current_run, load_cleaner
 
@@ -194,8 +227,8 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
 @click.option("--lease-index", default="bloomspan-demo-lease", show_default=True)
 def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_index, **conn):
     """Index a generated web crawl, mine it through the cluster, publish and report."""
-    from bloomspan.sidecar.cli.progress import command_progress
     from bloomspan.sidecar.cli.demo import DemoConfig, run_demo
+    from bloomspan.sidecar.cli.progress import command_progress
 
     cluster = cluster_config(**conn)
     try:
@@ -228,13 +261,17 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.errors import IngestError
     from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.pipeline_export import build_pipeline
+    from bloomspan.ingest.pipeline_export import build_pipeline, template_patterns
 
     cluster = cluster_config(**conn)
     client = checked_client(cluster) if template_index or not print_only else None
+    templates = None  # the template detector's records, when the run has them
     try:
         if phrases_path:
+            from bloomspan.ingest.run_files import run_template_records
+
             phrase_set = PhraseSet.from_jsonl(phrases_path)
+            templates = run_template_records(phrases_path)
         else:
             from bloomspan.sidecar.publish.template_reader import current_run, load_phrase_set
 
@@ -242,9 +279,18 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
             phrase_set = load_phrase_set(client, physical)
-        body = build_pipeline(phrase_set, field=field, mode=mode, top=top)
+            from bloomspan.sidecar.publish.template_reader import cleaning_records
+
+            records, with_templates = cleaning_records(client, physical)
+            templates = records if with_templates else None
+        body = build_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
+    if templates:
+        _, left_out = template_patterns(templates)
+        click.echo("left out of the pipeline (the proxy and `bloomspan clean` apply them): "
+                   f"{left_out['scoped']:,} site- or section-scoped records, {left_out['skeletons']:,} page "
+                   f"skeletons, {left_out['short_line_pairs']:,} short line pairs, and window matching", err=True)
     if print_only:
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))
         return
@@ -261,13 +307,11 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
 
 
 from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
-from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
-
-from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
-
 from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
 from bloomspan.sidecar.cli.curate import curate as _curate_command  # noqa: E402
 from bloomspan.sidecar.cli.run_review import diff as _diff_command, promote as _promote_command  # noqa: E402
+from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
+from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
 
 for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command, _curate_command,
                  _diff_command, _promote_command):

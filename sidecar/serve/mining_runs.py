@@ -60,8 +60,13 @@ def previous_params(config: ServeConfig, client=None) -> dict:
 
 def mine_config_for(config: ServeConfig, previous: dict | None = None):
     """The cluster mining configuration a service run uses (the sidecar's own credentials):
-    serve's flags, plus ``previous`` (:func:`previous_params`) for the rest."""
+    serve's flags, plus ``previous`` (:func:`previous_params`) for the rest. With no run to
+    follow, serve's ``--scope-field`` and ``--url-field`` (the fields of the documents it
+    cleans) name the site and URL fields, so the first run detects templates as ``mine`` would."""
     from bloomspan.sidecar.run.mining_run import MineConfig
+
+    if not previous:
+        previous = {k: v for k, v in (("site_field", config.scope_field), ("url_field", config.url_field)) if v}
 
     return MineConfig(index=config.mine_index, url=config.upstream_url, field=config.mine_field, sigma=config.sigma,
                       min_length=config.min_length, template_index=config.template_index or "bloomspan-templates",

@@ -59,3 +59,30 @@ def test_downweight_pipeline_keeps_original(opensearch_url, os_client, index_pre
     src = os_client.get(index=index, id="a")["_source"]
     assert src["text"] == DOCS[0]
     assert "acme" not in src["text_clean"].lower() and src["bloomspan"]["boilerplate_ratio"] > 0
+
+
+def test_pipeline_removes_whole_line_templates_with_slots_and_says_what_it_left_out(opensearch_url, os_client,
+                                                                                   index_prefix, tmp_path):
+    (tmp_path / "phrases.jsonl").write_text(json.dumps({"tokens": PHRASES[1].split(), "df": 50, "min_length": 4}) + "\n")
+    records = [{"kind": "config", "template_config": {"run_min_length": 4}},
+               {"text": "home docs api", "tokens": ["home", "docs", "api"], "df": 30, "kind": "block",
+                "block_lengths": [3], "slots": []},
+               {"text": "<num> acme inc ltd", "tokens": ["<num>", "acme", "inc", "ltd"], "df": 30, "kind": "block",
+                "block_lengths": [4], "anchor": "end", "slots": [0]},
+               {"text": "top", "tokens": ["top"], "df": 30, "kind": "block", "block_lengths": [1], "anchor": "start",
+                "slots": []},
+               {"text": "site nav", "tokens": ["site", "nav"], "df": 30, "kind": "block", "block_lengths": [2],
+                "scope": "one.example", "slots": []},
+               {"kind": "skeleton", "scope": "one.example"}]
+    (tmp_path / "templates.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    pipeline_id = f"{index_prefix}tpl"
+    res = CliRunner().invoke(cli, ["pipeline", "--phrases", str(tmp_path / "phrases.jsonl"), "--url", opensearch_url,
+                                   "--pipeline-id", pipeline_id, "--field", "text"])
+    assert res.exit_code == 0, res.output
+    assert "1 site- or section-scoped records, 1 page skeletons, 1 short line pairs" in res.output
+    text = "Home | Docs | API\nThe page: home docs api, inline.\nsite nav\n© 2031 ACME Inc. Ltd"
+    index = f"{index_prefix}tpl"
+    os_client.index(index=index, id="a", body={"text": text}, params={"pipeline": pipeline_id, "refresh": "true"})
+    stored = os_client.get(index=index, id="a")["_source"]["text"]
+    # the whole line goes, the same words inside a sentence stay; the last line with any year goes
+    assert stored == "The page: home docs api, inline.\nsite nav"
