@@ -35,8 +35,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from bloomspan.engine.mining.config import MiningConfig
+    from bloomspan.engine.mining.engines import mine
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.run.engine_select import mine
 
     # "fhk-textbook": FHK over the whole corpus, as the article's baseline builds it (Part 3; no pruning
     # of tokens rarer than sigma before the suffix array).

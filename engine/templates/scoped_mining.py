@@ -155,13 +155,10 @@ def mine_scoped(tokens: np.ndarray, doc_offsets: np.ndarray, groups: Sequence[st
 
 def mcfp_miner(min_length: int, engine: str = "bloomspan") -> Miner:
     """A :data:`Miner` running the exact MCFP engine on a sub-corpus (phrases kind "mcfp")."""
-    from bloomspan.engine.mining.bloomspan import mine_bloomspan
-    from bloomspan.engine.oracles.fhk import mine_fhk
-
-    run = {"bloomspan": mine_bloomspan, "fhk": mine_fhk}[engine]
+    from bloomspan.engine.mining.engines import mine
 
     def miner(sub: SubCorpus, sigma: int):
-        result = run(sub.tokens, sub.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length, engine=engine))
+        result = mine(sub.tokens, sub.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length, engine=engine))
         found = [TemplatePhrase.from_phrase(p, sub.name) for p in result.phrases]
         return found, result.coverage, {"mcfp_phrases": len(found)}
 

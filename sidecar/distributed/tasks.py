@@ -160,8 +160,8 @@ def assemble_reduced(parts: list[ShardSegments], global_docs: list[np.ndarray], 
 
 def grow(reduced, mining_config):
     """Mine the reduced corpus with the configured exact engine (a MiningResult over it)."""
+    from bloomspan.engine.mining.engines import mine
     from bloomspan.engine.mining.phrases import MiningResult
-    from bloomspan.sidecar.run.engine_select import mine
 
     worker_progress("grow", 0, 0, reduced.n_tokens)
     if reduced.n_tokens == 0:

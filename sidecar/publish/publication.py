@@ -23,8 +23,8 @@ EXAMPLE_IDS = 5
 
 def mine_snapshot(snapshot, mining_config):
     """Run the configured engine on the snapshot's corpus (an empty corpus has no phrases)."""
+    from bloomspan.engine.mining.engines import mine
     from bloomspan.engine.mining.phrases import MiningResult
-    from bloomspan.sidecar.run.engine_select import mine
 
     if snapshot.n_tokens == 0:
         return MiningResult(phrases=[], coverage=np.zeros(0, dtype=bool), stats={})

@@ -16,6 +16,7 @@ import numpy as np
 
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
+from bloomspan.sidecar.report.text import share_bar
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +62,6 @@ def report(client, template_index: str, top: int = 20) -> dict:
     }
 
 
-def _bar(fraction: float, width: int = 30) -> str:
-    n = int(round(max(0.0, min(1.0, fraction)) * width))
-    return "#" * n + "." * (width - n)
-
-
 def _clip(text: str, n: int = 90) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n - 3] + "..."
@@ -93,7 +89,7 @@ def render_report(rep: dict, top: int = 10) -> str:
         total = max(1, sum(b["docs"] for b in hist))
         lines.append("documents by boilerplate share:")
         for b in hist:
-            lines.append(f"  {b['lo']:4.0%}-{b['hi']:4.0%} {_bar(b['docs'] / total)} {b['docs']:,}")
+            lines.append(f"  {b['lo']:4.0%}-{b['hi']:4.0%} {share_bar(b['docs'] / total)} {b['docs']:,}")
     if rep.get("top_hogs"):
         lines.append("top index hogs (length x df):")
         for h in rep["top_hogs"][:top]:

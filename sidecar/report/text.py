@@ -3,7 +3,8 @@ fields such as engine, sigma and min_length), for the terminal."""
 from __future__ import annotations
 
 
-def _bar(fraction: float, width: int = 30) -> str:
+def share_bar(fraction: float, width: int = 30) -> str:
+    """``fraction`` (clipped to [0, 1]) as a bar of ``width`` characters: ``#`` filled, ``.`` empty."""
     n = int(round(max(0.0, min(1.0, fraction)) * width))
     return "#" * n + "." * (width - n)
 
@@ -26,7 +27,7 @@ def render_report(report: dict, top: int = 10, doc_label=None) -> str:
     if hist:
         lines.append("documents by boilerplate share:")
         for b in hist:
-            lines.append(f"  {b['lo']:>4.0%}-{b['hi']:<4.0%} {_bar(b['docs'] / total)} {b['docs']:,}")
+            lines.append(f"  {b['lo']:>4.0%}-{b['hi']:<4.0%} {share_bar(b['docs'] / total)} {b['docs']:,}")
     hogs = report.get("top_phrases") or []
     if hogs:
         lines.append("top index hogs (length x df):")

@@ -193,8 +193,8 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
 
 def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: float, progress, top: int,
                 source: str, templates=None, columns: dict | None = None) -> JsonlMiningSummary:
+    from bloomspan.engine.mining.engines import mine
     from bloomspan.engine.mining.report import coverage_report
-    from bloomspan.sidecar.run.engine_select import mine
 
     if progress:
         progress(f"mine:{config.engine}", store.n_tokens)
