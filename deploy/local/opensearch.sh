@@ -271,12 +271,14 @@ cmd_start() {
     fi
     local java_home t0
     java_home="$(pick_java)"
-    t0=$(date +%s)
     mkdir -p "$NODE_ROOT"
     chmod 755 "$NODE_ROOT"
     install_node
     [ "$(id -u)" -eq 0 ] && ensure_user
     write_config
+    # The start timeout is the boot's: a first download on a slow link must not eat it (the
+    # node would come up after the script had given up on it).
+    t0=$(date +%s)
     log "starting $NODE_KIND $VERSION on $URL (java: $java_home, node dir: $NODE_DIR)"
     rm -f "$PID_FILE"
     local env_prefix=OPENSEARCH
