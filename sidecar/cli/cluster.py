@@ -224,8 +224,8 @@ def mine(**kwargs):
 def setup_command(*, template_index, lease_index, index, clean_indices=(), fields=("text",), **conn) -> None:
     from opensearchpy.exceptions import TransportError
 
-    from bloomspan.sidecar.publish.clean_index_template import InstallReport
     from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.publish.clean_index_template import InstallReport
     from bloomspan.sidecar.publish.template_index import setup as do_setup
 
     client = _cluster(**conn)

@@ -307,10 +307,10 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
 
 
 from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
-from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
 from bloomspan.sidecar.cli.curate import curate as _curate_command  # noqa: E402
-from bloomspan.sidecar.cli.run_review import diff as _diff_command, promote as _promote_command  # noqa: E402
+from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
 from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
+from bloomspan.sidecar.cli.run_review import diff as _diff_command, promote as _promote_command  # noqa: E402
 from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
 
 for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command, _curate_command,

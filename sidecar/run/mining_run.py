@@ -35,18 +35,18 @@ import logging
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, fields
-from dataclasses import field as dc_field
-from datetime import datetime, timezone
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field as dc_field, fields
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
 from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
-from bloomspan.sidecar.cluster.scroll import MODES, SourceScan, ScanUnit, pit_supported, resolve_units
+
+from .checkpoint import Checkpoint, DocLog, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class RunSummary:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class _WorkDirLock:
@@ -547,10 +547,19 @@ class _Run:
 
     # ------------------------------------------------------------------ mining and publishing
     def _phase_publish(self) -> None:
-        from bloomspan.sidecar.publish.publication import (coverage_for, document_sites, json_safe, mine_snapshot, phrase_documents_for,
-                                  read_document_fields, run_report, site_clutter)
-        from .snapshot import Snapshot
+        from bloomspan.sidecar.publish.publication import (
+            coverage_for,
+            document_sites,
+            json_safe,
+            mine_snapshot,
+            phrase_documents_for,
+            read_document_fields,
+            run_report,
+            site_clutter,
+        )
         from bloomspan.sidecar.publish.template_index import publish
+
+        from .snapshot import Snapshot
 
         c, st = self.config, self.state
         snap = Snapshot(self.run_dir / "snapshot")
@@ -668,9 +677,8 @@ class _Run:
         documents' sites (:func:`bloomspan.sidecar.publish.publication.document_sites`) and URL sections as scopes; the
         run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
         Returns the index documents and the stats for the run document."""
-        from bloomspan.engine.text.slots import number_token_mask
         from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
-
+        from bloomspan.engine.text.slots import number_token_mask
         from bloomspan.sidecar.publish.template_reader import template_documents
 
         c = self.config

@@ -27,8 +27,9 @@ import asyncio
 import inspect
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import ClientSession, ClientTimeout, web

@@ -7,8 +7,9 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from bloomspan.sidecar.serve.redaction import redact, split_userinfo
 
