@@ -14,6 +14,10 @@
    best config (content damage <= 0.5 %, the issue's limit; then the issue's recall goals
    met; then the most template tokens found overall) is printed — TemplateConfig's defaults
    are that config.
+   The first rows are the README's main path with defaults only (``mine --jsonl
+   --site-field site --url-field url``, then ``clean`` with window matching, through the
+   cleaner's own matcher), then its ablations: whole phrases instead of windows, and exact
+   phrases without the detector.
 4. ``--unseen``: the same tables for sites never used to choose a parameter
    (:data:`bloomspan.sidecar.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
 5. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
@@ -75,12 +79,14 @@ def evaluate(path: Path, title: str):
         site_lines_ceiling,
         standard_methods,
         summary_table,
+        window_ablations,
     )
 
     t0 = time.perf_counter()
     corpus = prepare_corpus(read_jsonl(path))
     seconds = time.perf_counter() - t0
-    results = evaluate_methods(corpus, standard_methods() + [site_lines_ceiling()])
+    # The README's path (mine + clean, defaults) first, then its window ablations and the older methods.
+    results = evaluate_methods(corpus, window_ablations() + standard_methods() + [site_lines_ceiling()])
     head = (f"{title}: {len(corpus.docs):,} documents, {corpus.tokens.shape[0]:,} tokens, "
             f"{len(corpus.site_names)} sites, {int(corpus.template.sum()):,} template tokens "
             f"(tokenized in {seconds:.1f} s)")

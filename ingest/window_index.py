@@ -15,11 +15,12 @@ Memory: 8 bytes per pattern symbol (symbols, entry start/pattern/scope) and abou
 per distinct window; an Aho–Corasick trie over the windows would hold ``length`` states
 per window instead.
 
-Scan (:func:`window_scan`, numba): one rolling hash per document that restarts after a
-symbol 0 (a token in no pattern, which no window holds), one table probe per position, and
-a token-by-token check of every entry with the same hash, so a hash collision can never
-report a window. Reports ``(start, entry)`` for every verified entry; scope filtering and
-merging into runs are numpy (:meth:`WindowIndex.find_runs`).
+Scan (:func:`window_runs`, numba): one rolling hash per document that restarts after a
+symbol 0 (a token in no pattern, which no window holds), a bit filter (16 bits per entry,
+small enough for the cache) that turns most absent windows away without a table probe, one
+table probe per remaining position, and a token-by-token check of every entry with the same
+hash, so a hash collision can never report a window. Consecutive windows of one pattern are
+reported as one run (:meth:`WindowIndex.find_runs`); scope filtering is the caller's.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from numba import njit
 
 _BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplication by it is invertible mod 2**64
 _MIX = np.uint64(0xBF58476D1CE4E5B9)  # Fibonacci-style mixing of a hash into a table slot
+_FILTER_MIX = np.uint64(0x94D049BB133111EB)  # another one for the bit filter, so its bits are independent
+FILTER_BITS_PER_ENTRY = 16  # bit filter size: about 1/16 of the windows not in the index get a table probe
 GLOBAL_SCOPE = -1
 
 
@@ -99,27 +102,45 @@ def _build_table(hashes, bits):
 
 
 @njit(cache=True, nogil=True)
-def window_scan(sym, doc_offsets, length, symbols, entry_start, entry_hash, table, bits, out_start, out_entry):
-    """Every verified window occurrence; returns the number of occurrences.
+def _build_filter(hashes, bits):
+    """A bit set of 2**bits bits, one bit per entry hash (other bits of it than the table's)."""
+    words = np.zeros((np.int64(1) << bits) >> 6, dtype=np.uint64)
+    shift = np.uint64(64 - bits)
+    for e in range(hashes.shape[0]):
+        b = np.int64((hashes[e] * _FILTER_MIX) >> shift)
+        words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return words
+
+
+@njit(cache=True, nogil=True)
+def window_runs(sym, doc_offsets, length, symbols, entry_start, entry_hash, entry_pattern, n_patterns, table,
+                bits, filter_words, filter_bits, out_start, out_end, out_pattern):
+    """Runs of window occurrences; returns the number of runs.
 
     sym int32 (W,) document symbols (0 = in no pattern), doc_offsets int64 (D+1,); the
-    index arrays as in :class:`WindowIndex`. Writes occurrence k (k < capacity =
-    out_start.shape[0]) as ``out_start[k]`` (int64, first token in sym) and
-    ``out_entry[k]`` (int64); ordered by start. A return value above the capacity means
-    the caller re-runs with larger buffers.
+    index arrays as in :class:`WindowIndex`. A run is a maximal sequence of occurrences of
+    one pattern's windows at consecutive starts inside one document: it covers
+    ``[out_start[k], out_end[k])`` (int64, end exclusive) and is reported for
+    ``out_pattern[k]`` (int32). Every entry with the window's hash is checked token by token
+    (a collision reports nothing). Runs come ordered by start; a return value above the
+    capacity (out_start.shape[0]) means the caller re-runs with larger buffers.
     """
     cap = out_start.shape[0]
     n_entries = entry_hash.shape[0]
     mask = (np.int64(1) << bits) - 1
     shift = np.uint64(64 - bits)
+    filter_shift = np.uint64(64 - filter_bits)
     top = np.uint64(1)
     for _ in range(length - 1):
         top = top * _BASE
+    open_run = np.full(n_patterns, -1, dtype=np.int64)  # pattern -> its last run
+    run_last = np.empty(max(cap, 1), dtype=np.int64)  # start of the last window of each run
     count = 0
     for d in range(doc_offsets.shape[0] - 1):
+        doc_start = doc_offsets[d]
         h = np.uint64(0)
         run = 0  # symbols since the last 0 (capped at length: h covers the last `run` symbols)
-        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+        for i in range(doc_start, doc_offsets[d + 1]):
             a = sym[i]
             if a <= 0:
                 h = np.uint64(0)
@@ -132,11 +153,14 @@ def window_scan(sym, doc_offsets, length, symbols, entry_start, entry_hash, tabl
             h = h * _BASE + np.uint64(a) + np.uint64(1)
             if run < length:
                 continue
+            b = np.int64((h * _FILTER_MIX) >> filter_shift)
+            if (filter_words[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
+                continue
             slot = np.int64((h * _MIX) >> shift)
+            first = i + 1 - length
             while table[slot] != -1:
                 e = table[slot]
                 if entry_hash[e] == h:
-                    first = i + 1 - length
                     while e < n_entries and entry_hash[e] == h:
                         s = entry_start[e]
                         same = True
@@ -145,10 +169,19 @@ def window_scan(sym, doc_offsets, length, symbols, entry_start, entry_hash, tabl
                                 same = False
                                 break
                         if same:
-                            if count < cap:
-                                out_start[count] = first
-                                out_entry[count] = e
-                            count += 1
+                            q = entry_pattern[e]
+                            k = open_run[q]
+                            if k >= 0 and k < cap and run_last[k] == first - 1 and first - 1 >= doc_start:
+                                run_last[k] = first
+                                out_end[k] = first + length
+                            else:
+                                if count < cap:
+                                    out_start[count] = first
+                                    out_end[count] = first + length
+                                    out_pattern[count] = q
+                                    run_last[count] = first
+                                open_run[q] = count
+                                count += 1
                         e += 1
                     break
                 slot = (slot + 1) & mask
@@ -176,6 +209,9 @@ class WindowIndex:
     entry_hash: np.ndarray
     table: np.ndarray
     bits: int
+    n_patterns: int
+    filter_words: np.ndarray
+    filter_bits: int
 
     @property
     def n_entries(self) -> int:
@@ -184,50 +220,34 @@ class WindowIndex:
     @property
     def nbytes(self) -> int:
         return sum(int(a.nbytes) for a in (self.symbols, self.entry_start, self.entry_pattern, self.entry_scope,
-                                           self.entry_hash, self.table))
+                                           self.entry_hash, self.table, self.filter_words))
 
-    def scan(self, sym: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every window occurrence in ``sym`` (int32 (W,)) as ``(start int64 (M,), entry int64 (M,))``,
-        ordered by start; windows never cross a boundary of ``doc_offsets`` (int64 (D+1,))."""
-        cap = max(16, sym.shape[0] // 4)
-        while True:
-            start = np.empty(cap, dtype=np.int64)
-            entry = np.empty(cap, dtype=np.int64)
-            with np.errstate(over="ignore"):  # the hash wraps mod 2**64 by design (matters without JIT)
-                m = window_scan(sym, doc_offsets, self.length, self.symbols, self.entry_start, self.entry_hash,
-                                self.table, self.bits, start, entry)
-            if m <= cap:
-                return start[:m], entry[:m]
-            cap = int(m)
-
-    def find_runs(self, sym: np.ndarray, doc_offsets: np.ndarray, allowed=None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def find_runs(self, sym: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Runs of overlapping window occurrences of one pattern, as ``(start, end, pattern)``
         (int64, int64, int32; end exclusive), sorted by (start, end, pattern).
 
-        ``allowed(start, scope) -> bool mask`` keeps the occurrences whose entry scope
-        (int32, GLOBAL_SCOPE or a scope id) applies to the document at ``start``; None keeps
-        every occurrence. A run is a maximal sequence of occurrences of one pattern at
-        consecutive starts, so its tokens are exactly the tokens those windows cover.
+        A run is a maximal sequence of one pattern's windows at consecutive starts inside one
+        document of ``doc_offsets`` (int64 (D+1,)), so its tokens are exactly the tokens those
+        windows cover. A window is reported for the first pattern of its scope that holds it
+        (the pattern's scope decides where it applies: callers filter by it).
         """
-        start, entry = self.scan(sym, doc_offsets)
-        if start.shape[0] and allowed is not None:
-            keep = allowed(start, self.entry_scope[entry])
-            start, entry = start[keep], entry[keep]
-        if start.shape[0] == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0, dtype=np.int32)
-        pattern = self.entry_pattern[entry]
-        doc = np.searchsorted(doc_offsets, start, side="right") - 1
-        order = np.lexsort((start, pattern, doc))
-        start, pattern, doc = start[order], pattern[order], doc[order]
-        new_run = np.ones(start.shape[0], dtype=bool)
-        new_run[1:] = (doc[1:] != doc[:-1]) | (pattern[1:] != pattern[:-1]) | (start[1:] != start[:-1] + 1)
-        first = np.flatnonzero(new_run)
-        last = np.append(first[1:], start.shape[0]) - 1
-        r_start, r_end, r_pattern = start[first], start[last] + self.length, pattern[first]
+        sym = np.ascontiguousarray(sym, dtype=np.int32)
+        doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+        cap = max(16, sym.shape[0] // 16)
+        while True:
+            r_start = np.empty(cap, dtype=np.int64)
+            r_end = np.empty(cap, dtype=np.int64)
+            r_pattern = np.empty(cap, dtype=np.int32)
+            with np.errstate(over="ignore"):  # the hash wraps mod 2**64 by design (matters without JIT)
+                m = window_runs(sym, doc_offsets, self.length, self.symbols, self.entry_start, self.entry_hash,
+                                self.entry_pattern, self.n_patterns, self.table, self.bits, self.filter_words,
+                                self.filter_bits, r_start, r_end, r_pattern)
+            if m <= cap:
+                break
+            cap = int(m)
+        r_start, r_end, r_pattern = r_start[:m], r_end[:m], r_pattern[:m]
         order = np.lexsort((r_pattern, r_end, r_start))
-        return r_start[order], r_end[order], r_pattern[order].astype(np.int32)
+        return r_start[order], r_end[order], r_pattern[order]
 
 
 def build_window_index(patterns: list[tuple[int, ...]], length: int, scopes: np.ndarray | None = None) -> WindowIndex:
@@ -263,9 +283,12 @@ def build_window_index(patterns: list[tuple[int, ...]], length: int, scopes: np.
     _distinct_entries(symbols, length, hashes, starts, entry_scope, keep)
     hashes, starts, owner, entry_scope = hashes[keep], starts[keep], owner[keep], entry_scope[keep]
     bits = max(4, int(2 * max(hashes.shape[0], 1) - 1).bit_length())
+    filter_bits = max(6, int(FILTER_BITS_PER_ENTRY * max(hashes.shape[0], 1) - 1).bit_length())
     with np.errstate(over="ignore"):
         table = _build_table(hashes, bits)
-    return WindowIndex(length, symbols, starts, owner, entry_scope, hashes, table, bits)
+        filter_words = _build_filter(hashes, filter_bits)
+    return WindowIndex(length, symbols, starts, owner, entry_scope, hashes, table, bits, n_patterns, filter_words,
+                       filter_bits)
 
 
 def window_cover_reference(patterns: list[tuple], pattern_scope: list[int], tokens: list, length: int,

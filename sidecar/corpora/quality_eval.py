@@ -5,7 +5,7 @@ Scores any method that marks tokens as boilerplate against a corpus whose docume
 documentation sites, :mod:`.real_corpus`). The standard comparison
 (:func:`standard_methods`):
 
-* ``mcfp-20-10``: exact MCFP, sigma 20, min length 10 (the article's defaults);
+* ``mcfp-20-10``: exact MCFP, sigma 20, min length 10 (the article's defaults, Part 6);
 * ``mcfp-10-5``:  exact MCFP, sigma 10, min length 5;
 * ``lines-20``:   every whole line repeated in >= 20 documents (the line baseline);
 * ``detector``:   :func:`bloomspan.engine.templates.detector.detect_templates`.
@@ -13,7 +13,7 @@ documentation sites, :mod:`.real_corpus`). The standard comparison
 Each method returns a token mask; it becomes character spans
 (:func:`~bloomspan.engine.templates.detector.coverage_char_spans`) scored by
 :func:`bloomspan.sidecar.corpora.evaluate.evaluate_template_recovery` (token and character
-level, per site and summed). The four columns of issue 8's table are: template tokens
+level, per site and summed). The four columns of the template-quality table are: template tokens
 found, mean over sites; template tokens found over all sites; content tokens damaged.
 :func:`token_scores` computes the token-level numbers straight from masks (same
 definitions, no re-tokenization) for parameter sweeps.
@@ -23,16 +23,15 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import block_offsets_from_texts, mine_blocks
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.templates.blocks import block_offsets_from_texts, mine_blocks
+from bloomspan.engine.templates.detector import TemplateConfig, coverage_char_spans, detect_templates, scope_levels
 from bloomspan.engine.text.slots import number_token_mask
-from bloomspan.engine.templates.detector import (TemplateConfig, coverage_char_spans, detect_templates,
-                                                scope_levels)
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 
@@ -61,6 +60,7 @@ class EvalCorpus:
     urls: list[str | None]
     is_number: np.ndarray
     template: np.ndarray
+    vocabulary: Vocabulary | None = None  # token ids -> strings (what phrase records are written with)
 
     @property
     def site_names(self) -> list[str]:
@@ -94,7 +94,7 @@ def prepare_corpus(docs: Iterable[dict]) -> EvalCorpus:
     blocks = block_offsets_from_texts(texts, doc_offsets, starts)
     return EvalCorpus(docs, tokens, doc_offsets, starts, ends, blocks, [str(d.get("site", "")) for d in docs],
                       [d.get("url") for d in docs], number_token_mask(vocab.tokens()),
-                      truth_token_mask(doc_offsets, starts, ends, docs))
+                      truth_token_mask(doc_offsets, starts, ends, docs), vocab)
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,72 @@ def detector_method(config: TemplateConfig | None = None, name: str = "detector"
         levels = scope_levels(c.sites, c.urls, config.section_depth)
         return detect_templates(c.tokens, c.doc_offsets, c.block_offsets, config, levels, c.is_number).coverage
     return Method(name, "template detector" + (" (defaults)" if config == TemplateConfig() else ""), run)
+
+
+def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: TemplateConfig | None = None,
+                detector: bool = True) -> list[dict]:
+    """What ``bloomspan mine --jsonl --site-field site --url-field url`` writes for ``c``:
+    the exact phrases (each with ``min_length``), then the detector's records (config,
+    template phrases, page skeletons) mined with the phrases' coverage as found anchors."""
+    from bloomspan.engine.mining.bloomspan import mine_bloomspan
+    from bloomspan.sidecar.publish.phrase_records import phrase_records
+
+    if c.vocabulary is None:
+        raise ValueError("the corpus has no vocabulary: build it with prepare_corpus")
+    result = mine_bloomspan(c.tokens, c.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length))
+    phrases = [{**r, "min_length": min_length} for r in phrase_records(result.phrases, c.vocabulary)]
+    if not detector:
+        return phrases
+    from bloomspan.engine.templates.detector import config_record
+
+    config = config or TemplateConfig()
+    levels = scope_levels(c.sites, c.urls, config.section_depth)
+    detection = detect_templates(c.tokens, c.doc_offsets, c.block_offsets, config, levels, c.is_number,
+                                 anchor_coverage=result.coverage)
+    token = c.vocabulary.token
+    return ([config_record(config)] + phrases + [p.to_record(token) for p in detection.phrases]
+            + [k.to_record(token) for k in detection.skeletons])
+
+
+def ingest_coverage(c: EvalCorpus, records: list[dict], match: str = "windows") -> np.ndarray:
+    """bool (W,): the tokens ``bloomspan clean --scope-field site --url-field url`` removes from
+    the corpus' own texts with ``records`` (the cleaner's matcher, as in production)."""
+    from bloomspan.ingest.matcher import PhraseMatcher
+    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.template_matcher import TemplateMatcher, is_template_record, template_scopes
+
+    texts = [d["text"] for d in c.docs]
+    if any(is_template_record(r) for r in records):
+        matcher = TemplateMatcher(records, match=match)
+        found = matcher.find_batch(texts, [template_scopes(s, u) for s, u in zip(c.sites, c.urls)])
+    else:
+        found = PhraseMatcher(PhraseSet.from_records(records), match=match).find_batch(texts, fixed_point=True)
+    out = np.zeros(c.tokens.shape[0], dtype=bool)
+    for d, m in enumerate(found):
+        base, n = int(c.doc_offsets[d]), int(c.doc_offsets[d + 1] - c.doc_offsets[d])
+        if m.n_tokens != n:
+            raise AssertionError(f"document {d}: the cleaner's tokenizer found {m.n_tokens} tokens, mining {n}")
+        for a, b in zip(m.span_token_start.tolist(), m.span_token_end.tolist()):
+            out[base + a:base + b] = True
+    return out
+
+
+def default_path_method(match: str = "windows", detector: bool = True, config: TemplateConfig | None = None,
+                        name: str | None = None, label: str | None = None) -> Method:
+    """The README's main path, with defaults only: ``mine --jsonl --site-field site --url-field
+    url`` (exact phrases 20/10 and the detector), then ``clean`` (window matching) on the same pages."""
+    def run(c: EvalCorpus) -> np.ndarray:
+        return ingest_coverage(c, run_records(c, config=config, detector=detector), match)
+
+    what = ("mine + clean, defaults" if detector else "mine + clean without the detector") + \
+        ("" if match == "windows" else ", whole phrases")
+    return Method(name or f"path-{'detector' if detector else 'mcfp'}-{match}", label or what, run)
+
+
+def window_ablations() -> list[Method]:
+    """The default path with and without window matching, with and without the detector."""
+    return [default_path_method(), default_path_method(match="phrases"), default_path_method(detector=False),
+            default_path_method(match="phrases", detector=False)]
 
 
 def standard_methods(config: TemplateConfig | None = None) -> list[Method]:

@@ -28,10 +28,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from .jsonl import write_jsonl
 
@@ -63,7 +63,7 @@ class Selector:
     attrs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> "Selector":
+    def parse(cls, text: str) -> Selector:
         """``"div#id.cls[role=main]"`` -> Selector; ValueError names what could not be parsed."""
         tag = id_ = None
         classes: set[str] = set()
@@ -322,6 +322,15 @@ UNSEEN_DOC_SITES: tuple[SiteSpec, ...] = (
     SiteSpec("glib", "libglib2.0-doc", "/usr/share/gtk-doc/html/glib",
              ("div.refentry", "div.chapter", "div.part", "div.book", "div.index", "div.glossary"),
              exclude=("div.toc", "div.footer")),
+    # Added after the window matcher and the detector-on-by-default path were built, before any
+    # of their parameters was looked at on them (`apt-get install python-celery-doc
+    # python-black-doc python-cherrypy3-doc python-dbus-doc python-cvxopt-doc`): three more
+    # Sphinx themes (celery's, furo-like black, cherrypy's) and two Read-the-Docs builds.
+    SiteSpec("celery", "python-celery-doc", "/usr/share/doc/python-celery-doc/html", ("div.body",)),
+    SiteSpec("black", "python-black-doc", "/usr/share/doc/python-black-doc/html", ("div.body",)),
+    SiteSpec("cherrypy", "python-cherrypy3-doc", "/usr/share/doc/python-cherrypy3-doc/html", ("div.body",)),
+    SiteSpec("dbus-python", "python-dbus-doc", "/usr/share/doc/python-dbus-doc/html", ("div[itemprop=articleBody]",)),
+    SiteSpec("cvxopt", "python-cvxopt-doc", "/usr/share/doc/python-cvxopt-doc/html", ("div[itemprop=articleBody]",)),
 )
 
 

@@ -189,3 +189,17 @@ def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
         assert s.name not in tuned and s.package not in tuned
         assert not any(h in s.package or h in s.root for h in held_out), s
         assert s.main, s
+
+
+def test_the_default_path_is_measured_through_the_cleaners_matcher():
+    from bloomspan.sidecar.corpora.quality_eval import (default_path_method, detector_method, ingest_coverage,
+                                                        prepare_corpus, run_records, token_scores)
+
+    c = prepare_corpus(generate_web(300, 4))
+    phrases = run_records(c, detector=False)
+    assert phrases and all(r["min_length"] == 10 for r in phrases)
+    whole, windows = ingest_coverage(c, phrases, "phrases"), ingest_coverage(c, phrases, "windows")
+    assert not (whole & ~windows).any() and windows.sum() > whole.sum()  # windows find more, never less
+    path = token_scores(c, default_path_method().run(c))
+    detector = token_scores(c, detector_method().run(c))
+    assert path.recall >= detector.recall - 1e-9  # the run's phrases and their windows only add
