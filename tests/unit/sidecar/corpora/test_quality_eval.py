@@ -192,8 +192,14 @@ def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
 
 
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
-    from bloomspan.sidecar.corpora.quality_eval import (default_path_method, detector_method, ingest_coverage,
-                                                        prepare_corpus, run_records, token_scores)
+    from bloomspan.sidecar.corpora.quality_eval import (
+        default_path_method,
+        detector_method,
+        ingest_coverage,
+        prepare_corpus,
+        run_records,
+        token_scores,
+    )
 
     c = prepare_corpus(generate_web(300, 4))
     phrases = run_records(c, detector=False)
