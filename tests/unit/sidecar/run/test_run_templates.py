@@ -79,3 +79,26 @@ def test_phrases_without_a_recorded_min_length_take_the_one_of_report_json(tmp_p
     loaded = load_run_phrases(tmp_path / "phrases.jsonl")
     assert loaded.min_length == 3 and [p.min_length for p in loaded.phrase_set] == [3, 3]
     assert any("report.json" in note for note in loaded.notes)
+
+
+def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrote(crawl, tmp_path):
+    from click.testing import CliRunner
+
+    from bloomspan.sidecar.cli.main import cli
+
+    runner = CliRunner()
+
+    def boilerplate_share(*mine_flags: str) -> float:
+        out = tmp_path / ("-".join(mine_flags) or "plain")
+        res = runner.invoke(cli, ["mine", "--jsonl", str(crawl), "--field", "text", "--id-field", "id",
+                                  "--out", str(out), "--progress", "none", *mine_flags])
+        assert res.exit_code == 0, res.output
+        assert (out / "templates.jsonl").exists() == ("--site-field" in mine_flags and "--no-templates" not in mine_flags)
+        res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(crawl), "--out",
+                                  str(out / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
+        assert res.exit_code == 0, res.output
+        return float(res.output.split("boilerplate ")[1].split("%")[0])
+
+    with_sites = boilerplate_share("--site-field", "site", "--url-field", "url")
+    skipped = boilerplate_share("--site-field", "site", "--url-field", "url", "--no-templates")
+    assert with_sites > skipped > 0
