@@ -49,15 +49,21 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
     assert rep["templates"]["skeletons"] == t["skeletons"] and "detector" not in rep["templates"]
     assert f"{t['skeletons']:,} page skeletons" in render_report(rep)
 
-    # The published records, applied by the cleaner to the mined pages, cover exactly what the
-    # run covered (the run's exact phrases are anchors of the skeleton walk on both sides).
+    # The published records, applied by the cleaner to the mined pages with whole phrases, cover
+    # exactly what the run covered (the run's exact phrases are anchors of the skeleton walk on
+    # both sides); the default window matching finds the run phrases' windows too, so more.
     phrase_set, templates = load_cleaning_set(os_client, physical)
     assert templates is not None and len(templates.skeletons) == t["skeletons"]
-    cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), scope_field="site", url_field="url",
-                                                id_field="id", mode="mark"), templates=templates)
-    results = cleaner.clean_batch(crawl)
-    assert all(r.ok for r in results)
-    assert sum(r.covered_tokens for r in results) == t["covered_tokens"]
+    assert {p.min_length for p in phrase_set if p.id.startswith("p")} == {10}  # from the run document
+    covered = {}
+    for match in ("phrases", "windows"):
+        cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), scope_field="site", url_field="url",
+                                                    id_field="id", mode="mark", match=match), templates=templates)
+        results = cleaner.clean_batch(crawl)
+        assert all(r.ok for r in results)
+        covered[match] = sum(r.covered_tokens for r in results)
+    assert covered["phrases"] == t["covered_tokens"]
+    assert covered["windows"] > covered["phrases"]
     assert sum(r.n_tokens for r in results) == summary.tokens == sum(len(tokenize(d["text"])) for d in crawl)
 
     exp = explain(os_client, tpl, crawl[7]["id"])  # the cleaner above saw the same page and scopes
