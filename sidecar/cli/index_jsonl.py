@@ -91,11 +91,13 @@ def ensure_index(client, index: str) -> bool:
     from opensearchpy.exceptions import RequestError
 
     from bloomspan.mappings import load
+    from bloomspan.sidecar.cluster.engine import engine_of
 
     if client.indices.exists(index=index):
         return False
     try:
-        client.indices.create(index=index, body={"mappings": load("documents")["template"]["mappings"]})
+        mappings = engine_of(client).adapt_mappings(load("documents")["template"]["mappings"])
+        client.indices.create(index=index, body={"mappings": mappings})
     except RequestError as exc:
         if getattr(exc, "error", "") == "resource_already_exists_exception":
             return False  # created by someone else in between
