@@ -54,9 +54,9 @@ STEPS: tuple[Step, ...] = (
          ("setup --url {url} --index {crawl} --clean-index {crawl}-* --field text --template-index {tpl} "
           "--lease-index {lease}",)),
     Step("bloomspan mine --url https://search.internal:9200 --index crawl --field text --sigma 20 --min-length 10 "
-         "--template-index bloomspan-templates --site-field site [--templates --url-field url]",
+         "--template-index bloomspan-templates --site-field site --url-field url",
          ("mine --url {url} --index {crawl} --field text --sigma 20 --min-length 10 --template-index {tpl} "
-          "--site-field site --templates --url-field url --lease-index {lease} --work-dir {work}/mine",), bar=True),
+          "--site-field site --url-field url --lease-index {lease} --work-dir {work}/mine",), bar=True),
     Step("bloomspan report --url https://search.internal:9200 --template-index bloomspan-templates",
          ("report --url {url} --template-index {tpl}",)),
     Step("bloomspan report --url https://search.internal:9200 --template-index bloomspan-templates --html report.html",
@@ -78,8 +78,10 @@ STEPS: tuple[Step, ...] = (
     Step("bloomspan mine --index crawl --template-index bloomspan-templates --dask tcp://scheduler:8786",
          ("mine --url {url} --index {crawl} --template-index {tpl} --dask local:2 --lease-index {lease} "
           "--work-dir {work}/mine-dask",)),
-    Step("bloomspan clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip",
-         ("clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip",), bar=True),
+    Step("bloomspan clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip "
+         "--scope-field site --url-field url",
+         ("clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip "
+          "--scope-field site --url-field url",), bar=True),
     Step("bloomspan clean --template-index bloomspan-templates --url URL --in new.jsonl --out clean.jsonl "
          "--mode downweight",
          ("clean --template-index {tpl} --url {url} --in new.jsonl --out clean.jsonl --mode downweight",)),
@@ -91,6 +93,25 @@ STEPS: tuple[Step, ...] = (
     Step("bloomspan pipeline --template-index bloomspan-templates --url URL --pipeline-id bloomspan-clean "
          "--field text --top 500",
          ("pipeline --template-index {tpl} --url {url} --pipeline-id {pipeline} --field text --top 500",)),
+    Step("bloomspan curate deny 'All rights reserved by ACME' --template-index bloomspan-templates "
+         "--site shop.example --why 'legal text is content'",
+         ("curate deny 'All rights reserved by ACME' --url {url} --template-index {tpl} --site shop.example "
+          "--why 'legal text is content'",)),
+    Step("bloomspan curate allow 'Free shipping on all orders' --template-index bloomspan-templates",
+         ("curate allow 'Free shipping on all orders' --url {url} --template-index {tpl}",)),
+    Step("bloomspan curate list --template-index bloomspan-templates",
+         ("curate list --url {url} --template-index {tpl}",)),
+    Step("bloomspan curate remove ENTRY_ID --template-index bloomspan-templates",
+         ("curate remove {allow_entry} --url {url} --template-index {tpl}",)),
+    Step("bloomspan mine --index crawl --template-index bloomspan-templates --dry-run",
+         ("mine --url {url} --index {crawl} --template-index {tpl} --dry-run --lease-index {lease} "
+          "--work-dir {work}/mine-dry",), bar=True),
+    Step("bloomspan diff --template-index bloomspan-templates",
+         ("diff --url {url} --template-index {tpl}",)),
+    Step("bloomspan promote RUN --template-index bloomspan-templates",
+         ("promote {first_run} --url {url} --template-index {tpl}",)),
+    Step("bloomspan curate mode 'crawl-*' strip --template-index bloomspan-templates",
+         ("curate mode '{crawl}-*' strip --url {url} --template-index {tpl}",)),
     Step("bloomspan templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",
          ("templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",)),
     Step("bloomspan clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --scope-field site "
@@ -261,6 +282,11 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     assert first.returncode == 0, first.stderr
     names["first_run"] = json.loads(first.stdout)["run_id"]
     names["doc_id"] = docs[0]["id"]
+    # `curate remove ENTRY_ID`: entry ids are a stable hash of the entry (what `curate list` shows)
+    from bloomspan.engine.text.tokenizer import tokenize
+    from bloomspan.ingest.curation import entry_id
+
+    names["allow_entry"] = entry_id("allow", tuple(tokenize("Free shipping on all orders")), None, None)
     yield names, tmp_path
 
 
