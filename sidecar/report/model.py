@@ -100,6 +100,7 @@ def run_history(client, template_index: str) -> list[dict]:
 
 def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int) -> tuple[list[dict], list[str]]:
     from bloomspan.sidecar.errors import DocumentNotFoundError
+
     from .operator_report import explain, run_phrase_finder, run_template_matcher
 
     # The most cluttered page, then pages holding the biggest index hogs: several clutter levels.
@@ -132,9 +133,10 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
 def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE_ROWS,
                          examples: int = EXAMPLE_PAGES) -> dict:
     """The report of the run behind ``template_index`` (module docstring)."""
+    from bloomspan.sidecar.publish.template_index import current_run_doc
+
     from .curation_section import curation_model
     from .operator_report import report
-    from bloomspan.sidecar.publish.template_index import current_run_doc
 
     rep = report(client, template_index, top=table_rows)
     run = current_run_doc(client, template_index)
@@ -220,6 +222,7 @@ def _results_examples(rep: dict, records: list[dict], n: int) -> tuple[list[dict
     """Example pages re-read from the mined file (``report.json``'s ``source``), matched by id
     and checked by their token count, so a changed file never shows the wrong page."""
     from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
+
     from .operator_report import PhraseFinder
 
     cluttered = [d for d in rep.get("most_cluttered_docs") or [] if d.get("id") is not None]

@@ -7,12 +7,20 @@ import pytest
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
+from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
 from bloomspan.sidecar.publish.clean_index_template import template_name
+from bloomspan.sidecar.publish.template_index import (
+    aliased_indices,
+    list_runs,
+    new_run_id,
+    physical_indices,
+    physical_name,
+    publish,
+    rollback,
+    setup,
+)
 from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
-from bloomspan.sidecar.publish.template_index import (aliased_indices, list_runs, new_run_id, physical_indices,
-                                              physical_name, publish, rollback, setup)
 from tests.support.sidecar_helpers import AliasReader, make_source, published, web_docs
 
 
@@ -42,7 +50,7 @@ def test_end_to_end_bitmaps_decode_to_exactly_the_containing_documents(os_client
     toks = {d["id"]: tokenize(d["text"]) for d in docs}
     corpus = [toks[i] for i in ids]  # canonical order
     covered = [[False] * len(t) for t in corpus]
-    for pid, p in pub["phrases"].items():
+    for p in pub["phrases"].values():
         members = list(decode_bitmap(p["doc_bitmap"]))
         starts = [_starts(doc, p["tokens"]) for doc in corpus]
         assert members == [d for d, s in enumerate(starts) if s], p["text"]
