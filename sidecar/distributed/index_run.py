@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from bloomspan.sidecar.errors import ClusterConfigError
+from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 
 from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 
@@ -174,6 +174,23 @@ def _mine(dclient, config, indices, units, pits, relay):
     return dres, doc_keys, skipped, n_all, time.perf_counter() - t0
 
 
+def _curation_report(client, config, result, dres) -> dict:
+    """The run report's ``curation``, as the single-node run writes it. A run whose phrases a
+    deny entry would filter is refused before anything is published: filtering here would need
+    the coverage recomputed on the full corpus, which no process of a Dask run holds."""
+    from bloomspan.sidecar.curation.run_filter import filter_mining_result
+    from bloomspan.sidecar.curation.store import curation_index, load_curation
+
+    curation = load_curation(client, config.template_index)
+    _, report = filter_mining_result(_ReducedSnapshot(dres), result, curation.entries, config.min_length)
+    if report["filtered"]:
+        raise PublishError(f"--dask: {report['filtered']} mined phrase(s) are denied in "
+                           f"{curation_index(config.template_index)}; a Dask run cannot filter them yet: "
+                           "mine without --dask (nothing was published)")
+    report.update(curation.summary())
+    return report
+
+
 def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys, skipped, n_all, seconds,
              t_total, progress):
     from bloomspan.sidecar.publish.publication import (
@@ -198,6 +215,7 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
         sites = document_sites(values.get(c.site_field), None)
         report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
                                                       dres.coverage, dres.doc_offsets, c.top)
+    report["curation"] = _curation_report(client, c, result, dres)
     n_tokens = figures.n_tokens
     covered = int(np.count_nonzero(dres.coverage))
     # The run document of mining_run._Run._phase_publish, field for field.
