@@ -29,6 +29,8 @@
 # 7.x gets mapper-extras from org.elasticsearch.plugin:mapper-extras-client; 8.x has no published
 # jar of it (so no rank_feature there) and neither version has lang-painless or ingest-common.
 set -euo pipefail
+# runuser and useradd live in sbin, which a minimal PATH (cron, env -i) leaves out.
+PATH="$PATH:/usr/sbin:/sbin"
 
 NODE_KIND="${BLOOMSPAN_NODE:-opensearch}"
 case "$NODE_KIND" in
