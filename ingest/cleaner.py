@@ -468,30 +468,29 @@ class Cleaner:
             self._clean_round(round_, ids, results)
         return results  # type: ignore[return-value]
 
+    def _batch_failed(self, stage: str, todo: list, ids: list, results: list, exc: Exception) -> None:
+        """A batch stage raised: a lone document fails with the error; a batch is cleaned one by one,
+        so one bad document never fails the others. Called from the ``except`` block."""
+        if len(todo) == 1:
+            i, doc = todo[0][:2]
+            results[i] = self._failed(doc, ids[i], exc)
+            return
+        logger.exception("batch %s failed; retrying %d documents one by one", stage, len(todo))
+        for i, doc, _, _ in todo:
+            results[i] = self.clean(doc, ids[i])
+
     def _clean_round(self, todo: list, ids: list, results: list) -> None:
         texts = [t for _, _, _, fields in todo for t in fields.values()]
         scopes = [sc for _, _, sc, fields in todo for _ in fields]
         try:
             matches = self._find(texts, scopes)
         except Exception as e:
-            if len(todo) == 1:
-                i, doc = todo[0][:2]
-                results[i] = self._failed(doc, ids[i], e)
-                return
-            logger.exception("batch matching failed; retrying %d documents one by one", len(todo))
-            for i, doc, _, _ in todo:
-                results[i] = self.clean(doc, ids[i])
+            self._batch_failed("matching", todo, ids, results, e)
             return
         try:
             stripped, extra = self._strip_all(texts, scopes, matches)
         except Exception as e:
-            if len(todo) == 1:
-                i, doc = todo[0][:2]
-                results[i] = self._failed(doc, ids[i], e)
-                return
-            logger.exception("batch stripping failed; retrying %d documents one by one", len(todo))
-            for i, doc, _, _ in todo:
-                results[i] = self.clean(doc, ids[i])
+            self._batch_failed("stripping", todo, ids, results, e)
             return
         j = 0
         for i, doc, _, fields in todo:
