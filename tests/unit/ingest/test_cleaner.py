@@ -458,3 +458,22 @@ def test_package_exports_resolve():
     assert ingest.Cleaner is Cleaner
     with pytest.raises(AttributeError):
         ingest.NoSuchThing  # noqa: B018
+
+
+@pytest.mark.parametrize("stage", ["_find", "_strip_all"])
+def test_a_failing_batch_stage_is_retried_one_document_at_a_time(monkeypatch, stage):
+    """A stage that fails on the batch (one poisoned document) cleans the others one by one."""
+    docs = [{"body": f"Page {i}. Share this article read more. The end {i}."} for i in range(4)]
+    want = [r.doc for r in _cleaner("share this article read more").clean_batch(copy.deepcopy(docs))]
+    cleaner = _cleaner("share this article read more")
+    real = getattr(cleaner, stage)
+
+    def batch_breaks(texts, *args):
+        if len(texts) > 1:
+            raise RuntimeError("one poisoned document in the batch")
+        return real(texts, *args)
+
+    monkeypatch.setattr(cleaner, stage, batch_breaks)
+    got = cleaner.clean_batch(copy.deepcopy(docs))
+    assert [r.doc for r in got] == want and all(r.ok for r in got)
+    assert "share this article" not in got[0].doc["body"].lower()
