@@ -35,6 +35,8 @@ def source(os_client, index_prefix):
 
 
 def test_mine_an_index_pattern_that_matches_nothing(opensearch_url, index_prefix, os_client, tmp_path):
+    # one index of this test's own, so the message has something to list whatever else the node holds
+    os_client.indices.create(index=f"{index_prefix}other")
     line = _one_line_error(_run("mine", "--url", opensearch_url, "--index", f"{index_prefix}nothing-*",
                                 "--template-index", f"{index_prefix}tpl", "--lease-index", f"{index_prefix}lease",
                                 "--work-dir", tmp_path),
