@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .errors import PhraseSetError
 from .phrase_set import PhraseSet
-from .template_matcher import TemplateMatcher, is_template_record, load_phrase_file
+from .template_matcher import TemplateMatcher, is_template_record, load_phrase_file, read_records
 
 logger = logging.getLogger(__name__)
 
@@ -46,18 +46,6 @@ class RunPhrases:
     min_length: int | None
     templates_path: str | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def _read_records(path: Path) -> list[dict]:
-    records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise PhraseSetError(f"invalid JSON: {e.msg}", source=os.fspath(path), line=lineno) from None
-    return records
 
 
 def report_min_length(phrases_path: str | os.PathLike) -> int | None:
@@ -86,7 +74,7 @@ def load_run_phrases(path: str | os.PathLike) -> RunPhrases:
     sibling = path.with_name(TEMPLATES_FILE)
     if path.name == TEMPLATES_FILE or not sibling.is_file():
         return RunPhrases(phrase_set, None, phrase_set.min_length, None, notes)
-    template_records = _read_records(sibling)
+    template_records = read_records(sibling)
     if not any(is_template_record(r) for r in template_records):
         raise PhraseSetError(f"holds no template record (expected the detector's records next to {path.name})",
                              source=os.fspath(sibling))
@@ -104,10 +92,10 @@ def run_template_records(path: str | os.PathLike) -> list[dict] | None:
     """The template detector's records of the run that wrote ``path``: the file's own when it
     is a template file, else those of ``templates.jsonl`` next to it; None when there are none."""
     path = Path(path)
-    own = _read_records(path)
+    own = read_records(path)
     if any(is_template_record(r) for r in own):
         return own
     sibling = path.with_name(TEMPLATES_FILE)
     if path.name != TEMPLATES_FILE and sibling.is_file():
-        return _read_records(sibling)
+        return read_records(sibling)
     return None

@@ -118,6 +118,21 @@ def _rule_of(obj: Mapping, index: int, source: str, length: int) -> tuple[int, i
 TEMPLATE_SPAN_ID = "bloomspan:template"  # the phrase id mark mode gives a span found by template rules
 
 
+def read_records(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of a ``phrases.jsonl`` / ``templates.jsonl`` file, blank lines skipped;
+    a line that is not JSON is a :class:`PhraseSetError` naming the file and line."""
+    source = os.fspath(path)
+    records = []
+    with open(source, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise PhraseSetError(f"invalid JSON: {e.msg}", source=source, line=lineno) from None
+    return records
+
+
 def is_template_record(obj: Any) -> bool:
     """True for records only the template matcher understands (detector config, skeletons,
     line-anchored blocks, slotted phrases); a file with none of them is a plain phrase set."""
@@ -244,15 +259,7 @@ class TemplateMatcher:
                    slots: bool | None = None) -> TemplateMatcher:
         """Load records from a ``phrases.jsonl`` file (blank lines skipped)."""
         source = os.fspath(path)
-        records = []
-        with open(source, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        records.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise PhraseSetError(f"invalid JSON: {e.msg}", source=source, line=lineno) from None
-        return cls(records, run_min_length, slots, source=source)
+        return cls(read_records(source), run_min_length, slots, source=source)
 
     def __len__(self) -> int:
         return len(self.phrase_set)
