@@ -67,7 +67,7 @@ def dask_client(config: DaskConfig) -> Iterator:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - the extra is part of the test install
         raise ClusterConfigError("dask", config.address,
-                                 "needs Dask: pip install 'bloomspan[dask]'") from None
+                                 "needs Dask: pip install -e '.[dask]' in the checkout (make test installs it)") from None
     # Dask sets its own loggers to INFO; follow the command's --log-level instead.
     logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
     cluster = None
