@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cluster_cleanup import remove_test_objects
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "deploy" / "local" / "opensearch.sh"
 TEST_PREFIX = "bstest-"
@@ -75,16 +77,7 @@ def index_prefix(os_client):
     """A unique prefix for every index, alias and template this test creates; all removed after."""
     prefix = f"{TEST_PREFIX}{uuid.uuid4().hex[:10]}-"
     yield prefix
-    os_client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
-    # Index templates named after the test, and the clean-index templates that `setup` / `serve
-    # --clean-index` install for the test's patterns (bloomspan-clean-<pattern slug>).
-    for name in (f"{prefix}*", f"bloomspan-clean-{prefix}*"):
-        for template in os_client.indices.get_index_template(name=name, ignore=[404]).get("index_templates", []):
-            os_client.indices.delete_index_template(name=template["name"])
-    for name in (f"{prefix}*", f"bloomspan-clean-{prefix}*"):
-        components = os_client.cluster.get_component_template(name=name, ignore=[404])
-        for template in components.get("component_templates", []):
-            os_client.cluster.delete_component_template(name=template["name"], ignore=[404])
+    remove_test_objects(os_client, prefix)
     pipelines = os_client.ingest.get_pipeline(ignore=[404]) or {}
     for pipeline in pipelines:
         if pipeline.startswith(prefix):

@@ -26,6 +26,7 @@ from bloomspan.sidecar.errors import ClusterUnavailableError
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
 from tests.conftest import SCRIPT, TEST_PREFIX, _in_ci
+from tests.support.cluster_cleanup import remove_test_objects
 from tests.support.service_thread import serve_in_thread
 from tests.support.sidecar_helpers import make_source, published, web_docs
 
@@ -67,13 +68,7 @@ def es_prefix(es_client):
     """A unique prefix for every index and template the test creates on Elasticsearch; removed after."""
     prefix = f"{TEST_PREFIX}{uuid.uuid4().hex[:10]}-"
     yield prefix
-    es_client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
-    for name in (f"{prefix}*", f"bloomspan-clean-{prefix}*"):
-        for template in es_client.indices.get_index_template(name=name, ignore=[404]).get("index_templates", []):
-            es_client.indices.delete_index_template(name=template["name"])
-        components = es_client.cluster.get_component_template(name=name, ignore=[404])
-        for template in components.get("component_templates", []):
-            es_client.cluster.delete_component_template(name=template["name"], ignore=[404])
+    remove_test_objects(es_client, prefix)
 
 
 def _bloomspan(*args: str) -> str:
