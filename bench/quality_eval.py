@@ -59,9 +59,12 @@ def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> t
     sites = UNSEEN_DOC_SITES if unseen else DEBIAN_DOC_SITES
     path = OUT / f"{'unseen' if unseen else 'real'}-docs-p{max_pages or 'all'}.jsonl"
     meta = path.with_suffix(".sites.json")
+    present = installed_sites(sites)
     if path.exists() and meta.exists() and not rebuild:
-        return path, json.loads(meta.read_text())
-    if not installed_sites(sites):
+        cached = json.loads(meta.read_text())
+        if sorted(cached) == sorted(s.name for s in present):  # a site added or installed since: convert again
+            return path, cached
+    if not present:
         return None, {}
     OUT.mkdir(parents=True, exist_ok=True)
     summary = build_real_corpus(path, sites, max_pages_per_site=max_pages)
