@@ -27,6 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .config import MiningConfig
+from .corpus import validate_corpus
 from .counting_filter import build_counting_filter, candidate_occurrences, fill_ratio, filter_threshold
 from .coverage import coverage_mask
 from .grow import grow_seeds
@@ -36,30 +37,6 @@ from .seeds import gather_seeds
 from .word_filter import document_frequency, frequent_bitmap, frequent_word_ranks
 
 logger = logging.getLogger(__name__)
-
-
-def validate_corpus(tokens, doc_offsets) -> tuple[np.ndarray, np.ndarray]:
-    """Check and normalise ``tokens`` (uint32 (W,)) and ``doc_offsets`` (int64 (D+1,))."""
-    tokens = np.asarray(tokens)
-    doc_offsets = np.asarray(doc_offsets)
-    if tokens.ndim != 1:
-        raise ValueError(f"tokens has shape {tokens.shape}: must be 1-D")
-    if tokens.dtype != np.uint32:
-        if tokens.size and not np.issubdtype(tokens.dtype, np.integer):
-            raise ValueError(f"tokens dtype {tokens.dtype}: must be uint32 token ids")
-        if tokens.size and (tokens.min() < 0 or tokens.max() > np.iinfo(np.uint32).max):
-            raise ValueError("tokens: ids must lie in [0, 2**32)")
-        tokens = tokens.astype(np.uint32)
-    if doc_offsets.ndim != 1 or doc_offsets.size < 1:
-        raise ValueError(f"doc_offsets has shape {doc_offsets.shape}: must be 1-D with D+1 >= 1 entries")
-    if doc_offsets.size and not np.issubdtype(doc_offsets.dtype, np.integer):
-        raise ValueError(f"doc_offsets dtype {doc_offsets.dtype}: must be integer")
-    doc_offsets = doc_offsets.astype(np.int64)
-    if doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0] or np.any(np.diff(doc_offsets) < 0):
-        raise ValueError(f"doc_offsets: must start at 0, end at len(tokens)={tokens.shape[0]} and never decrease")
-    if doc_offsets.shape[0] - 1 >= np.iinfo(np.int32).max:
-        raise ValueError("doc_offsets: at most 2**31 - 2 documents")
-    return np.ascontiguousarray(tokens), np.ascontiguousarray(doc_offsets)
 
 
 @contextmanager
@@ -87,7 +64,8 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
     """All maximal contiguous frequent phrases of the corpus (see the contract's MCFP).
 
     tokens: uint32 (W,) token ids; doc_offsets: int64 (D+1,) document boundaries.
-    Returns phrases in psi order, the coverage mask bool (W,), and per-stage stats.
+    Returns phrases in psi order (each with its occurrences' ``starts``), the coverage mask
+    bool (W,), and per-stage stats.
     """
     tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
     sigma, min_length = config.sigma, config.min_length
@@ -135,8 +113,11 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
         first = cands.pos[cands.lo]
         phrase_tokens = [tuple(tokens[p:p + n].tolist()) for p, n in zip(first.tolist(), cands.length.tolist())]
         kept, n_rejected, n_absorbed = select_maximal(phrase_tokens, key_length=min_length)
+        # A candidate's occurrences are its start positions, ascending: the phrase keeps a
+        # copy (the growth buffer is scratch), so publication never scans the corpus again.
         phrases = sort_phrases(
-            Phrase(phrase_tokens[i], int(cands.df[i]), int(cands.hi[i] - cands.lo[i])) for i in kept)
+            Phrase(phrase_tokens[i], int(cands.df[i]), int(cands.hi[i] - cands.lo[i]), cands.occurrences(i).copy())
+            for i in kept)
     stats.update(candidates_inside_kept=n_rejected, phrases_absorbed=n_absorbed, phrases=len(phrases))
 
     with _timed(stats, "coverage"):

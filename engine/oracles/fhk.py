@@ -23,15 +23,17 @@ Stages (each timed in ``MiningResult.stats``):
 4. maximality: for each of those candidates, the left extension ``xP`` is frequent
    iff the suffixes of the interval preceded by token x come from >= sigma documents;
    counted per interval by sorting (left token, document) keys. O(N log N) in total.
-5. coverage: a +1/-1 difference array over corpus positions of every occurrence.
+5. occurrences: every candidate's suffixes mapped back to corpus positions (each phrase's
+   ``starts``); coverage: a +1/-1 difference array over them.
 
 Peak memory is 18-28 bytes per indexed token: during the sort, the text (4), its
 byte form (w = 1..4 bytes per symbol), libdivsufsort's byte suffix array (4w) and the
 suffix array (4); during Kasai, text, suffix array, rank, LCP and suffix documents
-(4 each). Coverage adds 5 bytes per corpus token. ``stats["peak_arrays_bytes"]``
+(4 each). The phrases' occurrences add 16 bytes per occurrence (flat, then per phrase),
+coverage 5 bytes per corpus token. ``stats["peak_arrays_bytes"]``
 reports the estimate for a run.
 
-Shares nothing with the BloomSpan modules except tokenizer/phrases/config.
+Shares nothing with the BloomSpan modules except the corpus check, phrases and config.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.corpus import validate_corpus
 from bloomspan.engine.mining.phrases import MiningResult, Phrase, sort_phrases
 
 from .suffix_array import SEPARATOR, build_text, dense_ids, kasai_lcp, prune_rare_tokens, suffix_array
@@ -252,18 +255,24 @@ def phrase_symbols_reference(text, sa, lbs, lengths) -> list[list[int]]:
     return [[int(x) for x in text[int(sa[lb]):int(sa[lb]) + int(n)]] for lb, n in zip(lbs, lengths)]
 
 
-# ------------------------------------------------------------------ coverage
+# ------------------------------------------------------------------ occurrences and coverage
 @njit(cache=True)
-def coverage_from_intervals(sa, lbs, rbs, lengths, seg_text_start, seg_corpus_start, n_tokens):
-    """bool (W,): True inside any occurrence of the given intervals' phrases.
+def interval_starts(sa, lbs, rbs, seg_text_start, seg_corpus_start):
+    """Corpus start positions of every occurrence of the given intervals' phrases.
 
-    sa: int32/int64 (N,); lbs, rbs, lengths: int64 (C,); seg_text_start,
-    seg_corpus_start: int64 (S,). The suffix sa[k] lies in the last segment starting
-    at or before it (binary search), which maps it back to a corpus position.
+    sa: int32/int64 (N,); lbs, rbs: int64 (C,); seg_text_start, seg_corpus_start: int64
+    (S,). The suffix sa[k] lies in the last segment starting at or before it (binary
+    search), which maps it back to a corpus position. Returns (starts int64 (K,), bounds
+    int64 (C+1,)): interval c's occurrences are ``starts[bounds[c]:bounds[c+1]]``, ascending.
     """
-    delta = np.zeros(n_tokens + 1, dtype=np.int32)
+    m = lbs.shape[0]
+    bounds = np.zeros(m + 1, dtype=np.int64)
+    for c in range(m):
+        bounds[c + 1] = bounds[c] + rbs[c] - lbs[c] + 1
+    starts = np.empty(bounds[m], dtype=np.int64)
     n_seg = seg_text_start.shape[0]
-    for c in range(lbs.shape[0]):
+    for c in range(m):
+        w = bounds[c]
         for k in range(lbs[c], rbs[c] + 1):
             p = sa[k]
             lo = 0
@@ -274,9 +283,35 @@ def coverage_from_intervals(sa, lbs, rbs, lengths, seg_text_start, seg_corpus_st
                     lo = mid
                 else:
                     hi = mid
-            start = seg_corpus_start[lo] + (p - seg_text_start[lo])
-            delta[start] += 1
-            delta[start + lengths[c]] -= 1
+            starts[w] = seg_corpus_start[lo] + (p - seg_text_start[lo])
+            w += 1
+        starts[bounds[c]:bounds[c + 1]].sort()
+    return starts, bounds
+
+
+def interval_starts_reference(sa, lbs, rbs, seg_text_start, seg_corpus_start) -> list[list[int]]:
+    """Plain twin of :func:`interval_starts`: one sorted list of corpus positions per interval."""
+    seg_text = [int(v) for v in seg_text_start]
+    out = []
+    for lb, rb in zip(lbs, rbs):
+        found = []
+        for k in range(int(lb), int(rb) + 1):
+            p = int(sa[k])
+            seg = max(i for i, t in enumerate(seg_text) if t <= p)
+            found.append(int(seg_corpus_start[seg]) + p - seg_text[seg])
+        out.append(sorted(found))
+    return out
+
+
+@njit(cache=True)
+def coverage_from_starts(starts, bounds, lengths, n_tokens):
+    """bool (W,): True inside any occurrence; interval c's are ``starts[bounds[c]:bounds[c+1]]``
+    (int64), each ``lengths[c]`` long. A +1/-1 difference array over corpus positions."""
+    delta = np.zeros(n_tokens + 1, dtype=np.int32)
+    for c in range(lengths.shape[0]):
+        for j in range(bounds[c], bounds[c + 1]):
+            delta[starts[j]] += 1
+            delta[starts[j] + lengths[c]] -= 1
     covered = np.empty(n_tokens, dtype=np.bool_)
     running = 0
     for i in range(n_tokens):
@@ -286,23 +321,6 @@ def coverage_from_intervals(sa, lbs, rbs, lengths, seg_text_start, seg_corpus_st
 
 
 # ------------------------------------------------------------------ entry point
-def _validate(tokens, doc_offsets) -> tuple[np.ndarray, np.ndarray]:
-    tokens = np.asarray(tokens)
-    doc_offsets = np.asarray(doc_offsets)
-    if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
-        raise ValueError(f"tokens: got {tokens.dtype} array of shape {tokens.shape}; need a 1-D uint32 array of token ids")
-    if doc_offsets.ndim != 1 or doc_offsets.size < 1 or not np.issubdtype(doc_offsets.dtype, np.integer):
-        raise ValueError(f"doc_offsets: got {doc_offsets.dtype} array of shape {doc_offsets.shape}; need 1-D int64 (D+1,)")
-    if tokens.size and (int(tokens.min()) < 0 or int(tokens.max()) > np.iinfo(np.uint32).max):
-        raise ValueError("tokens: ids must lie in 0..2**32-1 (uint32)")
-    if int(doc_offsets[0]) != 0 or int(doc_offsets[-1]) != tokens.size or np.any(np.diff(doc_offsets) < 0):
-        raise ValueError(
-            f"doc_offsets: must start at 0, never decrease and end at len(tokens)={tokens.size} "
-            f"(got first={int(doc_offsets[0])}, last={int(doc_offsets[-1])})"
-        )
-    return tokens.astype(np.uint32, copy=False), doc_offsets.astype(np.int64, copy=False)
-
-
 def mine_fhk(
     tokens: np.ndarray, doc_offsets: np.ndarray, config: MiningConfig, *, prune: bool = True
 ) -> MiningResult:
@@ -314,7 +332,7 @@ def mine_fhk(
     indexes the whole corpus, as the textbook FHK does. Peak memory: 18-28 bytes per
     indexed token, plus 5 bytes per corpus token for the coverage.
     """
-    tokens, doc_offsets = _validate(tokens, doc_offsets)
+    tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
     sigma, min_length = config.sigma, config.min_length
     n_tokens, n_docs = int(tokens.size), int(doc_offsets.size - 1)
     stats: dict = {"engine": "fhk", "n_tokens": n_tokens, "n_docs": n_docs, "pruned": bool(prune)}
@@ -362,17 +380,20 @@ def mine_fhk(
     symbols, starts = phrase_symbols(text, sa, c_lb, c_len)
     ids = vocab[symbols - 1].tolist()
     starts = starts.tolist()
+    del text
+    occ_starts, occ_bounds = interval_starts(sa, c_lb, c_rb, seg_text_start, seg_corpus_start)
+    peak = max(peak, sa.nbytes + seg_bytes + occ_starts.nbytes)
+    del sa
     phrases = sort_phrases(
-        Phrase(tokens=tuple(ids[starts[c]:starts[c + 1]]), df=df, occurrences=rb - lb + 1)
+        Phrase(tokens=tuple(ids[starts[c]:starts[c + 1]]), df=df, occurrences=rb - lb + 1,
+               starts=occ_starts[occ_bounds[c]:occ_bounds[c + 1]].copy())
         for c, (lb, rb, df) in enumerate(zip(c_lb.tolist(), c_rb.tolist(), c_df.tolist()))
     )
-    del text
     stats["seconds_maximality"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    coverage = coverage_from_intervals(sa, c_lb, c_rb, c_len, seg_text_start, seg_corpus_start, n_tokens)
-    peak = max(peak, sa.nbytes + seg_bytes + 5 * (n_tokens + 1))
-    del sa
+    coverage = coverage_from_starts(occ_starts, occ_bounds, c_len, n_tokens)
+    peak = max(peak, 2 * occ_starts.nbytes + seg_bytes + 5 * (n_tokens + 1))
     stats["seconds_coverage"] = time.perf_counter() - t0
 
     stats["phrases"] = len(phrases)

@@ -1,7 +1,7 @@
 """Brute-force MCFP miner: the definition, executed literally. Tiny inputs only.
 
 Every n-gram of every document is counted (document frequency through a set of
-document ids, occurrences through a counter), then a phrase is kept iff
+document ids, occurrences through the list of their start positions), then a phrase is kept iff
 
 * ``len(P) >= min_length`` and ``df(P) >= sigma``, and
 * no one-token extension ``xP`` or ``Px`` has ``df >= sigma``.
@@ -16,21 +16,12 @@ from collections import defaultdict
 
 import numpy as np
 
+from bloomspan.engine.mining.corpus import validate_corpus
 from bloomspan.engine.mining.phrases import Phrase, sort_phrases
 
 
 def _documents(tokens: np.ndarray, doc_offsets: np.ndarray) -> list[list[int]]:
-    tokens = np.asarray(tokens)
-    doc_offsets = np.asarray(doc_offsets)
-    if tokens.ndim != 1:
-        raise ValueError(f"tokens.ndim={tokens.ndim}: tokens must be a 1-D array of token ids")
-    if doc_offsets.ndim != 1 or doc_offsets.size < 1:
-        raise ValueError("doc_offsets must be a 1-D array of D+1 offsets starting at 0")
-    if int(doc_offsets[0]) != 0 or int(doc_offsets[-1]) != tokens.size or np.any(np.diff(doc_offsets) < 0):
-        raise ValueError(
-            f"doc_offsets={doc_offsets.tolist()[:8]}...: must start at 0, never decrease, "
-            f"and end at len(tokens)={tokens.size}"
-        )
+    tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
     ids = [int(t) for t in tokens]
     return [ids[int(doc_offsets[d]):int(doc_offsets[d + 1])] for d in range(len(doc_offsets) - 1)]
 
@@ -47,13 +38,14 @@ def mine_naive(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_leng
     if min_length < 2:
         raise ValueError(f"min_length={min_length}: must be >= 2")
     docs_of: dict[tuple[int, ...], set[int]] = defaultdict(set)
-    occurrences: dict[tuple[int, ...], int] = defaultdict(int)
+    starts_of: dict[tuple[int, ...], list[int]] = defaultdict(list)  # ascending: documents in order
     for d, doc in enumerate(_documents(tokens, doc_offsets)):
+        base = int(doc_offsets[d])
         for start in range(len(doc)):
             for end in range(start + 1, len(doc) + 1):
                 gram = tuple(doc[start:end])
                 docs_of[gram].add(d)
-                occurrences[gram] += 1
+                starts_of[gram].append(base + start)
 
     frequent = {gram for gram, docs in docs_of.items() if len(docs) >= sigma}
     # A frequent phrase P is not maximal when some frequent Q = xP or Q = Px exists.
@@ -62,7 +54,8 @@ def mine_naive(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_leng
         extended.add(gram[1:])   # gram = x + P  ->  P extends to the left
         extended.add(gram[:-1])  # gram = P + x  ->  P extends to the right
     found = [
-        Phrase(tokens=gram, df=len(docs_of[gram]), occurrences=occurrences[gram])
+        Phrase(tokens=gram, df=len(docs_of[gram]), occurrences=len(starts_of[gram]),
+               starts=np.asarray(starts_of[gram], dtype=np.int64))
         for gram in frequent
         if len(gram) >= min_length and gram not in extended
     ]

@@ -316,3 +316,13 @@ def test_stats_are_json_serialisable_and_complete():
 def test_rejects_malformed_corpus(tokens, offsets, match):
     with pytest.raises(ValueError, match=match):
         mine_fhk(tokens, offsets, MiningConfig(2, 2))
+
+
+@KERNEL
+@given(corpora(), st.integers(2, 3), st.integers(2, 4), st.booleans())
+def test_interval_starts_match_their_twin(docs, sigma, min_length, prune):
+    text, sa, lcp, sdocs, n_docs = indexed(docs, sigma, min_length, prune)
+    c_lb, c_rb, _, _, _ = fhk.lowest_frequent_intervals(lcp, sdocs, n_docs, sigma, min_length)
+    starts, bounds = fhk.interval_starts(sa, c_lb, c_rb, text.seg_text_start, text.seg_corpus_start)
+    want = fhk.interval_starts_reference(sa, c_lb, c_rb, text.seg_text_start, text.seg_corpus_start)
+    assert [starts[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:])] == want
