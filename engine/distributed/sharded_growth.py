@@ -1,0 +1,258 @@
+"""Growth of the reduced corpus in shards: each maximal phrase is found by exactly one shard.
+
+Why it is exact
+---------------
+Every output phrase P has length >= L (min_length), so it starts with an L-token window W
+= P[:L], and df(W) >= df(P) >= sigma: W is a frequent window, flagged wherever it occurs
+(:mod:`.windows`). Route every flagged window start to the growth shard
+``growth_shard_of(hash(W))``: all occurrences of W, hence all occurrences of every phrase
+starting with W, land in one shard. A shard receives, per interval of the reduced corpus
+holding one of its starts, the interval from its first such start to the interval's end
+(growth never crosses an interval) plus the one token before that start (the left
+neighbour; ``NO_LEFT`` at an interval start, where the token before lies outside every
+frequent window, so no frequent phrase can extend over it).
+
+In the shard, growth (:func:`bloomspan.engine.mining.grow.grow_seeds`, seeds = the routed
+starts grouped by their first bigram) sees, for a branch P with |P| >= L, every occurrence
+of P in the corpus: its df and occurrence count are exact and so is right-maximality (no
+token y with df(Py) >= sigma), because ``mask_skip`` is off, the only rule that drops
+occurrences of long branches. Left-maximality (no token x with df(xP) >= sigma) is then
+checked on the same complete occurrence list, by the left neighbours the fragments carry
+(:func:`left_maximal`). A phrase that is right- and left-maximal is maximal: any frequent
+super-phrase would contain a frequent one-token extension. So every shard returns exactly
+the maximal phrases that start with its windows, and the shards' results are disjoint and
+together the whole answer: no merge step, no cross-shard maximality check.
+
+Routing hashes never decide a result: a collision only sends two windows to one shard.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bloomspan.engine.mining.grow import grow_seeds
+
+NO_LEFT = np.uint32(0xFFFFFFFF)  # the left slot of a fragment that starts at its interval's start
+
+
+def growth_shard_of(hashes: np.ndarray, n_shards: int) -> np.ndarray:
+    """int64 (N,): the growth shard of each window hash (its low 32 bits, scaled to the range;
+    the reducers use the top bits, so the two splits are independent)."""
+    low = np.asarray(hashes, dtype=np.uint64) & np.uint64(0xFFFFFFFF)
+    return ((low * np.uint64(n_shards)) >> np.uint64(32)).astype(np.int64)
+
+
+@dataclass
+class Fragments:
+    """Interval tails one document shard sends one growth shard.
+
+    doc:     int64 (F,) document of each fragment (global numbers: df counts distinct values)
+    owner:   int64 (F,) the document shard holding it (coverage goes back there)
+    label:   int64 (F,) the owner's position of the fragment's first token after the left slot
+    offsets: int64 (F+1,) fragment f is ``tokens[offsets[f]:offsets[f+1]]``; its first token
+             is the left slot (a token id or ``NO_LEFT``)
+    tokens:  uint32 (T,) token ids (the same ids in every shard), all below ``NO_LEFT``
+    starts:  int64 (O,) routed window starts, as indices into ``tokens`` (never a left slot)
+    """
+
+    doc: np.ndarray
+    owner: np.ndarray
+    label: np.ndarray
+    offsets: np.ndarray
+    tokens: np.ndarray
+    starts: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in (self.doc, self.owner, self.label, self.offsets, self.tokens, self.starts)))
+
+    @staticmethod
+    def empty() -> Fragments:
+        z = np.zeros(0, dtype=np.int64)
+        return Fragments(z, z.copy(), z.copy(), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint32), z.copy())
+
+
+def fragments_for(seg_offsets: np.ndarray, seg_tokens: np.ndarray, seg_doc: np.ndarray, seg_label: np.ndarray,
+                  win_seg: np.ndarray, win_at: np.ndarray, win_shard: np.ndarray, shard: int, owner: int) -> Fragments:
+    """The fragments of ``shard`` from one document shard's intervals.
+
+    seg_offsets: int64 (S+1,) interval s is ``seg_tokens[seg_offsets[s]:seg_offsets[s+1]]``;
+    seg_doc: int64 (S,) its document; seg_label: int64 (S,) the owner's position of its first
+    token; win_seg / win_at / win_shard: int64 (N,) the interval, offset in it and growth
+    shard of every flagged window start (``win_at + L <= interval length``), ascending by
+    (win_seg, win_at).
+    """
+    seg_offsets = np.asarray(seg_offsets, dtype=np.int64)
+    seg_tokens = np.asarray(seg_tokens, dtype=np.uint32)
+    mine = np.asarray(win_shard) == shard
+    w_seg = np.asarray(win_seg, dtype=np.int64)[mine]
+    w_at = np.asarray(win_at, dtype=np.int64)[mine]
+    if w_seg.size == 0:
+        return Fragments.empty()
+    new = np.ones(w_seg.size, dtype=bool)
+    new[1:] = w_seg[1:] != w_seg[:-1]
+    segs = w_seg[new]
+    first_at = w_at[new]  # the fragment's first routed start, in its interval
+    has_left = first_at > 0
+    seg_len = np.diff(seg_offsets)[segs]
+    lengths = seg_len - first_at + 1  # + the left slot
+    offsets = np.zeros(segs.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # Source index of every fragment token; the left slot reads the token before the start.
+    within = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+    src = np.repeat(seg_offsets[:-1][segs] + first_at - 1, lengths) + within
+    tokens = seg_tokens[np.maximum(src, 0)] if src.size else np.zeros(0, dtype=np.uint32)
+    tokens[offsets[:-1][~has_left]] = NO_LEFT
+    frag_of_start = np.cumsum(new) - 1
+    starts = offsets[:-1][frag_of_start] + 1 + (w_at - first_at[frag_of_start])
+    return Fragments(np.asarray(seg_doc, dtype=np.int64)[segs], np.full(segs.size, owner, dtype=np.int64),
+                     np.asarray(seg_label, dtype=np.int64)[segs] + first_at, offsets, tokens, starts)
+
+
+def concat_fragments(parts: list[Fragments]) -> Fragments:
+    """One Fragments of many (documents keep their numbers)."""
+    parts = [p for p in parts if p.doc.size]
+    if not parts:
+        return Fragments.empty()
+    token_base = np.concatenate([[0], np.cumsum([p.tokens.size for p in parts])[:-1]]).astype(np.int64)
+    offsets = np.concatenate([parts[0].offsets[:1]] + [p.offsets[1:] + b for p, b in zip(parts, token_base)])
+    return Fragments(np.concatenate([p.doc for p in parts]), np.concatenate([p.owner for p in parts]),
+                     np.concatenate([p.label for p in parts]), offsets, np.concatenate([p.tokens for p in parts]),
+                     np.concatenate([p.starts + b for p, b in zip(parts, token_base)]))
+
+
+@dataclass
+class GrownPhrases:
+    """The maximal phrases one growth shard found.
+
+    tokens:      list of K tuples of token ids; df, occurrences: int64 (K,)
+    docs:        K int64 arrays, each phrase's documents ascending
+    occ_phrase:  int64 (O,) phrase of every occurrence; occ_owner, occ_label: int64 (O,) its
+                 document shard and position there (coverage is built from these)
+    stats:       counts of the shard's growth
+    """
+
+    tokens: list[tuple[int, ...]]
+    df: np.ndarray
+    occurrences: np.ndarray
+    docs: list[np.ndarray]
+    occ_phrase: np.ndarray
+    occ_owner: np.ndarray
+    occ_label: np.ndarray
+    stats: dict
+
+    def lengths(self) -> np.ndarray:
+        return np.asarray([len(t) for t in self.tokens], dtype=np.int64)
+
+
+def left_maximal(cand_of_occ: np.ndarray, left: np.ndarray, doc: np.ndarray, n_candidates: int, sigma: int,
+                 no_left: int) -> np.ndarray:
+    """bool (K,): no token x precedes the candidate's occurrences in >= sigma documents.
+
+    cand_of_occ, left, doc: int64 (O,) candidate, left neighbour and document of every
+    occurrence; ``no_left``: the id of "no left neighbour", never a token.
+    """
+    keep = np.ones(n_candidates, dtype=bool)
+    has = np.asarray(left) != no_left
+    c, x, d = (np.asarray(a, dtype=np.int64)[has] for a in (cand_of_occ, left, doc))
+    if c.size == 0:
+        return keep
+    order = np.lexsort((d, x, c))
+    c, x, d = c[order], x[order], d[order]
+    distinct = np.ones(c.size, dtype=bool)
+    distinct[1:] = (c[1:] != c[:-1]) | (x[1:] != x[:-1]) | (d[1:] != d[:-1])
+    c, x = c[distinct], x[distinct]
+    group = np.ones(c.size, dtype=bool)
+    group[1:] = (c[1:] != c[:-1]) | (x[1:] != x[:-1])
+    first = np.flatnonzero(group)
+    docs_per_group = np.diff(np.append(first, c.size))
+    keep[c[first][docs_per_group >= sigma]] = False
+    return keep
+
+
+def left_maximal_reference(cand_of_occ, left, doc, n_candidates: int, sigma: int, no_left: int) -> np.ndarray:
+    """Plain twin of :func:`left_maximal`: a set of documents per (candidate, left token)."""
+    docs: dict[tuple[int, int], set] = {}
+    for c, x, d in zip(np.asarray(cand_of_occ).tolist(), np.asarray(left).tolist(), np.asarray(doc).tolist()):
+        if x != no_left:
+            docs.setdefault((c, x), set()).add(d)
+    keep = np.ones(n_candidates, dtype=bool)
+    for (c, _), ds in docs.items():
+        if len(ds) >= sigma:
+            keep[c] = False
+    return keep
+
+
+def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune: bool = True) -> GrownPhrases:
+    """Every maximal phrase (df >= sigma, length >= min_length) that starts at a routed start.
+
+    The fragments are laid out one document after another (a ``NO_LEFT`` after each
+    fragment, so nothing grows from one into the next), grown with the engine's kernel and
+    checked for left-maximality (module docstring).
+    """
+    f = fragments
+    n_frag = f.doc.size
+    if n_frag == 0 or f.starts.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return GrownPhrases([], z, z.copy(), [], z.copy(), z.copy(), z.copy(), {"fragments": 0, "candidates": 0})
+    order = np.lexsort((f.label, f.owner, f.doc))
+    frag_len = np.diff(f.offsets)
+    new_len = frag_len[order] + 1  # + a NO_LEFT after the fragment
+    new_off = np.zeros(n_frag + 1, dtype=np.int64)
+    np.cumsum(new_len, out=new_off[1:])
+    dst_start = np.empty(n_frag, dtype=np.int64)
+    dst_start[order] = new_off[:-1]
+    layout = np.full(new_off[-1], NO_LEFT, dtype=np.uint32)
+    within = np.arange(f.tokens.size, dtype=np.int64) - np.repeat(f.offsets[:-1], frag_len)
+    layout[np.repeat(dst_start, frag_len) + within] = f.tokens
+    sdoc = f.doc[order]
+    doc_first = np.ones(n_frag, dtype=bool)
+    doc_first[1:] = sdoc[1:] != sdoc[:-1]
+    doc_offsets = np.append(new_off[:-1][doc_first], new_off[-1]).astype(np.int64)
+    global_doc = sdoc[doc_first]
+
+    uniq, inverse = np.unique(layout, return_inverse=True)
+    ids = inverse.astype(np.uint32).reshape(-1)
+    n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
+    rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
+
+    frag_of_start = np.searchsorted(f.offsets, f.starts, side="right") - 1
+    pos = dst_start[frag_of_start] + (f.starts - f.offsets[frag_of_start])
+    key = (ids[pos].astype(np.uint64) << np.uint64(32)) | ids[pos + 1].astype(np.uint64)
+    by = np.lexsort((pos, key))
+    pos, key = pos[by], key[by]
+    doc = (np.searchsorted(doc_offsets, pos, side="right") - 1).astype(np.int32)
+    cut = np.flatnonzero(np.diff(key)) + 1
+    seed_lo = np.concatenate([[0], cut]).astype(np.int64)
+    seed_hi = np.append(cut, pos.size).astype(np.int64)
+    cands = grow_seeds(ids, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, sigma, min_length, n_real,
+                       mask_skip=False, left_prune=left_prune, inplace=True)
+
+    n_occ = cands.hi - cands.lo
+    cand_of_occ = np.repeat(np.arange(len(cands), dtype=np.int64), n_occ)
+    occ_pos = np.concatenate([cands.occurrences(i) for i in range(len(cands))]) if len(cands) else \
+        np.zeros(0, dtype=np.int64)
+    occ_doc = np.searchsorted(doc_offsets, occ_pos, side="right") - 1
+    left = ids[occ_pos - 1].astype(np.int64)
+    keep = left_maximal(cand_of_occ, left, occ_doc, len(cands), sigma, n_real)
+
+    kept = np.flatnonzero(keep)
+    first_pos = cands.pos[cands.lo[kept]]
+    tokens = [tuple(uniq[ids[p:p + n]].tolist()) for p, n in zip(first_pos.tolist(), cands.length[kept].tolist())]
+    keep_occ = keep[cand_of_occ]
+    renumber = np.cumsum(keep) - 1
+    k_pos, k_doc = occ_pos[keep_occ], occ_doc[keep_occ]
+    k_phrase = renumber[cand_of_occ[keep_occ]]
+    sorted_frag = np.searchsorted(new_off, k_pos, side="right") - 1
+    frag = order[sorted_frag]
+    label = f.label[frag] + (k_pos - new_off[sorted_frag] - 1)
+    docs = []
+    bounds = np.concatenate([[0], np.cumsum(n_occ[kept])]).astype(np.int64)
+    for j in range(kept.size):
+        docs.append(np.unique(global_doc[k_doc[bounds[j]:bounds[j + 1]]]))
+    stats = {"fragments": int(n_frag), "fragment_tokens": int(f.tokens.size), "routed_starts": int(f.starts.size),
+             "seeds": int(seed_lo.size), "candidates": len(cands),
+             "not_left_maximal": int(len(cands) - kept.size), **{f"grow_{k}": v for k, v in cands.stats.items()}}
+    return GrownPhrases(tokens, cands.df[kept].astype(np.int64), n_occ[kept].astype(np.int64), docs,
+                        k_phrase.astype(np.int64), f.owner[frag].astype(np.int64), label.astype(np.int64), stats)

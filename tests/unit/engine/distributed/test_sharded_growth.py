@@ -1,0 +1,139 @@
+"""Sharded growth: the union of the growth shards' phrases is the whole corpus' answer, with
+the same df, occurrences and coverage, for any number of document and growth shards."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from bloomspan.engine.distributed.sharded_growth import (
+    NO_LEFT,
+    concat_fragments,
+    fragments_for,
+    grow_fragments,
+    growth_shard_of,
+    left_maximal,
+    left_maximal_reference,
+)
+from bloomspan.engine.distributed.windows import (
+    distinct_document_counts,
+    frequent_segments,
+    is_member,
+    string_hashes,
+    sum_by_key,
+    window_hashes,
+)
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.coverage import coverage_mask
+from bloomspan.engine.mining.phrases import Phrase, sort_phrases
+from bloomspan.engine.oracles.naive_oracle import mine_naive
+
+
+def _corpus(docs):
+    tokens = np.asarray([t for d in docs for t in d], dtype=np.uint32)
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
+    return tokens, offsets
+
+
+def _sharded(tokens, offsets, sigma, length, n_doc_shards, n_growth, left_prune=True):
+    """The distributed pipeline in one process: count, reduce, cut, route, grow per shard."""
+    th = string_hashes([f"tok{i}" for i in range(int(tokens.max()) + 1)])
+    n_docs = offsets.size - 1
+    bounds = np.linspace(0, n_docs, n_doc_shards + 1).astype(int)
+    shards = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        off = offsets[a:b + 1] - offsets[a]
+        ids = tokens[offsets[a]:offsets[b]]
+        h, s = window_hashes(ids, th, off, length)
+        keys, counts = distinct_document_counts(h, np.searchsorted(off, s, side="right") - 1)
+        shards.append((a, ids, off, h, s, keys, counts))
+    keys, df = sum_by_key(np.concatenate([x[5] for x in shards]), np.concatenate([x[6] for x in shards]))
+    frequent = keys[df >= sigma]
+    per_growth = [[] for _ in range(n_growth)]
+    for k, (a, ids, off, h, s, _, _) in enumerate(shards):
+        flags = is_member(h, frequent)
+        seg = frequent_segments(s, flags, off, length)
+        lengths = seg.end - seg.start
+        seg_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        seg_tokens = np.concatenate([ids[x:y] for x, y in zip(seg.start, seg.end)]) if lengths.size else \
+            np.zeros(0, np.uint32)
+        ws = s[flags]
+        w_seg = np.searchsorted(seg.start, ws, side="right") - 1
+        route = growth_shard_of(h[flags], n_growth)
+        for g in range(n_growth):
+            # Labels: positions in the full corpus, so coverage can be compared directly.
+            per_growth[g].append(fragments_for(seg_offsets, seg_tokens, seg.doc + a, seg.start + offsets[a],
+                                               w_seg, ws - seg.start[w_seg], route, g, k))
+    phrases, starts, lens = [], [], []
+    for g in range(n_growth):
+        grown = grow_fragments(concat_fragments(per_growth[g]), sigma, length, left_prune=left_prune)
+        for t, d, o, docs in zip(grown.tokens, grown.df.tolist(), grown.occurrences.tolist(), grown.docs):
+            assert docs.size == d and np.all(np.diff(docs) > 0)
+            phrases.append(Phrase(t, d, o))
+        starts.append(grown.occ_label)
+        lens.append(grown.lengths()[grown.occ_phrase])
+    coverage = coverage_mask(int(tokens.size), np.concatenate(starts), np.concatenate(lens))
+    return sort_phrases(phrases), coverage
+
+
+def _planted(rng, n_docs, vocab, phrases, doc_len=(20, 80)):
+    docs = []
+    for _ in range(n_docs):
+        doc = list(rng.integers(0, vocab, rng.integers(*doc_len)))
+        for p in phrases:
+            if rng.random() < 0.45:
+                at = int(rng.integers(0, len(doc) + 1))
+                if rng.random() < 0.2:  # boundary-touching: at the very start or end
+                    at = 0 if rng.random() < 0.5 else len(doc)
+                doc[at:at] = p
+        docs.append(doc)
+    return _corpus(docs)
+
+
+def test_sharded_growth_equals_the_single_engine_on_planted_nested_and_boundary_repeats():
+    rng = np.random.default_rng(29)
+    for trial in range(8):
+        vocab = int(rng.integers(30, 400))
+        base = list(rng.integers(vocab, vocab + 50, 25))
+        phrases = [base, base[3:14], base[10:22] + [vocab + 60], list(rng.integers(vocab, vocab + 50, 12))]
+        tokens, offsets = _planted(rng, int(rng.integers(60, 140)), vocab, phrases)
+        sigma, length = int(rng.integers(3, 9)), int(rng.integers(3, 9))
+        single = mine_bloomspan(tokens, offsets, MiningConfig(sigma=sigma, min_length=length))
+        for n_growth in (1, 3, 7):
+            got, coverage = _sharded(tokens, offsets, sigma, length, int(rng.integers(1, 5)), n_growth)
+            assert got == single.phrases, f"trial {trial}, {n_growth} growth shards"
+            assert np.array_equal(coverage, single.coverage), f"trial {trial}, {n_growth} growth shards"
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=2, max_size=10),
+       sigma=st.integers(2, 4), length=st.integers(2, 4), n_doc_shards=st.integers(1, 3),
+       n_growth=st.integers(1, 4), left_prune=st.booleans())
+def test_sharded_growth_matches_the_definition(docs, sigma, length, n_doc_shards, n_growth, left_prune):
+    """Dense tiny alphabets (nested, overlapping, self-overlapping repeats) against brute force."""
+    tokens, offsets = _corpus(docs)
+    if tokens.size == 0:
+        return
+    got, _ = _sharded(tokens, offsets, sigma, length, min(n_doc_shards, len(docs)), n_growth, left_prune)
+    assert got == mine_naive(tokens, offsets, sigma, length)
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 5)), max_size=40),
+       sigma=st.integers(1, 4))
+def test_left_maximal_matches_reference(rows, sigma):
+    c, x, d = (np.asarray([r[i] for r in rows], dtype=np.int64) for i in range(3))
+    assert np.array_equal(left_maximal(c, x, d, 4, sigma, 4), left_maximal_reference(c, x, d, 4, sigma, 4))
+
+
+def test_a_fragment_starting_at_its_interval_has_no_left_neighbour():
+    seg_offsets = np.asarray([0, 5, 9], dtype=np.int64)
+    seg_tokens = np.asarray([10, 11, 12, 13, 14, 20, 21, 22, 23], dtype=np.uint32)
+    f = fragments_for(seg_offsets, seg_tokens, np.asarray([0, 3]), np.asarray([100, 200]),
+                      np.asarray([0, 0, 1]), np.asarray([0, 2, 1]), np.asarray([1, 1, 1]), 1, owner=2)
+    assert f.offsets.tolist() == [0, 6, 10]
+    assert f.tokens.tolist() == [int(NO_LEFT), 10, 11, 12, 13, 14, 20, 21, 22, 23]
+    assert f.starts.tolist() == [1, 3, 7]  # the second fragment starts after its left slot (20)
+    assert f.label.tolist() == [100, 201] and f.doc.tolist() == [0, 3] and f.owner.tolist() == [2, 2]
+    assert fragments_for(seg_offsets, seg_tokens, np.asarray([0, 3]), np.asarray([100, 200]), np.asarray([0]),
+                         np.asarray([0]), np.asarray([1]), 0, owner=2).doc.size == 0
