@@ -8,12 +8,20 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import numpy as np
+from opensearchpy import helpers
 
+from bloomspan.engine.mining.engines import mine
+from bloomspan.engine.mining.phrases import MiningResult, documents_of
+from bloomspan.engine.mining.report import coverage_report, covered_per_doc
+from bloomspan.ingest.phrase_set import stable_phrase_id
+from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
 from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.run.checkpoint import keys_array
 
-from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap, phrase_documents
+from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap
 from .template_index import COVERAGE_CHUNK_TOKENS
 
 log = logging.getLogger(__name__)
@@ -23,9 +31,6 @@ EXAMPLE_IDS = 5
 
 def mine_snapshot(snapshot, mining_config):
     """Run the configured engine on the snapshot's corpus (an empty corpus has no phrases)."""
-    from bloomspan.engine.mining.engines import mine
-    from bloomspan.engine.mining.phrases import MiningResult
-
     if snapshot.n_tokens == 0:
         return MiningResult(phrases=[], coverage=np.zeros(0, dtype=bool), stats={})
     return mine(snapshot.tokens, snapshot.doc_offsets, mining_config)
@@ -36,22 +41,18 @@ def phrase_documents_for(snapshot, result, doc_keys: list[str],
     """Phrase documents (without kind/run_id), ordered by psi desc, length desc, text asc;
     and the document numbers of each, in the same order.
 
-    Checks every phrase's document set against its df and its match count against its
-    occurrences (engine and scan must agree).
+    The documents of a phrase are those of its occurrences (``Phrase.starts``, positions in
+    ``snapshot.tokens``, as the engine returned them): no pass over the corpus. Checks that
+    they are ``df`` documents and ``occurrences`` starts; a mismatch is a bug and raises.
     """
-    from bloomspan.ingest.phrase_set import stable_phrase_id
-
     vocab = snapshot.vocabulary
+    doc_offsets = np.asarray(snapshot.doc_offsets, dtype=np.int64)
     phrases = result.phrases
     if progress:
         progress("bitmaps", 0, len(phrases))
-    docs, occurrences = phrase_documents(snapshot.tokens, snapshot.doc_offsets, [p.tokens for p in phrases])
     out = []
-    for p, d, occ in zip(phrases, docs, occurrences.tolist()):
-        if d.size != p.df or occ != p.occurrences:
-            raise BloomspanSidecarError(
-                f"phrase {p.tokens[:8]}...: engine says df={p.df}, occurrences={p.occurrences}, the corpus scan "
-                f"finds df={d.size}, occurrences={occ}; this is a bug, please report it", item=list(p.tokens))
+    for p in phrases:
+        d = _documents_of_phrase(p, doc_offsets)
         tokens = vocab.tokens(p.tokens)
         out.append(({
             "phrase_id": stable_phrase_id(tokens, None), "text": " ".join(tokens), "tokens": tokens,
@@ -65,6 +66,22 @@ def phrase_documents_for(snapshot, result, doc_keys: list[str],
     return [doc for doc, _ in out], [d for _, d in out]
 
 
+def _documents_of_phrase(phrase, doc_offsets: np.ndarray) -> np.ndarray:
+    """int64 (df,) ascending documents of ``phrase`` from its occurrence starts."""
+    starts = phrase.starts
+    if starts is None:
+        raise BloomspanSidecarError(
+            f"phrase {phrase.tokens[:8]}...: the mining result carries no occurrence starts, which publication "
+            "builds the phrase bitmaps from; this is a bug, please report it", item=list(phrase.tokens))
+    d = documents_of(starts, doc_offsets)
+    if d.size != phrase.df or starts.size != phrase.occurrences:
+        raise BloomspanSidecarError(
+            f"phrase {phrase.tokens[:8]}...: engine says df={phrase.df}, occurrences={phrase.occurrences}, its "
+            f"occurrence starts give df={d.size}, occurrences={starts.size}; this is a bug, please report it",
+            item=list(phrase.tokens))
+    return d
+
+
 def coverage_for(result, n_tokens: int) -> list:
     """Coverage bitmaps: one of absolute positions, or chunks for corpora beyond 2**28 tokens."""
     if n_tokens <= COVERAGE_CHUNK_TOKENS:
@@ -74,8 +91,6 @@ def coverage_for(result, n_tokens: int) -> list:
 
 def site_clutter(site_of_doc: dict[int, str], coverage: np.ndarray, doc_offsets: np.ndarray, top: int) -> list[dict]:
     """Most cluttered sites: covered share of each site's tokens (sites with >= 1 token)."""
-    from bloomspan.engine.mining.report import covered_per_doc
-
     covered = covered_per_doc(coverage, doc_offsets)
     lengths = np.diff(doc_offsets)
     tok = defaultdict(int)
@@ -96,11 +111,6 @@ def read_document_fields(client, indices: list[str], fields: list[str], doc_keys
     """``{field: [value of document 0, 1, ...]}`` for the stored documents (``doc_keys`` in
     canonical order); None where a document lacks the field or holds a non-string or empty
     value. One plain ``helpers.scan`` (scroll): the pass is short and restarts as a whole."""
-    from opensearchpy import helpers
-
-    from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
-    from bloomspan.sidecar.run.checkpoint import keys_array
-
     sorted_keys = keys_array([k.encode("utf-8", "surrogatepass") for k in doc_keys])
     multi = len(indices) > 1
     out: dict[str, list] = {f: [None] * len(doc_keys) for f in fields}
@@ -120,8 +130,6 @@ def read_document_fields(client, indices: list[str], fields: list[str], doc_keys
 def site_name(value: str | None) -> str | None:
     """A site field's value as a site: a URL counts as its host name."""
     if value and "://" in value:
-        from urllib.parse import urlsplit
-
         return urlsplit(value).hostname or value
     return value
 
@@ -140,8 +148,6 @@ def document_sites(site_values: list | None, url_values: list | None) -> list[st
 def run_report(snapshot, result, doc_keys: list[str], phrase_docs: list[dict], top: int, bins: int) -> dict:
     """The engine's coverage report with keys for documents, and the top phrases taken from
     ``phrase_docs`` (ordered by text on ties, not by token ids, which differ between runs)."""
-    from bloomspan.engine.mining.report import coverage_report
-
     rep = coverage_report(result.coverage, snapshot.doc_offsets, [], None, top=top, bins=bins)
     rep["n_phrases"] = len(phrase_docs)
     n_tokens = snapshot.n_tokens

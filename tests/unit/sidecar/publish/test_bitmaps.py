@@ -1,4 +1,5 @@
-"""Roaring bitmaps: phrase document sets against the naive twin, coverage round trips."""
+"""Roaring bitmaps: coverage round trips, members; the scan reference of the phrase document
+sets (tests/support/scan_publication.py) against its naive twin."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +13,8 @@ from bloomspan.sidecar.publish.bitmaps import (
     coverage_from_bitmaps,
     decode_bitmap,
     encode_bitmap,
-    phrase_documents,
-    phrase_documents_reference,
 )
+from tests.support.scan_publication import naive_phrase_documents, scan_phrase_documents
 
 corpora = st.lists(st.lists(st.integers(0, 3), max_size=25), min_size=1, max_size=12)
 phrase_lists = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4).map(tuple), min_size=1, max_size=6,
@@ -26,8 +26,8 @@ phrase_lists = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4).map(
 def test_phrase_documents_match_naive_scan(docs, phrases, block):
     tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
     off = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
-    got_docs, got_occ = phrase_documents(tokens, off, phrases, block_tokens=block)
-    want_docs, want_occ = phrase_documents_reference(tokens, off, phrases)
+    got_docs, got_occ = scan_phrase_documents(tokens, off, phrases, block_tokens=block)
+    want_docs, want_occ = naive_phrase_documents(tokens, off, phrases)
     assert [d.tolist() for d in got_docs] == [d.tolist() for d in want_docs]
     assert got_occ.tolist() == want_occ.tolist()
 
@@ -35,7 +35,7 @@ def test_phrase_documents_match_naive_scan(docs, phrases, block):
 def test_phrase_documents_counts_overlapping_repeats_once_per_document():
     tokens = np.array([1, 1, 1, 1, 2, 1, 1], dtype=np.uint32)
     off = np.array([0, 4, 7], dtype=np.int64)
-    docs, occ = phrase_documents(tokens, off, [(1, 1)])
+    docs, occ = scan_phrase_documents(tokens, off, [(1, 1)])
     assert docs[0].tolist() == [0, 1] and occ.tolist() == [4]  # 3 in doc 0, 1 in doc 1
 
 
