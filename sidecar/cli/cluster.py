@@ -20,6 +20,7 @@ import time
 
 import click
 
+from .config_flags import MINE_FLAGS
 from .connection_flags import checked_client, cluster_client as _cluster, connection_options
 from .failures import BloomspanGroup, configure_logging
 
@@ -49,7 +50,8 @@ def shared_mine_options(f):
         click.option("--work-dir", default=None,
                      help="Corpus store, checkpoints and the snapshot reused by the next run "
                           "(cluster form default: ./bloomspan-work)."),
-        click.option("--top", type=int, default=10, show_default=True, help="Length of the report's top lists."),
+        click.option("--top", type=int, default=20, show_default=True,
+                     help="Length of the report's top lists (the run document keeps as many)."),
         click.option("--dask", "dask", default=None, metavar="ADDRESS",
                      help="Mine on Dask: local:N (N worker processes here) or a scheduler, tcp://HOST:8786."),
         click.option("--dask-memory-limit", default=None,
@@ -135,36 +137,24 @@ def templates_for_dask(templates: bool | None, dask: str | None, site_field: str
     return templates
 
 
-def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_certs, timeout, index, field, sigma,
-                         min_length, engine, filter_bytes, template_index, work_dir, batch_size, slices, keep_runs,
-                         annotate, timestamp_field, full, site_field, lease_index, lease_ttl, scan_mode,
-                         templates=None, url_field=None, template_config_path=None,
-                         pit_keep_alive, checkpoint_seconds, bulk_docs, top, progress_mode="auto", as_json=False, show_report=True,
-                         allow_empty=False, dask=None, dask_memory_limit=None, dry_run=False, **_ignored) -> None:
-    """Body of ``bloomspan mine --index ...``: build the config, run, print the summary."""
+def mine_cluster_command(params: dict) -> None:
+    """Body of ``bloomspan mine --index ...``: ``params`` are click's (see ``MINE_FLAGS``);
+    build the config, run, print the summary."""
     from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
+    index, dask = params["index"], params["dask"]
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
-    if dry_run and dask:
+    if params["dry_run"] and dask:
         raise click.UsageError("--dry-run runs in one process: leave out --dask to preview a run before promoting it")
-    template_config = read_template_config(template_config_path)
-    templates = templates_for_dask(templates, dask, site_field, url_field)
+    flags = {**MINE_FLAGS.config_kwargs(params), "work_dir": params["work_dir"] or MineConfig.work_dir,
+             "templates": templates_for_dask(params["templates"], dask, params["site_field"], params["url_field"])}
     try:
-        config = MineConfig(index=index, url=url, field=field, sigma=sigma, min_length=min_length,
-                            template_index=template_index, work_dir=work_dir or "./bloomspan-work", engine=engine, filter_bytes=filter_bytes,
-                            username=username, password=password, api_key=api_key, ca_certs=ca_certs,
-                            verify_certs=verify_certs, timeout=timeout, batch_size=batch_size, slices=slices,
-                            keep_runs=keep_runs, annotate=annotate, timestamp_field=timestamp_field, full=full,
-                            site_field=site_field, templates=templates, url_field=url_field,
-                            template_config=template_config,
-                            lease_index=lease_index, lease_ttl=lease_ttl, scan_mode=scan_mode,
-                            pit_keep_alive=pit_keep_alive, checkpoint_seconds=checkpoint_seconds, bulk_docs=bulk_docs,
-                            top=max(top, 20),  # the run document keeps at least 20
-                            allow_empty=allow_empty, dry_run=dry_run)
+        config = MineConfig(**flags, template_config=read_template_config(params["template_config_path"]))
     except ClusterConfigError as exc:
         raise _fail(exc) from None
+    progress_mode, as_json, show_report = params["progress_mode"], params["as_json"], params["show_report"]
     from .progress import command_progress
 
     t0 = time.perf_counter()
@@ -172,12 +162,12 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
 
     client = checked_client(config.cluster_config())
     try:
-        check_source(client, index, field, cluster=config.cluster_config().safe_url)
+        check_source(client, index, config.field, cluster=config.cluster_config().safe_url)
         with command_progress(progress_mode) as progress:
             if dask:
                 from bloomspan.sidecar.distributed.cli_dask import run_on_dask
 
-                summary = run_on_dask(config, dask, dask_memory_limit, progress, client)
+                summary = run_on_dask(config, dask, params["dask_memory_limit"], progress, client)
             else:
                 summary = run_mining(config, progress=progress, client=client)
     except BloomspanSidecarError as exc:
@@ -209,15 +199,15 @@ def mine_cluster_command(*, url, username, password, api_key, ca_certs, verify_c
     if show_report and not summary.dry_run:
         from bloomspan.sidecar.report.operator_report import render_report, report
 
-        click.echo(render_report(report(client, template_index, top=top), top=top))
+        click.echo(render_report(report(client, config.template_index, top=config.top), top=config.top))
 
 
 @click.command("mine")
 @shared_mine_options
 @cluster_mine_options
-def mine(**kwargs):
+def mine(**params):
     """Mine a live index through the cluster and publish the template index."""
-    mine_cluster_command(**kwargs)
+    mine_cluster_command(params)
 
 
 # ---------------------------------------------------------------------- the other commands

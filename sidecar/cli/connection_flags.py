@@ -13,31 +13,40 @@ from __future__ import annotations
 import click
 
 CONNECTION_PARAMS = ("url", "username", "password", "api_key", "ca_certs", "verify_certs", "timeout")
+# The defaults are ClusterConfig's (tests/unit/sidecar/cli/test_config_flags.py checks them);
+# `serve` keeps a longer timeout for the large _bulk bodies it relays.
 DEFAULT_URL = "http://127.0.0.1:9200"
+DEFAULT_TIMEOUT = 60.0
 
 
-def connection_options(f):
-    """--url, --username, --password, --api-key, --ca-certs, --verify-certs, --timeout."""
-    options = [
-        click.option("--url", default=DEFAULT_URL, show_default=True, help="Cluster URL."),
-        click.option("--username", default=None, help="Basic-auth user."),
-        click.option("--password", default=None,
-                     help="Basic-auth password (better BLOOMSPAN_<COMMAND>_PASSWORD than a flag)."),
-        click.option("--api-key", default=None, help="API key, sent as 'Authorization: ApiKey ...'."),
-        click.option("--ca-certs", type=click.Path(dir_okay=False), default=None,
-                     help="PEM bundle of the CA that signed the cluster's certificate (https)."),
-        click.option("--verify-certs/--no-verify-certs", default=True, show_default=True,
-                     help="Check the server certificate (https)."),
-        click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+def connection_options(f=None, *, url_flag: str = "--url", url_help: str = "Cluster URL.",
+                       auth_help: str = "Basic-auth user.", timeout: float = DEFAULT_TIMEOUT):
+    """--url, --username, --password, --api-key, --ca-certs, --verify-certs, --timeout.
 
+    ``serve`` names its cluster ``--upstream-url`` (``url_flag``; the parameter is then
+    ``upstream_url``) and waits longer for it (``timeout``); every other command takes them as
+    they are. Usable bare (``@connection_options``) or with arguments.
+    """
+    url_param = url_flag.lstrip("-").replace("-", "_")
 
-def pop_connection(params: dict) -> dict:
-    """Remove the connection flags from a command's keyword arguments and return them."""
-    return {name: params.pop(name) for name in CONNECTION_PARAMS}
+    def decorate(g):
+        options = [
+            click.option(url_flag, url_param, default=DEFAULT_URL, show_default=True, help=url_help),
+            click.option("--username", default=None, help=auth_help),
+            click.option("--password", default=None,
+                         help="Basic-auth password (better BLOOMSPAN_<COMMAND>_PASSWORD than a flag)."),
+            click.option("--api-key", default=None, help="API key, sent as 'Authorization: ApiKey ...'."),
+            click.option("--ca-certs", type=click.Path(dir_okay=False), default=None,
+                         help="PEM bundle of the CA that signed the cluster's certificate (https)."),
+            click.option("--verify-certs/--no-verify-certs", default=True, show_default=True,
+                         help="Check the server certificate (https)."),
+            click.option("--timeout", type=float, default=timeout, show_default=True, help="Seconds per request."),
+        ]
+        for option in reversed(options):
+            g = option(g)
+        return g
+
+    return decorate(f) if f is not None else decorate
 
 
 def cluster_config(*, url, username, password, api_key, ca_certs, verify_certs, timeout):

@@ -64,7 +64,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if not jsonl:
         if out_dir or id_field:
             raise click.UsageError("--out and --id-field go with --jsonl; a cluster run publishes to --template-index")
-        mine_cluster_command(**kwargs)
+        mine_cluster_command(kwargs)
         return
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import click
 
+from .config_flags import SERVE_FLAGS
+from .connection_flags import connection_options
+
 
 def _parse_duration(value: str | None, option: str) -> float | None:
     """``90``, ``90s``, ``15m``, ``6h``, ``1d`` -> seconds."""
@@ -38,12 +41,9 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
 @click.option("--port", type=int, default=9280, show_default=True)
-@click.option("--upstream-url", default="http://127.0.0.1:9200", show_default=True, help="The cluster behind the proxy.")
-@click.option("--username", default=None, help="Sidecar's own credentials (for mining, template reads, and proxying with --no-forward-credentials).")
-@click.option("--password", default=None)
-@click.option("--api-key", default=None)
-@click.option("--ca-certs", default=None, type=click.Path(dir_okay=False))
-@click.option("--verify-certs/--no-verify-certs", default=True, show_default=True)
+@connection_options(url_flag="--upstream-url", url_help="The cluster behind the proxy.", timeout=120.0,
+                    auth_help="Sidecar's own credentials (for mining, template reads, and proxying with "
+                              "--no-forward-credentials).")
 @click.option("--forward-credentials/--no-forward-credentials", default=True, show_default=True,
               help="Proxy with the client's own Authorization header (default) or the sidecar's.")
 @click.option("--clean-index", "clean_indices", multiple=True, envvar="BLOOMSPAN_SERVE_CLEAN_INDEX", help="Index pattern whose writes are cleaned (repeatable), e.g. 'crawl-*'.")
@@ -83,10 +83,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Read the admin token from this file (a mounted Docker or Kubernetes secret).")
 @click.option("--insecure-admin", is_flag=True, default=False,
               help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
-def serve(host, port, upstream_url, username, password, api_key, ca_certs, verify_certs, forward_credentials,
-          clean_indices, fields, mode, max_ratio, route_index, scope_field, url_field, template_index, phrases_path, reload_every,
-          require_template, every, review, mine_index, mine_field, sigma, min_length, work_dir, lease_index, emerging_shingle,
-          emerging_threshold, fingerprint, max_body_bytes, admin_token, admin_token_file, insecure_admin):
+def serve(**params):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
     from aiohttp import web
 
@@ -96,29 +93,25 @@ def serve(host, port, upstream_url, username, password, api_key, ca_certs, verif
     from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
 
     install_log_redaction()
-    admin_token = _admin_token(admin_token, admin_token_file)
+    admin_token = _admin_token(params["admin_token"], params["admin_token_file"])
+    max_body_bytes = params["max_body_bytes"]
     try:
         body_limit = parse_byte_size(max_body_bytes) if max_body_bytes not in (None, "") else None
     except ValueError as exc:
         raise click.BadParameter(f"{exc}; give bytes or a size like 100mb", param_hint="--max-body-bytes") from None
     try:
-        config = ServeConfig(
-            upstream_url=upstream_url, host=host, port=port, username=username, password=password, api_key=api_key,
-            ca_certs=ca_certs, verify_certs=verify_certs, forward_credentials=forward_credentials,
-            clean_indices=tuple(clean_indices), fields=tuple(fields), mode=mode, max_ratio=max_ratio,
-            route_index=route_index, scope_field=scope_field, url_field=url_field, template_index=template_index,
-            phrases_path=phrases_path, reload_seconds=_parse_duration(reload_every, "--reload-every"), require_template=require_template,
-            every_seconds=_parse_duration(every, "--every"), review=review, mine_index=mine_index, mine_field=mine_field, sigma=sigma,
-            min_length=min_length, work_dir=work_dir, lease_index=lease_index, emerging_shingle=emerging_shingle,
-            emerging_threshold=emerging_threshold, fingerprint=fingerprint, max_body_bytes=body_limit,
-            admin_token=admin_token, insecure_admin=insecure_admin)
+        config = ServeConfig(**SERVE_FLAGS.config_kwargs(params),
+                             reload_seconds=_parse_duration(params["reload_every"], "--reload-every"),
+                             every_seconds=_parse_duration(params["every"], "--every"),
+                             max_body_bytes=body_limit, admin_token=admin_token)
     except ServeConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--" + exc.field.replace("_", "-")) from None
+        flag = {"upstream_timeout": "timeout"}.get(exc.field, exc.field)
+        raise click.BadParameter(str(exc), param_hint="--" + flag.replace("_", "-")) from None
     # config.upstream_url has no user-info: credentials in the URL moved into the config.
     auth = "admin token" if config.admin_token else "no admin token"
-    click.echo(f"bloomspan serve on http://{host}:{port} -> {config.upstream_url} ({auth}; "
-               f"{'client' if forward_credentials else 'sidecar'} credentials)", err=True)
+    click.echo(f"bloomspan serve on http://{config.host}:{config.port} -> {config.upstream_url} ({auth}; "
+               f"{'client' if config.forward_credentials else 'sidecar'} credentials)", err=True)
     from bloomspan.sidecar.publish.clean_index_template import install_for_serve
 
     install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
-    web.run_app(create_app(config), host=host, port=port, print=None)
+    web.run_app(create_app(config), host=config.host, port=config.port, print=None)

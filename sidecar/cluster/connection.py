@@ -105,8 +105,12 @@ class ClusterConfig:
         return "api_key" if self.api_key else "basic" if self.username else "none"
 
     # ------------------------------------------------------------------ client
-    def client_kwargs(self) -> dict:
-        """Keyword arguments for ``opensearchpy.OpenSearch`` (they hold the secrets)."""
+    def client_kwargs(self, authorization: str | None = None) -> dict:
+        """Keyword arguments for ``opensearchpy.OpenSearch`` (they hold the secrets).
+
+        ``authorization``: an ``Authorization`` header value (a proxied client's own) sent
+        instead of this config's credentials.
+        """
         kwargs: dict = {"hosts": [self.url], "timeout": self.timeout, "retry_on_timeout": True,
                         "max_retries": 3, "pool_maxsize": 16}
         if self.url.startswith("https://"):
@@ -115,19 +119,23 @@ class ClusterConfig:
             kwargs["ssl_show_warn"] = self.verify_certs
             if self.ca_certs:
                 kwargs["ca_certs"] = self.ca_certs
-        if self.username:
-            kwargs["http_auth"] = (self.username, self.password or "")
-        if self.api_key:
+        if authorization is not None:
+            kwargs["headers"] = {"Authorization": authorization}
+        elif self.api_key:
             kwargs["headers"] = {"Authorization": f"ApiKey {self.api_key}"}
+        elif self.username:
+            kwargs["http_auth"] = (self.username, self.password or "")
         return kwargs
 
-    def client(self):
+    def client(self, authorization: str | None = None):
         """A new client for this cluster, OpenSearch or Elasticsearch (an
-        :class:`~bloomspan.sidecar.cluster.engine.EngineAwareClient`)."""
+        :class:`~bloomspan.sidecar.cluster.engine.EngineAwareClient`): the one place a
+        bloomspan client is built. ``authorization`` see :meth:`client_kwargs`."""
         from .engine import EngineAwareClient
 
-        log.debug("client url=%s auth=%s verify_certs=%s", self.url, self.auth_kind, self.verify_certs)
-        return EngineAwareClient(**self.client_kwargs())
+        log.debug("client url=%s auth=%s verify_certs=%s", self.url,
+                  "forwarded" if authorization is not None else self.auth_kind, self.verify_certs)
+        return EngineAwareClient(**self.client_kwargs(authorization))
 
     def checked_client(self):
         """A client whose cluster told which engine it is (``GET /``, ``GET /_nodes/_local``);

@@ -198,8 +198,11 @@ def client_for_request(config) -> Callable[[Any], Any]:
     with the caller's permissions; otherwise, and for requests without one, the sidecar's
     own client (``config.opensearch_client()``).
     """
-    from opensearchpy import OpenSearch
+    from bloomspan.sidecar.cluster.connection import ClusterConfig
 
+    # The caller's credentials replace the sidecar's: the address and TLS settings stay.
+    forwarded = ClusterConfig(url=config.upstream_url, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
+                              timeout=config.upstream_timeout)
     lock = threading.Lock()
     own: list = []
     per_auth: OrderedDict[str, Any] = OrderedDict()
@@ -210,11 +213,7 @@ def client_for_request(config) -> Callable[[Any], Any]:
             if auth and getattr(config, "forward_credentials", False):
                 client = per_auth.get(auth)
                 if client is None:
-                    kwargs: dict[str, Any] = {"hosts": [config.upstream_url], "timeout": config.upstream_timeout,
-                                              "verify_certs": config.verify_certs, "headers": {"Authorization": auth}}
-                    if config.ca_certs:
-                        kwargs["ca_certs"] = config.ca_certs
-                    client = per_auth[auth] = OpenSearch(**kwargs)
+                    client = per_auth[auth] = forwarded.client(authorization=auth)
                     while len(per_auth) > 16:
                         per_auth.popitem(last=False)
                 per_auth.move_to_end(auth)

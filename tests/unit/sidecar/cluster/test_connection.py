@@ -76,3 +76,13 @@ def test_unreachable_cluster_error_names_url_not_password(caplog):
             c.checked_client()
     assert "127.0.0.1:9" in str(info.value) and SECRET not in str(info.value)
     assert SECRET not in caplog.text
+
+
+def test_a_forwarded_authorization_header_replaces_the_own_credentials():
+    """The proxy's near-duplicate search runs with the caller's header: one client factory for both."""
+    own = ClusterConfig(url="https://node", username="miner", password=SECRET, verify_certs=False, timeout=7)
+    kw = own.client_kwargs(authorization="Basic Y2FsbGVyOng=")
+    assert kw["headers"] == {"Authorization": "Basic Y2FsbGVyOng="} and "http_auth" not in kw
+    assert kw["verify_certs"] is False and kw["timeout"] == 7 and kw["hosts"] == ["https://node"]
+    keyed = ClusterConfig(url="http://node", api_key=KEY).client_kwargs(authorization="Bearer t")
+    assert keyed["headers"] == {"Authorization": "Bearer t"}
