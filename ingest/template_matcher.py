@@ -206,6 +206,11 @@ class TemplateMatcher:
             else:
                 phrase_records.append(r)
         records = phrase_records
+        # A mining run's exact phrases (no "kind") next to the detector's records: on pages of
+        # the sites the detector mined they apply only when the run says so (records written
+        # before TemplateConfig.exact_phrases_on_sites existed: everywhere, as then).
+        self.exact_on_sites = bool(mined.get("exact_phrases_on_sites", True))
+        self.is_exact = np.asarray([not (isinstance(r, Mapping) and "kind" in r) for r in records], dtype=bool)
         # Skeletons keyed by integer token ids: line keys at ingest are then built from id arrays.
         self._skeleton_token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._skeleton_token_ids.__getitem__) for k in self.skeletons]
@@ -444,6 +449,10 @@ class TemplateMatcher:
         anchor = self.anchor[m_idx]
         aligned &= (anchor != 1) | (m_start == tok_off[m_doc])
         aligned &= (anchor != 2) | (m_end == tok_off[m_doc + 1])
+        if not self.exact_on_sites and self.is_exact.any():
+            known = set(self.scope_ids) | {k.scope for k in self.skeletons if k.scope is not None}
+            mined_site = np.asarray([any(x in known for x in _scope_names(sc)) for sc in scopes], dtype=bool)
+            aligned &= ~(self.is_exact[m_idx] & mined_site[m_doc])
         ps = self.phrase_scope[m_idx]
         if not (ps >= 0).any():
             return aligned

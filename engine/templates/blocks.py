@@ -455,8 +455,9 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
     for t in np.flatnonzero((type_df >= sigma) & (block_len[first_of_type] >= block_min_length)).tolist():
         b = int(first_of_type[t])
         phrases.append(TemplatePhrase(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()),
-                                      int(type_df[t]), int(type_count[t]), "block", scope,
-                                      _slots(tokens, block_offsets, b, b + 1), (int(block_len[b]),)))
+                                      int(type_df[t]), int(type_count[t]), kind="block", scope=scope,
+                                      slots=_slots(tokens, block_offsets, b, b + 1),
+                                      block_lengths=(int(block_len[b]),)))
     used = pair_at[frequent_pair[pair_at] & in_chain[pair_at]]
     groups_used = np.unique(pair_group[np.searchsorted(pair_at, used)])
     first_pair = np.full(pair_df.shape[0], -1, dtype=np.int64)
@@ -467,9 +468,9 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
         b, e = real[0], real[-1] + 1
         anchor = "start" if ex_type[i] == start_t else "end" if ex_type[i + 1] == end_t else None
         phrases.append(TemplatePhrase(tuple(tokens[block_offsets[b]:block_offsets[e]].tolist()),
-                                      int(pair_df[g]), int(pair_count[g]), "block", scope,
-                                      _slots(tokens, block_offsets, b, e), tuple(int(block_len[k]) for k in real),
-                                      anchor))
+                                      int(pair_df[g]), int(pair_count[g]), kind="block", scope=scope,
+                                      slots=_slots(tokens, block_offsets, b, e),
+                                      block_lengths=tuple(int(block_len[k]) for k in real), anchor=anchor))
     diff = np.zeros(tokens.shape[0] + 1, dtype=np.int32)
     np.add.at(diff, block_offsets[:-1][covered], 1)
     np.add.at(diff, block_offsets[1:][covered], -1)

@@ -83,6 +83,12 @@ class TemplateConfig:
     skeleton_toc_line_length: longest table-of-contents entry, in tokens.
     skeleton_box_fraction:    share of a site's pages each line of a mid-page box's seed is on.
     skeleton_box_lines:       fewest such lines in a row that make a box; 0 switches boxes off.
+    exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
+                       corpus) at ingest to pages of the sites the detector mined too. Off: on those
+                       pages the detector's evidence decides (a site's share of pages, its chrome's
+                       place in the page), and the exact phrases apply to pages of other sites only;
+                       an exact phrase repeated by one large site is that site's content as often as
+                       its chrome (bench/RESULTS.md "chrome, not repeated content").
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
     """
 
@@ -107,6 +113,7 @@ class TemplateConfig:
     skeleton_toc_line_length: int = 10
     skeleton_box_fraction: float = 0.4
     skeleton_box_lines: int = 4
+    exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
     def __post_init__(self) -> None:
@@ -141,7 +148,7 @@ class TemplateConfig:
             v = getattr(self, name)
             if v is not None and (not is_int(v) or v < 2):
                 raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
-        for name in ("global_blocks", "slots", "edge_anchors", "skeleton"):
+        for name in ("global_blocks", "slots", "edge_anchors", "skeleton", "exact_phrases_on_sites"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")
         if self.engine not in ENGINES:

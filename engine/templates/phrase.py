@@ -73,7 +73,7 @@ class TemplatePhrase(Phrase):
     def from_phrase(cls, phrase: Phrase, scope: str | None = None) -> TemplatePhrase:
         """Wrap a plain (mcfp) phrase; slot positions are read from its tokens."""
         slots = tuple(i for i, t in enumerate(phrase.tokens) if t == SLOT_ID)
-        return cls(phrase.tokens, phrase.df, phrase.occurrences, "mcfp", scope, slots)
+        return cls(phrase.tokens, phrase.df, phrase.occurrences, kind="mcfp", scope=scope, slots=slots)
 
     def to_record(self, token_text: Callable[[int], str]) -> dict:
         """The ``phrases.jsonl`` form read by :class:`bloomspan.ingest.phrase_set.PhraseSet`.

@@ -156,9 +156,11 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
                 detector: bool = True) -> list[dict]:
     """What ``bloomspan mine --jsonl --site-field site --url-field url`` writes for ``c``:
     the exact phrases (each with ``min_length``), then the detector's records (config,
-    template phrases, page skeletons) mined with the phrases' coverage as found anchors."""
+    template phrases, page skeletons) from the run's own
+    :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates`."""
     from bloomspan.engine.mining.bloomspan import mine_bloomspan
     from bloomspan.sidecar.publish.phrase_records import phrase_records
+    from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 
     if c.vocabulary is None:
         raise ValueError("the corpus has no vocabulary: build it with prepare_corpus")
@@ -166,15 +168,11 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
     phrases = [{**r, "min_length": min_length} for r in phrase_records(result.phrases, c.vocabulary)]
     if not detector:
         return phrases
-    from bloomspan.engine.templates.detector import config_record
-
-    config = config or TemplateConfig()
-    levels = scope_levels(c.sites, c.urls, config.section_depth)
-    detection = detect_templates(c.tokens, c.doc_offsets, c.block_offsets, config, levels, c.is_number,
-                                 anchor_coverage=result.coverage)
-    token = c.vocabulary.token
-    return ([config_record(config)] + phrases + [p.to_record(token) for p in detection.phrases]
-            + [k.to_record(token) for k in detection.skeletons])
+    changed = {k: v for k, v in (config or TemplateConfig()).to_dict().items() if v != getattr(TemplateConfig(), k)}
+    options = TemplateOptions(site_field="site", url_field="url", config=changed or None)
+    records, _stats = detect_run_templates(c.tokens, c.doc_offsets, c.block_offsets, c.vocabulary, c.sites, c.urls,
+                                           options, result.coverage)
+    return records[:1] + phrases + records[1:]
 
 
 def ingest_coverage(c: EvalCorpus, records: list[dict], match: str = "windows") -> np.ndarray:

@@ -6,7 +6,8 @@ skeletons: what :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` read
 stats the run reports come out. The documents' sites are their site field's values (a URL
 counts as its host) or the hosts of their URLs (:func:`~bloomspan.sidecar.publish.publication.document_sites`);
 URL sections are the second scope level. The run's exact phrases count as found for the
-page-skeleton walk, as they do at ingest, so mining and cleaning walk alike.
+page-skeleton walk where ingest applies them next to the records (``exact_phrases_on_sites``),
+so mining and cleaning walk alike.
 """
 from __future__ import annotations
 
@@ -95,8 +96,11 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     config = options.detector_config()
     sites = document_sites(site_values, url_values)
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
+    # The walk treats as found what ingest applies next to the records: the exact phrases only
+    # where they apply there (TemplateConfig.exact_phrases_on_sites; pages of mined sites have skeletons).
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
-                                 number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
+                                 number_token_mask(vocabulary.tokens()),
+                                 anchor_coverage=mcfp_coverage if config.exact_phrases_on_sites else None)
     records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
     records += [k.to_record(vocabulary.token) for k in detection.skeletons]
     covered = detection.coverage | mcfp_coverage

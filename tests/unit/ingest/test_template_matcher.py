@@ -95,3 +95,26 @@ def test_clean_cli_applies_a_templates_file(templates_file, tmp_path):
                                    "--scope-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["text"] == "New words here"
+
+
+def _found(matcher, text, scopes):
+    got = matcher.find(text, scopes)
+    return [text[a:b] for a, b in zip(got.span_char_start.tolist(), got.span_char_end.tolist())]
+
+
+def test_a_runs_exact_phrases_apply_only_to_pages_of_sites_the_detector_did_not_mine():
+    exact = {"tokens": ["the", "old", "behavior", "of", "a", "policy", "is", "deprecated"]}
+    site_line = {"tokens": ["quick", "search"], "kind": "block", "scope": "docs.a", "block_lengths": [2]}
+    text = "Quick search\nThe OLD behavior of a policy is deprecated by definition."
+
+    def records(**config):
+        return [{"kind": "config", "template_config": {"run_min_length": 4, "slots": True, **config}}, exact, site_line]
+
+    chrome_only = TemplateMatcher(records(exact_phrases_on_sites=False))
+    assert _found(chrome_only, text, ["docs.a", "docs.a/policy"]) == ["Quick search"]
+    # a site the detector never mined keeps the exact phrases: nothing else speaks for its pages
+    assert _found(chrome_only, text, ["docs.b"]) == ["The OLD behavior of a policy is deprecated"]
+    assert _found(chrome_only, text, None) == ["The OLD behavior of a policy is deprecated"]
+    # records published before the setting existed apply the exact phrases everywhere, as they did
+    for old in (TemplateMatcher(records()), TemplateMatcher(records(exact_phrases_on_sites=True))):
+        assert _found(old, text, ["docs.a"]) == ["Quick search\nThe OLD behavior of a policy is deprecated"]
