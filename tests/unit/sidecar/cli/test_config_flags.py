@@ -34,6 +34,16 @@ def test_connection_flags_are_cluster_config_fields_with_its_defaults():
 
 def test_serve_names_its_cluster_upstream_url_and_waits_its_own_timeout():
     params = {p.name: p for p in cli.commands["serve"].params}
+
+    @click.command()
+    @connection_options
+    def reference(**_):
+        pass
+
+    for ref in reference.params:  # the same option set, declared once
+        if ref.name not in ("url", "timeout"):
+            assert (params[ref.name].opts, params[ref.name].secondary_opts, params[ref.name].default) == \
+                (ref.opts, ref.secondary_opts, ref.default), ref.name
     assert params["upstream_url"].opts == ["--upstream-url"] and "url" not in params
     assert params["timeout"].opts == ["--timeout"] and params["timeout"].default == 120.0
     kwargs = SERVE_FLAGS.config_kwargs({**{n: None for n in params}, "timeout": 7.0})
