@@ -72,7 +72,7 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
     n_tokens = int(tokens.shape[0])
     lens = np.diff(doc_offsets)
     stats: dict = {"engine": "bloomspan", "sigma": sigma, "min_length": min_length,
-                   "tokens": n_tokens, "documents": int(lens.shape[0]),
+                   "tokens_mined": n_tokens, "docs_mined": int(lens.shape[0]),
                    "bigrams": int(np.maximum(lens - 1, 0).sum())}
     t_start = time.perf_counter()
 
@@ -128,9 +128,9 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
             starts = lengths = np.zeros(0, dtype=np.int64)
         covered = coverage_mask(n_tokens, starts, lengths)
     stats["covered_tokens"] = int(covered.sum())
-    stats["coverage_ratio"] = stats["covered_tokens"] / max(1, n_tokens)
+    stats["covered_share"] = stats["covered_tokens"] / max(1, n_tokens)
     stats["seconds_total"] = time.perf_counter() - t_start
     logger.info("bloomspan: %d tokens, %d seeds, %d candidates, %d phrases, coverage %.4f in %.3f s",
-                n_tokens, stats["seeds"], stats["candidates"], len(phrases), stats["coverage_ratio"],
+                n_tokens, stats["seeds"], stats["candidates"], len(phrases), stats["covered_share"],
                 stats["seconds_total"])
     return MiningResult(phrases=phrases, coverage=covered, stats=stats)
