@@ -117,7 +117,7 @@ def test_stats_report_every_stage():
     stats = mine_bloomspan(tokens, offsets, MiningConfig(sigma=3, min_length=2)).stats
     for stage in ("word_filter", "counting_filter", "candidates", "seeds", "grow", "maximal", "coverage"):
         assert stats[f"seconds_{stage}"] >= 0
-    assert stats["bigrams"] == 33 and stats["tokens"] == 37 and stats["documents"] == 4
+    assert stats["bigrams"] == 33 and stats["tokens_mined"] == 37 and stats["docs_mined"] == 4
     assert stats["seeds"] == 6  # the six frequent bigrams of the article's Step 0 table (Part 3)
     assert stats["filter_bytes"] == 1024 and 0 < stats["filter_fill_ratio"] < 1
     assert stats["phrases"] == 1 and stats["covered_tokens"] == 21
