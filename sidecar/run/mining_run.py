@@ -213,10 +213,10 @@ class RunSummary:
     kind: str                   # "full" or "incremental"
     resumed: bool
     docs_seen: int
-    docs_stored: int
+    docs_mined: int
     docs_skipped: int
     skipped_by_reason: dict
-    tokens: int
+    tokens_mined: int
     covered_tokens: int
     covered_share: float
     phrases: int
@@ -229,10 +229,8 @@ class RunSummary:
     curation: dict | None = None  # what the deny entries filtered (the run report's "curation")
 
     def as_dict(self) -> dict:
-        """JSON-serialisable; ``documents`` (= docs mined) is the key ``serve``'s metrics read."""
-        d = asdict(self)
-        d["documents"] = self.docs_stored
-        return d
+        """JSON-serialisable; the keys are the names ``serve``'s metrics read (sidecar/publish/run_names.py)."""
+        return asdict(self)
 
 
 def _now_iso() -> str:
@@ -600,7 +598,7 @@ class _Run:
         covered = int(np.count_nonzero(result.coverage))
         run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
                    "finished_at": _now_iso(), "docs_seen": snap.n_all, "docs_skipped": sum(skipped.values()),
-                   "tokens_seen": snap.n_tokens, "covered_tokens": covered,
+                   "tokens_mined": snap.n_tokens, "covered_tokens": covered,
                    "covered_share": covered / snap.n_tokens if snap.n_tokens else 0.0, "phrases": len(phrase_docs),
                    "params": c.params(), "report": json_safe(report),
                    "stats": json_safe({"engine": result.stats, "kind": st["kind"], "seconds": st["seconds"],
@@ -632,8 +630,8 @@ class _Run:
                      res.physical_index, c.template_index, st["run_id"])
         st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
                          "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
-                         "docs_stored": snap.n_docs, "docs_skipped": sum(skipped.values()),
-                         "skipped_by_reason": skipped, "tokens": snap.n_tokens, "covered_tokens": covered,
+                         "docs_mined": snap.n_docs, "docs_skipped": sum(skipped.values()),
+                         "skipped_by_reason": skipped, "tokens_mined": snap.n_tokens, "covered_tokens": covered,
                          "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
                          "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted,
                          "templates": None if template_stats is None else {
