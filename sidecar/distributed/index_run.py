@@ -220,7 +220,7 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
     covered = int(np.count_nonzero(dres.coverage))
     # The run document of mining_run._Run._phase_publish, field for field.
     run_doc = {"source_index": c.index, "field": c.field, "started_at": started_at, "finished_at": _now_iso(),
-               "docs_seen": n_all, "docs_skipped": sum(skipped.values()), "tokens_seen": n_tokens,
+               "docs_seen": n_all, "docs_skipped": sum(skipped.values()), "tokens_mined": n_tokens,
                "covered_tokens": covered, "covered_share": covered / n_tokens if n_tokens else 0.0,
                "phrases": len(phrase_docs), "params": c.params(), "report": json_safe(report),
                "stats": json_safe({"engine": result.stats, "kind": "full", "seconds": seconds, "incremental": None,
@@ -232,7 +232,7 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
     log.info("dask run %s published %s: docs=%d tokens=%d phrases=%d covered_share=%.4f", run_id,
              res.physical_index, len(doc_keys), n_tokens, len(phrase_docs), run_doc["covered_share"])
     return RunSummary(run_id=run_id, physical_index=res.physical_index, template_index=c.template_index,
-                      kind="full", resumed=False, docs_seen=n_all, docs_stored=len(doc_keys),
-                      docs_skipped=sum(skipped.values()), skipped_by_reason=skipped, tokens=n_tokens,
+                      kind="full", resumed=False, docs_seen=n_all, docs_mined=len(doc_keys),
+                      docs_skipped=sum(skipped.values()), skipped_by_reason=skipped, tokens_mined=n_tokens,
                       covered_tokens=covered, covered_share=run_doc["covered_share"], phrases=len(phrase_docs),
                       incremental={}, deleted_runs=res.deleted, seconds=seconds, templates=None)
