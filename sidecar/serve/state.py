@@ -360,7 +360,7 @@ class RunRegistry:
             status = "skipped" if isinstance(summary, dict) and summary.get("skipped") else "succeeded"
             record.status, record.summary = status, summary
             self.metrics["runs"].labels(status=status).inc()
-            for key in ("documents", "tokens", "phrases", "covered_share"):
+            for key in ("docs_mined", "tokens_mined", "phrases", "covered_share"):
                 if isinstance(summary, dict) and key in summary:
                     self.metrics[key].set(summary[key])
             log.info("mining run=%s succeeded", record.run)
