@@ -12,7 +12,7 @@ from opensearchpy import helpers
 # identical output for identical corpora, and the oracle keeps a comparison failure about
 # the sidecar (BloomSpan's exactness is the engine suite's job).
 ENGINE = "fhk"
-RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_seen", "covered_tokens", "covered_share", "phrases",
+RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "covered_share", "phrases",
               "coverage_bitmap", "coverage_chunks", "doc_id_chunks", "source_index", "field")
 
 
