@@ -50,10 +50,10 @@ def test_run_ids_sort_by_time_and_name_physical_indices():
 
 def test_run_summary_as_dict_has_the_metrics_keys():
     s = RunSummary(run_id="r", physical_index="t-r", template_index="t", kind="full", resumed=False, docs_seen=5,
-                   docs_stored=4, docs_skipped=1, skipped_by_reason={"missing": 1}, tokens=10, covered_tokens=3,
+                   docs_mined=4, docs_skipped=1, skipped_by_reason={"missing": 1}, tokens_mined=10, covered_tokens=3,
                    covered_share=0.3, phrases=2)
     d = s.as_dict()
-    assert (d["documents"], d["tokens"], d["phrases"], d["covered_share"]) == (4, 10, 2, 0.3)
+    assert (d["docs_mined"], d["tokens_mined"], d["phrases"], d["covered_share"]) == (4, 10, 2, 0.3)
 
 
 def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_rest():
