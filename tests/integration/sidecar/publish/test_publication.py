@@ -46,7 +46,7 @@ def test_end_to_end_bitmaps_decode_to_exactly_the_containing_documents(os_client
                          client=os_client)
     pub = published(os_client, tpl)
     ids = sorted(d["id"] for d in docs)
-    assert pub["doc_ids"] == ids and summary.docs_stored == 300 and summary.phrases == len(pub["phrases"]) > 20
+    assert pub["doc_ids"] == ids and summary.docs_mined == 300 and summary.phrases == len(pub["phrases"]) > 20
     toks = {d["id"]: tokenize(d["text"]) for d in docs}
     corpus = [toks[i] for i in ids]  # canonical order
     covered = [[False] * len(t) for t in corpus]
@@ -64,10 +64,10 @@ def test_end_to_end_bitmaps_decode_to_exactly_the_containing_documents(os_client
     flat = [c for doc in covered for c in doc]
     coverage = coverage_from_bitmaps([decode_bitmap(run["coverage_bitmap"])], len(flat))
     assert coverage.tolist() == flat
-    assert run["covered_tokens"] == sum(flat) and run["tokens_seen"] == len(flat) == summary.tokens
+    assert run["covered_tokens"] == sum(flat) and run["tokens_mined"] == len(flat) == summary.tokens_mined
     assert run["docs_seen"] == 300 and run["docs_skipped"] == 0 and run["doc_id_chunks"] == 1
     rep = pub["report"]
-    assert sum(b["docs"] for b in rep["doc_covered_fraction_histogram"]) == 300
+    assert sum(b["docs"] for b in rep["clutter_histogram"]) == 300
     assert [p["text"] for p in rep["top_phrases"]] == [p["text"] for p in sorted(
         pub["phrases"].values(), key=lambda p: (-p["psi"], -p["length"], p["text"]))][:20]
     assert rep["most_cluttered_sites"] and all(0 <= s["covered_share"] <= 1 for s in rep["most_cluttered_sites"])
@@ -227,7 +227,7 @@ def test_a_source_without_usable_documents_is_refused_unless_allow_empty(os_clie
         run_mining(MineConfig(**config), client=os_client)
     assert info.value.field == "field" and not os_client.indices.exists_alias(name=tpl)
     summary = run_mining(MineConfig(**config, allow_empty=True), client=os_client)
-    assert (summary.docs_seen, summary.docs_stored, summary.phrases, summary.tokens) == (1, 0, 0, 0)
+    assert (summary.docs_seen, summary.docs_mined, summary.phrases, summary.tokens_mined) == (1, 0, 0, 0)
     pub = published(os_client, tpl)
     assert pub["phrases"] == {} and pub["doc_ids"] == [] and pub["run"]["docs_skipped"] == 1
 
