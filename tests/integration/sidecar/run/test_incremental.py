@@ -60,7 +60,7 @@ def test_incremental_equals_from_scratch(os_client, index_prefix, opensearch_url
     scratch = run_mining(_config(index_prefix, opensearch_url, tmp_path / "scratch", "scratch", full=True, **kw),
                          client=os_client)
     assert scratch.kind == "full"
-    for field in ("docs_seen", "docs_stored", "docs_skipped", "skipped_by_reason", "tokens", "covered_tokens",
+    for field in ("docs_seen", "docs_mined", "docs_skipped", "skipped_by_reason", "tokens_mined", "covered_tokens",
                   "phrases"):
         assert getattr(inc, field) == getattr(scratch, field), field
     got, want = published(os_client, f"{index_prefix}inc"), published(os_client, f"{index_prefix}scratch")
