@@ -10,7 +10,8 @@ from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.sidecar.corpora.web import generate_web
 from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
-from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
+from bloomspan.sidecar.report.operator_report import explain, render_explain, report
+from bloomspan.sidecar.report.text import render_report
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
@@ -35,7 +36,7 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
     summary = run_mining(config, client=os_client)
     t = summary.templates
     assert t is not None and t["phrases"] > 0 and t["skeletons"] > 0
-    assert summary.covered_tokens < t["covered_tokens"] <= summary.tokens  # templates add to exact phrases
+    assert summary.covered_tokens < t["covered_tokens"] <= summary.tokens_mined  # templates add to exact phrases
 
     physical = current_run(os_client, tpl)
     kinds = {}
@@ -64,7 +65,7 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
         covered[match] = sum(r.covered_tokens for r in results)
     assert covered["phrases"] == t["covered_tokens"]
     assert covered["windows"] > covered["phrases"]
-    assert sum(r.n_tokens for r in results) == summary.tokens == sum(len(tokenize(d["text"])) for d in crawl)
+    assert sum(r.n_tokens for r in results) == summary.tokens_mined == sum(len(tokenize(d["text"])) for d in crawl)
 
     exp = explain(os_client, tpl, crawl[7]["id"])  # the cleaner above saw the same page and scopes
     assert exp["templates"]["scopes"][0] == crawl[7]["site"]
