@@ -140,7 +140,7 @@ class ProgressRelay:
 
     # Stages the driver reports itself, as tasks finished out of all (see :meth:`step`):
     # the workers' events for them only mark where a task ran (tests kill that worker).
-    DRIVER_STAGES = frozenset({"count", "cut"})
+    DRIVER_STAGES = frozenset({"count", "cut", "grow"})
 
     def _on_event(self, event) -> None:
         _, msg = event

@@ -29,13 +29,33 @@ from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 log = logging.getLogger(__name__)
 
 
-class _ReducedSnapshot:
-    """The reduced corpus where publication reads a snapshot's tokens (phrase bitmaps)."""
+class _PhraseStrings:
+    """Where curation reads a snapshot: the phrases' strings. It holds no tokens: a run that
+    curation would filter is refused before anything needs them (:func:`_curation_report`)."""
 
     def __init__(self, dres):
-        self.tokens = dres.reduced.tokens
-        self.doc_offsets = dres.reduced.doc_offsets
+        self.tokens = np.zeros(0, dtype=np.uint32)
+        self.doc_offsets = np.zeros(1, dtype=np.int64)
         self.vocabulary = dres.vocabulary
+
+
+def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:
+    """The phrase documents of :func:`bloomspan.sidecar.publish.publication.phrase_documents_for`,
+    field for field and in its order, from the bitmaps the growth shards encoded."""
+    from bloomspan.ingest.phrase_set import stable_phrase_id
+
+    if progress:
+        progress("bitmaps", 0, len(dres.phrases))
+    out = []
+    for p, (bitmap, examples) in zip(dres.phrases, dres.phrase_extras):
+        tokens = dres.vocabulary.tokens(p.tokens)
+        out.append({"phrase_id": stable_phrase_id(tokens, None), "text": " ".join(tokens), "tokens": tokens,
+                    "length": p.length, "df": int(p.df), "occurrences": int(p.occurrences), "psi": int(p.psi),
+                    "example_ids": [doc_keys[i] for i in examples], "doc_bitmap": bitmap})
+    out.sort(key=lambda d: (-d["psi"], -d["length"], d["text"]))
+    if progress:
+        progress("bitmaps", len(out), len(out))
+    return out
 
 
 class _CorpusFigures:
@@ -170,7 +190,8 @@ def _mine(dclient, config, indices, units, pits, relay):
     def layout_of(shard_headers):
         return ShardLayout(global_docs, [h[1] for h in shard_headers])
 
-    dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False, run=run)
+    dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
+                       phrase_documents=True, run=run)
     return dres, doc_keys, skipped, n_all, time.perf_counter() - t0
 
 
@@ -182,7 +203,7 @@ def _curation_report(client, config, result, dres) -> dict:
     from bloomspan.sidecar.curation.store import curation_index, load_curation
 
     curation = load_curation(client, config.template_index)
-    _, report = filter_mining_result(_ReducedSnapshot(dres), result, curation.entries, config.min_length)
+    _, report = filter_mining_result(_PhraseStrings(dres), result, curation.entries, config.min_length)
     if report["filtered"]:
         raise PublishError(f"--dask: {report['filtered']} mined phrase(s) are denied in "
                            f"{curation_index(config.template_index)}; a Dask run cannot filter them yet: "
@@ -197,7 +218,6 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
         coverage_for,
         document_sites,
         json_safe,
-        phrase_documents_for,
         read_document_fields,
         run_report,
         site_clutter,
@@ -208,7 +228,7 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
     c = config
     figures = _CorpusFigures(dres.doc_offsets, skipped)
     result = _Result(dres.phrases, dres.coverage, {"engine": "distributed", **dres.stats})
-    phrase_docs, _ = phrase_documents_for(_ReducedSnapshot(dres), result, doc_keys, progress)
+    phrase_docs = _phrase_documents(dres, doc_keys, progress)
     report = run_report(figures, result, doc_keys, phrase_docs, c.top, c.bins)
     if c.site_field:
         values = read_document_fields(client, indices, [c.site_field], doc_keys, c.batch_size)

@@ -10,11 +10,14 @@ Stages (``sidecar/distributed/DESIGN.md`` has the reasoning and the costs at sca
    ids (first occurrence in the file), so the global first occurrence of each string of
    the intervals is found by a vocabulary shuffle (strings compared, so exact); an index
    run orders ties by text and numbers the strings in sorted order.
-5. ``assemble`` + ``grow``: the intervals become the reduced corpus, mined by the exact
-   engine on one worker (at this scale; the note shows how growth shards at 100 B tokens).
+5. ``route`` + ``grow``: each flagged window start goes to the growth shard of its hash,
+   with the interval tail after it; every growth shard returns exactly the maximal phrases
+   starting with its windows (:mod:`bloomspan.engine.distributed.sharded_growth`).
+6. ``cover``: the occurrences go back to their document shards, which build their coverage
+   masks (bit-packed to the driver); phrase bitmaps are encoded on the growth shards.
 
-The driver keeps futures, small headers and, at the end, the reduced corpus and the
-full corpus' coverage mask (what publication needs).
+The driver keeps futures, small headers, the phrases and, at the end, the full corpus'
+coverage mask (what publication and the report take).
 """
 from __future__ import annotations
 
@@ -80,16 +83,16 @@ class TokenStrings:
 @dataclass
 class DistributedResult:
     """phrases: engine Phrases over ``vocabulary`` ids (global first-occurrence ids with
-    ``global_ids``, else the reduced corpus' ids); coverage: bool (W,) of the full corpus;
-    reduced: the mined ReducedCorpus; result: the engine's MiningResult on it."""
+    ``global_ids``, else ids of the strings in sorted order), in phrase order; coverage: bool
+    (W,) of the full corpus; phrase_extras (``phrase_documents``): per phrase its encoded
+    document bitmap and first document numbers, built on the workers."""
 
     phrases: list
     coverage: np.ndarray
     doc_offsets: np.ndarray
     vocabulary: TokenStrings
     vocabulary_size: int | None
-    reduced: object
-    result: object
+    phrase_extras: list | None
     stats: dict = field(default_factory=dict)
 
 
@@ -107,14 +110,16 @@ def worker_bytes_sent(client) -> int:
 
 
 def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: ProgressRelay, *,
-                global_ids: bool, n_partitions: int | None = None, run: str = "run") -> DistributedResult:
+                global_ids: bool, phrase_documents: bool = False, n_partitions: int | None = None,
+                run: str = "run") -> DistributedResult:
     """Mine the shards (futures of :class:`.shards.ShardCorpus`, in global order).
 
     ``layout_of(headers)`` turns the shards' headers (``(n_docs, doc_lengths)`` per shard, in
     order) into a :class:`ShardLayout`. ``global_ids``: number tokens as the single-node run
-    over the same input order does (needed for JSON Lines output).
+    over the same input order does (needed for JSON Lines output). ``phrase_documents``:
+    build each phrase's document bitmap on the workers (index runs publish them).
     """
-    from distributed import wait
+    from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
 
     t_all = time.perf_counter()
     stats: dict = {"shards": len(shards)}
@@ -145,7 +150,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds["reduce"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, key=f"{key}-cut-{k}", retries=2)
+    G = P  # growth shards
+    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, G, key=f"{key}-cut-{k}", retries=2)
            for k, s in enumerate(shards)]
     _wait(client, cut, relay, "cut")
     used = client.gather([client.submit(tasks.used_strings, c, key=f"{key}-used-{k}") for k, c in enumerate(cut)])
@@ -164,52 +170,87 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     else:
         run_strings = strings
         run_to_global = None
-    run_id_of = {s: i for i, s in enumerate(run_strings)}
     seconds["ids"] = time.perf_counter() - t0
 
     layout = layout_of(headers)
     doc_offsets = layout.doc_offsets()
     t0 = time.perf_counter()
-    reduced = client.submit(tasks.assemble_reduced, cut, layout.global_docs, [h[2] for h in headers],
-                            doc_offsets, run_id_of, len(run_strings), layout.n_docs, key=f"{key}-assemble",
-                            retries=2)
-    mining = client.submit(tasks.grow, reduced, config, key=f"{key}-grow", retries=2)
-    wait([mining])
-    reduced_corpus, result = client.gather([reduced, mining])
-    seconds["assemble_grow"] = time.perf_counter() - t0
+    table = client.submit(tasks.run_id_table, run_strings, key=f"{key}-runids")
+    routed = [client.submit(tasks.growth_parts, c, table, layout.global_docs[k], G, k, key=f"{key}-route-{k}",
+                            retries=2) for k, c in enumerate(cut)]
+    grown = []
+    for g in range(G):
+        parts = [client.submit(tasks.pick, r, g, key=f"{key}-frag-{k}-{g}") for k, r in enumerate(routed)]
+        grown.append(client.submit(tasks.grow_shard, parts, config, g, key=f"{key}-grow-{g}", retries=2))
+    relay.totals["grow"] = G
+    summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"{key}-phrases-{g}",
+                               retries=2) for g, gr in enumerate(grown)]
+    packed = []
+    for k, h in enumerate(headers):
+        occ = [client.submit(tasks.occurrences_for, gr, k, key=f"{key}-occ-{g}-{k}") for g, gr in enumerate(grown)]
+        packed.append(client.submit(tasks.shard_coverage, int(h[2][-1]), occ, key=f"{key}-cover-{k}", retries=2))
+    _wait(client, grown, relay, "grow")
+    seconds["grow"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    summaries = client.gather(summaries)
+    coverage = _place_coverage(client.gather(packed), layout, [h[2] for h in headers], doc_offsets)
+    seconds["coverage"] = time.perf_counter() - t0
 
-    from bloomspan.engine.distributed.reduced_corpus import global_coverage
-    from bloomspan.engine.mining.phrases import Phrase, sort_phrases
+    from bloomspan.engine.mining.phrases import Phrase, phrase_order_key
 
     n_tokens = int(doc_offsets[-1])
-    coverage = global_coverage(reduced_corpus, result.coverage, n_tokens)
+    rows = []
+    for sm in summaries:
+        for j, t in enumerate(sm.tokens):
+            ids = tuple(int(run_to_global[x]) for x in t) if run_to_global is not None else t
+            extra = (sm.doc_bitmaps[j], sm.example_docs[j]) if phrase_documents else None
+            rows.append((Phrase(ids, int(sm.df[j]), int(sm.occurrences[j])), extra))
+    rows.sort(key=lambda r: phrase_order_key(r[0]))
+    phrases = [r[0] for r in rows]
     if run_to_global is not None:
-        phrases = sort_phrases(Phrase(tuple(int(run_to_global[t]) for t in p.tokens), p.df, p.occurrences)
-                               for p in result.phrases)
         vocabulary = TokenStrings({int(g): s for g, s in zip(run_to_global.tolist(), run_strings)},
                                   size=vocabulary_size)
     else:
-        phrases = result.phrases
         vocabulary = TokenStrings(run_strings)
-    window_bytes = int(sum(part_bytes))
+    growth = {}
+    for sm in summaries:
+        for name, v in sm.stats.items():
+            growth[name] = growth.get(name, 0) + v
+    reduced_tokens = int(sum(c[1] for c in cut_sizes))
     stats.update({
         "tokens": n_tokens, "documents": layout.n_docs,
-        "windows_sent_bytes": window_bytes,
+        "windows_sent_bytes": int(sum(part_bytes)),
         "frequent_windows": int(sum(n_frequent)),
         "intervals": int(sum(c[0] for c in cut_sizes)),
-        "reduced_tokens": reduced_corpus.n_tokens,
-        "reduced_share": reduced_corpus.n_tokens / n_tokens if n_tokens else 0.0,
-        "separators": reduced_corpus.n_separators,
+        "reduced_tokens": reduced_tokens,
+        "reduced_share": reduced_tokens / n_tokens if n_tokens else 0.0,
+        "growth_shards": G,
+        "growth_fragment_tokens": int(growth.get("fragment_tokens", 0)),
+        "growth": growth,
         "worker_bytes_sent": worker_bytes_sent(client) - sent0,
         "seconds": {**seconds, "total": time.perf_counter() - t_all},
-        "engine_on_reduced": result.stats,
     })
     stats["worker_bytes_sent_per_token"] = stats["worker_bytes_sent"] / n_tokens if n_tokens else 0.0
-    log.info("distributed mining: shards=%d tokens=%d reduced_tokens=%d phrases=%d worker_bytes_sent=%d "
-             "seconds=%.2f", len(shards), n_tokens, reduced_corpus.n_tokens, len(phrases),
+    log.info("distributed mining: shards=%d growth_shards=%d tokens=%d reduced_tokens=%d phrases=%d "
+             "worker_bytes_sent=%d seconds=%.2f", len(shards), G, n_tokens, reduced_tokens, len(phrases),
              stats["worker_bytes_sent"], stats["seconds"]["total"])
-    return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size, reduced_corpus, result,
-                             stats)
+    return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size,
+                             [r[1] for r in rows] if phrase_documents else None, stats)
+
+
+def _place_coverage(packed: list[np.ndarray], layout: ShardLayout, shard_doc_offsets: list[np.ndarray],
+                    doc_offsets: np.ndarray) -> np.ndarray:
+    """bool (W,): the full corpus' coverage from each document shard's packed mask."""
+    out = np.zeros(int(doc_offsets[-1]), dtype=bool)
+    for bits, gdocs, off in zip(packed, layout.global_docs, shard_doc_offsets):
+        n = int(off[-1])
+        if n == 0:
+            continue
+        mask = np.unpackbits(bits, count=n).view(bool)
+        lens = np.diff(off)
+        dst = np.repeat(doc_offsets[gdocs] - off[:-1], lens) + np.arange(n, dtype=np.int64)
+        out[dst] = mask
+    return out
 
 
 def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:

@@ -11,6 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.distributed.sharded_growth import (
+    Fragments,
+    GrownPhrases,
+    concat_fragments,
+    fragments_for,
+    grow_fragments,
+    growth_shard_of,
+)
 from bloomspan.engine.distributed.windows import (
     Segments,
     distinct_document_counts,
@@ -76,17 +84,22 @@ def frequent_windows(parts: list[WindowPart], sigma: int) -> np.ndarray:
 
 @dataclass
 class ShardSegments:
-    """A shard's frequent-window intervals with their tokens.
+    """A shard's frequent-window intervals with their tokens, and where growth starts in them.
 
     segments: local documents and shard positions (:class:`Segments`)
     tokens:   uint32 (T,) the intervals' local token ids, concatenated
     used:     uint32 (U,) distinct local ids among them; ``used_strings`` their strings
+    win_seg, win_at: int64 (N,) interval and offset in it of every flagged window start
+    win_route: int64 (N,) its growth shard (by the window's hash)
     """
 
     segments: Segments
     tokens: np.ndarray
     used: np.ndarray
     used_strings: list[str]
+    win_seg: np.ndarray
+    win_at: np.ndarray
+    win_route: np.ndarray
 
     @property
     def nbytes(self) -> int:
@@ -96,8 +109,9 @@ class ShardSegments:
 
 
 def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, n_partitions: int,
-                   shard_no: int) -> ShardSegments:
-    """Cut the shard down to its frequent-window intervals (``frequent[p]``: reducer p's set)."""
+                   shard_no: int, n_growth: int = 1) -> ShardSegments:
+    """Cut the shard down to its frequent-window intervals (``frequent[p]``: reducer p's set)
+    and route each flagged window start to one of ``n_growth`` growth shards."""
     hashes, starts = _windows(shard, length)
     part = partition_of(hashes, n_partitions)
     flags = np.zeros(hashes.shape[0], dtype=bool)
@@ -109,8 +123,12 @@ def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, 
     idx = np.repeat(seg.start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
     tokens = shard.ids[idx] if idx.size else np.zeros(0, dtype=np.uint32)
     used = np.unique(tokens)
+    win = starts[flags]
+    win_seg = np.searchsorted(seg.start, win, side="right") - 1
     worker_progress("cut", shard_no, 1, None)
-    return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()])
+    return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()],
+                         win_seg.astype(np.int64), (win - seg.start[win_seg]).astype(np.int64),
+                         growth_shard_of(hashes[flags], n_growth))
 
 
 def used_strings(part: ShardSegments) -> list[str]:
@@ -122,53 +140,73 @@ def segment_headers(part: ShardSegments) -> tuple[int, int]:
     return int(part.segments.doc.shape[0]), int(part.tokens.shape[0])
 
 
-def assemble_reduced(parts: list[ShardSegments], global_docs: list[np.ndarray], shard_doc_offsets: list[np.ndarray],
-                     doc_starts: np.ndarray, run_id_of: dict[str, int], n_run_ids: int, n_docs: int):
-    """The reduced corpus (:func:`bloomspan.engine.distributed.reduced_corpus.reduced_corpus`) of all shards.
-
-    global_docs[k]: int64 (D_k,) global number of shard k's documents; shard_doc_offsets[k]:
-    its doc_offsets; doc_starts: int64 (D+1,) global document offsets; run_id_of: string ->
-    id in the reduced corpus (all ids < n_run_ids).
-    """
-    from bloomspan.engine.distributed.reduced_corpus import reduced_corpus
-
-    docs, starts, lengths, toks = [], [], [], []
-    for part, gdoc, off in zip(parts, global_docs, shard_doc_offsets):
-        seg = part.segments
-        remap = np.zeros(int(part.used.max()) + 1 if part.used.size else 1, dtype=np.uint32)
-        remap[part.used] = np.asarray([run_id_of[s] for s in part.used_strings], dtype=np.uint32)
-        d = gdoc[seg.doc]
-        docs.append(d)
-        starts.append(doc_starts[d] + (seg.start - off[seg.doc]))
-        lengths.append(seg.end - seg.start)
-        toks.append(remap[part.tokens])
-    seg_doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
-    seg_start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-    seg_len = np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
-    seg_off_in = np.concatenate([[0], np.cumsum(seg_len)]).astype(np.int64)
-    all_tokens = np.concatenate(toks) if toks else np.zeros(0, dtype=np.uint32)
-    order = np.lexsort((seg_start, seg_doc))
-    # Intervals in (document, position) order, their tokens gathered in that order.
-    src = np.repeat(seg_off_in[:-1][order], seg_len[order])
-    within = np.arange(src.shape[0], dtype=np.int64) - np.repeat(
-        np.concatenate([[0], np.cumsum(seg_len[order])[:-1]]).astype(np.int64), seg_len[order])
-    seg_tokens = all_tokens[src + within] if src.size else np.zeros(0, dtype=np.uint32)
-    seg_offsets = np.concatenate([[0], np.cumsum(seg_len[order])]).astype(np.int64)
-    worker_progress("assemble", 0, 1, 1)
-    return reduced_corpus(seg_doc[order], seg_start[order], seg_offsets, seg_tokens, n_docs, n_run_ids)
+def run_id_table(run_strings: list[str]) -> dict[str, int]:
+    """string -> id of the growth stage (a task, so a lost copy is rebuilt from lineage)."""
+    return {s: i for i, s in enumerate(run_strings)}
 
 
-def grow(reduced, mining_config):
-    """Mine the reduced corpus with the configured exact engine (a MiningResult over it)."""
-    from bloomspan.engine.mining.engines import mine
-    from bloomspan.engine.mining.phrases import MiningResult
+def growth_parts(part: ShardSegments, run_id_of: dict[str, int], global_docs: np.ndarray, n_growth: int,
+                 shard_no: int) -> list[Fragments]:
+    """What this document shard sends each growth shard: its interval tails in run ids
+    (global document numbers; labels are positions in this shard)."""
+    seg = part.segments
+    remap = np.zeros(int(part.used.max()) + 1 if part.used.size else 1, dtype=np.uint32)
+    remap[part.used] = np.asarray([run_id_of[s] for s in part.used_strings], dtype=np.uint32)
+    lengths = seg.end - seg.start
+    seg_offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=seg_offsets[1:])
+    tokens = remap[part.tokens]
+    docs = np.asarray(global_docs, dtype=np.int64)[seg.doc]
+    return [fragments_for(seg_offsets, tokens, docs, seg.start, part.win_seg, part.win_at, part.win_route, g, shard_no)
+            for g in range(n_growth)]
 
-    worker_progress("grow", 0, 0, reduced.n_tokens)
-    if reduced.n_tokens == 0:
-        return MiningResult(phrases=[], coverage=np.zeros(0, dtype=bool), stats={})
-    result = mine(reduced.tokens, reduced.doc_offsets, mining_config)
-    worker_progress("grow", 0, reduced.n_tokens, reduced.n_tokens)
-    return result
+
+def grow_shard(parts: list[Fragments], mining_config, shard_no: int) -> GrownPhrases:
+    """Every maximal phrase starting with a window routed to this growth shard."""
+    worker_progress("grow", shard_no, 0, None)
+    grown = grow_fragments(concat_fragments(parts), mining_config.sigma, mining_config.min_length,
+                           left_prune=mining_config.left_prune)
+    worker_progress("grow", shard_no, 1, None)
+    return grown
+
+
+@dataclass
+class PhraseSummary:
+    """What a growth shard sends the driver per phrase: tokens, df, occurrences and, for an
+    index run, the encoded document bitmap and the first documents (the phrase document's
+    ``doc_bitmap`` and ``example_ids``)."""
+
+    tokens: list[tuple[int, ...]]
+    df: np.ndarray
+    occurrences: np.ndarray
+    doc_bitmaps: list[str] | None
+    example_docs: list[list[int]] | None
+    stats: dict
+
+
+def phrase_summary(grown: GrownPhrases, with_bitmaps: bool, n_examples: int) -> PhraseSummary:
+    bitmaps = examples = None
+    if with_bitmaps:
+        from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, encode_bitmap
+
+        bitmaps = [encode_bitmap(bitmap_from_array(d)) for d in grown.docs]
+        examples = [d[:n_examples].tolist() for d in grown.docs]
+    return PhraseSummary(grown.tokens, grown.df, grown.occurrences, bitmaps, examples, grown.stats)
+
+
+def occurrences_for(grown: GrownPhrases, owner: int) -> tuple[np.ndarray, np.ndarray]:
+    """(positions in document shard ``owner``, lengths) of this growth shard's occurrences there."""
+    mine = grown.occ_owner == owner
+    return grown.occ_label[mine], grown.lengths()[grown.occ_phrase[mine]]
+
+
+def shard_coverage(n_tokens: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """uint8 (ceil(n_tokens / 8),): this document shard's coverage mask, bit-packed."""
+    from bloomspan.engine.mining.coverage import coverage_mask
+
+    starts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    return np.packbits(coverage_mask(int(n_tokens), starts, lengths))
 
 
 # ---------------------------------------------------------------------- global token ids
