@@ -12,7 +12,12 @@ from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.matcher import PhraseMatcher, window_lengths
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.ingest.template_matcher import TemplateMatcher
-from bloomspan.ingest.window_index import GLOBAL_SCOPE, build_window_index, window_cover_reference
+from bloomspan.ingest.window_index import (
+    GLOBAL_SCOPE,
+    build_window_index,
+    window_cover_reference,
+    window_runs_reference,
+)
 
 BANNER = "we use cookies to improve your experience read our cookie policy"
 
@@ -57,6 +62,41 @@ def test_a_window_shared_by_two_phrases_is_one_entry_attributed_to_the_first():
     assert index.n_entries == 3  # (1,2) (2,3) (9,2): (2,3) of the later phrases is the first one's
     start, end, pattern = index.find_runs(np.array([2, 3, 0, 9, 2], dtype=np.int32), np.array([0, 5]))
     assert list(zip(start.tolist(), end.tolist(), pattern.tolist())) == [(0, 2, 0), (3, 5, 1)]
+
+
+def _runs(index, docs):
+    sym = np.asarray([a for doc in docs for a in doc], dtype=np.int32)
+    offsets = np.cumsum([0] + [len(doc) for doc in docs]).astype(np.int64)
+    return list(zip(*(col.tolist() for col in index.find_runs(sym, offsets))))
+
+
+def test_a_document_leaving_the_first_occurrence_of_a_window_is_still_followed_window_by_window():
+    # (1 2) first occurs in pattern 0, followed there by 3; the page follows pattern 1 (1 2 4),
+    # so the scan leaves the successor chain and must find (2 4) by its hash.
+    patterns = [(1, 2, 3), (5, 1, 2, 4, 6)]
+    index = build_window_index(patterns, 2)
+    # windows by first occurrence: (1 2) (2 3) (5 1) (2 4) (4 6); (5 1) is followed by (1 2)
+    assert index.window_next.tolist() == [1, -1, 0, 4, -1]
+    docs = [[5, 1, 2, 4, 6, 0, 1, 2, 3, 1, 2, 4]]
+    # (1 2) belongs to pattern 0 (its first holder), so pattern 1's windows at 0, 2, 3 are two runs
+    assert _runs(index, docs) == window_runs_reference(patterns, 2, None, docs) == [
+        (0, 2, 1), (1, 3, 0), (2, 5, 1), (6, 9, 0), (9, 11, 0), (10, 12, 1)]
+
+
+_symbols = st.integers(1, 4)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(st.lists(_symbols, min_size=1, max_size=9).map(tuple), min_size=0, max_size=6),
+       st.integers(1, 4), st.lists(st.sampled_from([GLOBAL_SCOPE, GLOBAL_SCOPE, 0, 1]), min_size=6, max_size=6),
+       st.lists(st.lists(st.integers(0, 5), max_size=30), min_size=1, max_size=4))
+def test_window_runs_kernel_equals_its_plain_twin(patterns, length, scopes, docs):
+    """Few symbols, so windows repeat inside and across patterns, first occurrences' successors
+    differ from what the documents hold, and runs of one pattern overlap those of others."""
+    scopes = scopes[:len(patterns)]
+    index = build_window_index(patterns, length, np.asarray(scopes, dtype=np.int32))
+    assert _runs(index, docs) == window_runs_reference(patterns, length, scopes, docs)
+    assert index.n_windows == len({p[j:j + length] for p in patterns for j in range(len(p) - length + 1)})
 
 
 def test_mark_mode_names_the_phrase_whose_windows_matched():
