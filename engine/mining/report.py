@@ -10,7 +10,9 @@ phrase (article, Part 6). From it:
 * the phrases with the largest psi = length * df: the "index hogs";
 * the most cluttered documents (highest covered fraction).
 
-The report is a plain dict of ints, floats, strings and lists (JSON-serialisable).
+The report is a plain dict of ints, floats, strings and lists (JSON-serialisable); its keys
+are the names of the run document and ``/metrics`` (``tokens_mined``, ``docs_mined``,
+``phrases``, ``clutter_histogram``, ...: the table is in ``bloomspan.sidecar.publish.run_names``).
 """
 from __future__ import annotations
 
@@ -118,16 +120,16 @@ def coverage_report(coverage: np.ndarray, doc_offsets: np.ndarray, phrases: Iter
                   "covered_fraction": float(fraction[k])} for k in order]
 
     return {
-        "n_tokens": n_tokens,
-        "n_docs": n_docs,
+        "tokens_mined": n_tokens,
+        "docs_mined": n_docs,
         "covered_tokens": total_covered,
         "covered_share": total_covered / n_tokens if n_tokens else 0.0,
-        "n_phrases": len(phrases),
+        "phrases": len(phrases),
         "empty_docs": int(n_docs - nonempty.size),
         "docs_fully_covered": int(np.count_nonzero(c == n)),
         "docs_without_coverage": int(np.count_nonzero(c == 0)),
         "mean_doc_covered_fraction": float(fraction.mean()) if fraction.size else 0.0,
-        "doc_covered_fraction_histogram": [
+        "clutter_histogram": [
             {"lo": k / bins, "hi": (k + 1) / bins, "docs": int(counts[k])} for k in range(bins)],
         "top_phrases": hogs,
         "most_cluttered_docs": cluttered,

@@ -180,8 +180,8 @@ def mine_cluster_command(params: dict) -> None:
               f"{summary.run_id}` moves the alias)") if summary.dry_run else f"behind {summary.template_index}"
     click.echo(f"run {summary.run_id} ({summary.kind}{', resumed' if summary.resumed else ''}) published "
                f"{summary.physical_index} {behind} in {time.perf_counter() - t0:.1f}s")
-    click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_stored:,} mined, {summary.docs_skipped:,} skipped "
-               f"{summary.skipped_by_reason}; tokens {summary.tokens:,}; phrases {summary.phrases:,}; "
+    click.echo(f"documents {summary.docs_seen:,} seen, {summary.docs_mined:,} mined, {summary.docs_skipped:,} skipped "
+               f"{summary.skipped_by_reason}; tokens {summary.tokens_mined:,}; phrases {summary.phrases:,}; "
                f"covered {summary.covered_share:.2%}")
     if summary.templates:
         t = summary.templates
@@ -197,7 +197,8 @@ def mine_cluster_command(params: dict) -> None:
                    + (f", {summary.curation['filtered_templates']:,} template record(s)"
                       if summary.curation.get("filtered_templates") else ""))
     if show_report and not summary.dry_run:
-        from bloomspan.sidecar.report.operator_report import render_report, report
+        from bloomspan.sidecar.report.operator_report import report
+        from bloomspan.sidecar.report.text import render_report
 
         click.echo(render_report(report(client, config.template_index, top=config.top), top=config.top))
 
@@ -304,7 +305,8 @@ def report_command(*, template_index, top, as_json, html=None, results=None, **c
         return report_files_command(template_index=template_index, top=top, as_json=as_json, html=html,
                                     results=results, conn=conn)
     from bloomspan.sidecar.errors import BloomspanSidecarError
-    from bloomspan.sidecar.report.operator_report import render_report, report as do_report
+    from bloomspan.sidecar.report.operator_report import report as do_report
+    from bloomspan.sidecar.report.text import render_report
 
     try:
         rep = do_report(_cluster(**conn), template_index, top=top)

@@ -48,7 +48,8 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
-    from bloomspan.sidecar.report.operator_report import render_report, report
+    from bloomspan.sidecar.report.operator_report import report
+    from bloomspan.sidecar.report.text import render_report
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     t_start = time.perf_counter()
@@ -87,7 +88,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     mine_seconds = time.perf_counter() - t0
     scan_seconds = summary.seconds.get("scan") or summary.seconds.get("collect") or 0.0
     rate = f", read+tokenize {summary.docs_seen / scan_seconds:,.0f} docs/s" if scan_seconds else ""
-    say(f"mined {summary.docs_stored:,} documents / {summary.tokens:,} tokens in {mine_seconds:.1f}s{rate}; "
+    say(f"mined {summary.docs_mined:,} documents / {summary.tokens_mined:,} tokens in {mine_seconds:.1f}s{rate}; "
         f"published {summary.phrases:,} phrases as {summary.physical_index} behind alias {config.template_index}")
     t = summary.templates
     say(f"template detector (--templates): {t['phrases']:,} short/site-scoped/slotted templates and "
@@ -116,7 +117,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
         f"{config.template_index} --id <doc id>`, `bloomspan serve --template-index {config.template_index} "
         f"--clean-index 'crawl-*' --scope-field site --url-field url`, `deploy/local/opensearch.sh stop`.")
     return {"seconds": total, "mine_seconds": mine_seconds, "phrases": summary.phrases,
-            "covered_share": summary.covered_share, "docs": summary.docs_stored,
+            "covered_share": summary.covered_share, "docs_mined": summary.docs_mined,
             "template_covered_share": t["covered_share"], "page_ratio": result.boilerplate_ratio,
             "page_ratio_with_templates": t_result.boilerplate_ratio}
 

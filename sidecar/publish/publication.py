@@ -149,7 +149,7 @@ def run_report(snapshot, result, doc_keys: list[str], phrase_docs: list[dict], t
     """The engine's coverage report with keys for documents, and the top phrases taken from
     ``phrase_docs`` (ordered by text on ties, not by token ids, which differ between runs)."""
     rep = coverage_report(result.coverage, snapshot.doc_offsets, [], None, top=top, bins=bins)
-    rep["n_phrases"] = len(phrase_docs)
+    rep["phrases"] = len(phrase_docs)
     n_tokens = snapshot.n_tokens
     rep["top_phrases"] = [{"rank": k, "text": p["text"], "length": p["length"], "df": p["df"],
                            "occurrences": p["occurrences"], "psi": p["psi"],

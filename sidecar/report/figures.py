@@ -65,7 +65,7 @@ def _percent_axis(ax, axis: str = "x") -> None:
 
 
 def histogram_svg(histogram: list[dict]) -> str:
-    """Documents per bin of their covered fraction (``doc_covered_fraction_histogram``)."""
+    """Documents per bin of their covered fraction (``clutter_histogram``)."""
     with _LOCK:
         fig, ax = _figure(3.0)
         labels = [f"{b['lo'] * 100:.0f}–{b['hi'] * 100:.0f}%" for b in histogram]

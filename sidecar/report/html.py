@@ -175,7 +175,7 @@ def highlighted(text: str, spans: list, template_spans: list = ()) -> str:
 def _tiles(q: dict) -> str:
     tiles = [(f"{q['covered_share']:.1%}", "covered_share", True),
              (f"{q['covered_tokens']:,}", "covered_tokens", False),
-             (f"{q['tokens']:,}", "tokens", False),
+             (f"{q['tokens_mined']:,}", "tokens_mined", False),
              (f"{q['docs_mined']:,}", "docs_mined", False),
              (f"{q['phrases']:,}", "phrases", False),
              (f"{q['mean_doc_covered_fraction']:.1%}", "mean_doc_covered_fraction", False),
@@ -221,14 +221,14 @@ def render_html(model: dict) -> str:
     from .figures import histogram_svg, runs_svg, sites_svg, top_phrases_svg
 
     q = model["quantities"]
-    hist = histogram_svg(model["histogram"]) if model["histogram"] else '<p class="empty">no documents</p>'
+    hist = histogram_svg(model["clutter_histogram"]) if model["clutter_histogram"] else '<p class="empty">no documents</p>'
     psi = top_phrases_svg(model["top_phrases"]) if model["top_phrases"] else '<p class="empty">no phrases</p>'
     sites = sites_svg(model["sites"]) if model["sites"] else \
         '<p class="empty">no per-site numbers: mine with --site-field</p>'
     runs = runs_svg(model["runs"]) if model["runs"] else '<p class="empty">no kept run</p>'
     n_runs = len(model["runs"])
     figures = "".join([
-        _card("Documents by boilerplate share", "doc_covered_fraction_histogram: documents per share of their tokens "
+        _card("Documents by boilerplate share", "clutter_histogram: documents per share of their tokens "
               "inside a boilerplate phrase", hist, "fig-histogram"),
         _card("Index hogs: top phrases by Ψ", "psi = length × df, the tokens a phrase adds to the index", psi,
               "fig-psi"),

@@ -9,8 +9,9 @@ Two sources give the same shape:
   (``report.json`` + ``phrases.jsonl``; example pages from the mined file when it is still
   there).
 
-The quantities keep the names of the run document and ``/metrics``: ``covered_share``,
-``covered_tokens``, ``mean_doc_covered_fraction``, ``doc_covered_fraction_histogram``,
+The quantities keep the names of the run document and ``/metrics`` (the table of names is
+in :mod:`bloomspan.sidecar.publish.run_names`): ``covered_share``, ``covered_tokens``,
+``tokens_mined``, ``docs_mined``, ``mean_doc_covered_fraction``, ``clutter_histogram``,
 ``psi`` (length x df). The page holds at most ``table_rows`` phrases (top by psi); the
 model says how many there are and where the full set is.
 """
@@ -22,6 +23,7 @@ import logging
 import os
 
 from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.publish.run_names import current_report
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +61,9 @@ def _example(doc_id: str, text: str, found: dict, template_spans: list | None = 
             "phrases": [{"text": r["text"], "occurrences": r["occurrences"]} for r in found["phrases"][:5]]}
 
 
-def _quantities(rep: dict, tokens: int, docs_mined: int, phrases: int, covered_share: float,
+def _quantities(rep: dict, tokens_mined: int, docs_mined: int, phrases: int, covered_share: float,
                 covered_tokens: int) -> dict:
-    return {"covered_share": covered_share, "covered_tokens": covered_tokens, "tokens": tokens,
+    return {"covered_share": covered_share, "covered_tokens": covered_tokens, "tokens_mined": tokens_mined,
             "docs_mined": docs_mined, "phrases": phrases,
             "mean_doc_covered_fraction": rep.get("mean_doc_covered_fraction", 0.0),
             "docs_fully_covered": rep.get("docs_fully_covered", 0),
@@ -109,7 +111,7 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
         if d.get("id") is not None:
             wanted.append(str(d["id"]))
             break
-    for h in rep.get("top_hogs") or []:
+    for h in rep.get("top_phrases") or []:
         for doc_id in h.get("example_ids") or []:
             if doc_id not in wanted:
                 wanted.append(doc_id)
@@ -140,14 +142,14 @@ def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE
 
     rep = report(client, template_index, top=table_rows)
     run = current_run_doc(client, template_index)
-    rows = [_phrase_row(h) for h in rep["top_hogs"]]
+    rows = [_phrase_row(h) for h in rep["top_phrases"]]
     notes = []
     template_total = 0
     if rep.get("templates"):
         template_rows, template_total = _template_rows(client, rep["physical_index"], table_rows)
         rows = sorted(rows + template_rows, key=_table_order)[:table_rows]
     total = int(rep["phrases"]) + template_total
-    quantities = _quantities(rep, rep["tokens"], rep["docs_mined"], rep["phrases"], rep["covered_share"],
+    quantities = _quantities(rep, rep["tokens_mined"], rep["docs_mined"], rep["phrases"], rep["covered_share"],
                              rep["covered_tokens"])
     if rep.get("templates"):
         quantities["template_covered_share"] = rep["templates"].get("covered_share")
@@ -165,8 +167,8 @@ def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE
                    "finished_at": rep.get("finished_at"), "sigma": p.get("sigma"), "min_length": p.get("min_length"),
                    "engine": p.get("engine")},
         "quantities": quantities,
-        "histogram": rep.get("clutter_histogram") or [],
-        "top_phrases": [_phrase_row(h) for h in rep["top_hogs"][:20]],
+        "clutter_histogram": rep.get("clutter_histogram") or [],
+        "top_phrases": [_phrase_row(h) for h in rep["top_phrases"][:20]],
         "phrases": rows,
         "phrases_total": total,
         "phrases_note": (f"the full set: documents with kind=phrase (and kind=template) in {rep['physical_index']}, "
@@ -192,7 +194,7 @@ def read_results_report(out_dir: str) -> dict:
         raise ReportSourceError(f"{path}: cannot be read ({exc})", item=path) from None
     if not isinstance(rep, dict) or "covered_share" not in rep:
         raise ReportSourceError(f"{path}: not a report of `bloomspan mine --jsonl` (no covered_share)", item=path)
-    return rep
+    return current_report(rep)  # a report.json of an earlier version has earlier names
 
 
 def _read_phrases(out_dir: str) -> list[dict]:
@@ -264,14 +266,14 @@ def results_report_model(out_dir: str, *, table_rows: int = TABLE_ROWS, examples
     example_pages, notes = _results_examples(rep, finder_records, examples) if examples else ([], [])
     notes.append("clutter per site needs a cluster run with --site-field")
     notes.append("one --jsonl result is one run: the trend across runs needs a template index")
-    n_tokens = int(rep.get("n_tokens", rep.get("tokens", 0)))
     return {
         "title": f"bloomspan report: {os.path.basename(os.path.abspath(out_dir))}",
         "origin": {"kind": "results", "results": out_dir, "source": rep.get("source"), "sigma": rep.get("sigma"),
                    "min_length": rep.get("min_length"), "engine": rep.get("engine")},
-        "quantities": _quantities(rep, n_tokens, int(rep.get("n_docs", 0)), int(rep.get("n_phrases", total)),
-                                  float(rep["covered_share"]), int(rep.get("covered_tokens", 0))),
-        "histogram": rep.get("doc_covered_fraction_histogram") or [],
+        "quantities": _quantities(rep, int(rep.get("tokens_mined", 0)), int(rep.get("docs_mined", 0)),
+                                  int(rep.get("phrases", total)), float(rep["covered_share"]),
+                                  int(rep.get("covered_tokens", 0))),
+        "clutter_histogram": rep.get("clutter_histogram") or [],
         "top_phrases": rows[:20],
         "phrases": rows,
         "phrases_total": total,
@@ -279,7 +281,7 @@ def results_report_model(out_dir: str, *, table_rows: int = TABLE_ROWS, examples
         "sites": [],
         "runs": [{"run_id": os.path.basename(os.path.abspath(out_dir)), "finished_at": None,
                   "covered_share": float(rep["covered_share"]), "template_covered_share": None,
-                  "docs_seen": int(rep.get("n_docs", 0)), "phrases": total, "current": True}],
+                  "docs_seen": int(rep.get("docs_mined", 0)), "phrases": total, "current": True}],
         "examples": example_pages,
         "notes": notes,
     }

@@ -2,11 +2,11 @@
 
 :func:`report` reads the run behind the alias — the covered share, the per-document
 clutter histogram, the top index hogs (phrases by psi = length x df), the most cluttered
-documents and sites (when the run had ``--site-field``) — and :func:`render_report`
-prints it. :func:`explain` answers "why is this page cluttered": it re-reads the document
-from the source index, tokenizes it, finds every published phrase in it (Aho–Corasick over
-the phrase tokens) and returns each phrase's character spans; :func:`render_explain`
-shows them with the original text.
+documents and sites (when the run had ``--site-field``) — and
+:func:`bloomspan.sidecar.report.text.render_report` prints it. :func:`explain` answers "why
+is this page cluttered": it re-reads the document from the source index, tokenizes it,
+finds every published phrase in it (Aho–Corasick over the phrase tokens) and returns each
+phrase's character spans; :func:`render_explain` shows them with the original text.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import numpy as np
 
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
-from bloomspan.sidecar.report.text import share_bar
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +33,13 @@ def top_phrases(client, physical_index: str, top: int) -> list[dict]:
 
 
 def report(client, template_index: str, top: int = 20) -> dict:
-    """Summary of the current run of ``template_index`` (see module docstring)."""
-    run = current_run_doc(client, template_index)
+    """Summary of the current run of ``template_index`` (see module docstring), under the
+    names of :mod:`bloomspan.sidecar.publish.run_names` whatever version published the run."""
+    from bloomspan.sidecar.publish.run_names import current_names
+
+    run = current_names(current_run_doc(client, template_index))
     rep = run.get("report") or {}
-    tokens = int(run.get("tokens_seen", 0))
+    tokens = int(run.get("tokens_mined", 0))
     hogs = []
     for rank, p in enumerate(top_phrases(client, run["physical_index"], top), start=1):
         hogs.append({"rank": rank, **{k: p.get(k) for k in ("text", "length", "df", "occurrences", "psi",
@@ -47,15 +49,16 @@ def report(client, template_index: str, top: int = 20) -> dict:
         "template_index": template_index, "physical_index": run["physical_index"], "run_id": run["run_id"],
         "source_index": run.get("source_index"), "field": run.get("field"), "started_at": run.get("started_at"),
         "finished_at": run.get("finished_at"), "params": run.get("params", {}),
-        "docs_seen": run.get("docs_seen", 0), "docs_mined": rep.get("n_docs", 0),
+        "docs_seen": run.get("docs_seen", 0), "docs_mined": rep.get("docs_mined", 0),
         "docs_skipped": run.get("docs_skipped", 0), "skipped_by_reason": rep.get("skipped_by_reason", {}),
-        "tokens": tokens, "covered_tokens": run.get("covered_tokens", 0), "covered_share": run.get("covered_share", 0.0),
+        "tokens_mined": tokens, "covered_tokens": run.get("covered_tokens", 0),
+        "covered_share": run.get("covered_share", 0.0),
         "phrases": run.get("phrases", 0), "empty_docs": rep.get("empty_docs", 0),
         "docs_fully_covered": rep.get("docs_fully_covered", 0),
         "docs_without_coverage": rep.get("docs_without_coverage", 0),
         "mean_doc_covered_fraction": rep.get("mean_doc_covered_fraction", 0.0),
-        "clutter_histogram": rep.get("doc_covered_fraction_histogram", []),
-        "top_hogs": hogs,
+        "clutter_histogram": rep.get("clutter_histogram", []),
+        "top_phrases": hogs,
         "most_cluttered_docs": (rep.get("most_cluttered_docs") or [])[:top],
         "most_cluttered_sites": (rep.get("most_cluttered_sites") or [])[:top],
         "templates": {k: v for k, v in (run.get("templates") or {}).items() if k != "detector"} or None,
@@ -65,45 +68,6 @@ def report(client, template_index: str, top: int = 20) -> dict:
 def _clip(text: str, n: int = 90) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n - 3] + "..."
-
-
-def render_report(rep: dict, top: int = 10) -> str:
-    """Plain-text form of :func:`report` for the terminal."""
-    p = rep.get("params", {})
-    lines = [f"template index {rep['template_index']} -> {rep['physical_index']} (run {rep['run_id']}, "
-             f"finished {rep.get('finished_at')})",
-             f"source {rep.get('source_index')} field {rep.get('field')}: sigma={p.get('sigma')} "
-             f"min_length={p.get('min_length')} engine={p.get('engine')}",
-             f"documents: {rep['docs_seen']:,} seen, {rep['docs_mined']:,} mined, {rep['docs_skipped']:,} skipped "
-             f"{rep['skipped_by_reason']}",
-             f"boilerplate: {rep['covered_tokens']:,} of {rep['tokens']:,} tokens = {rep['covered_share']:.2%} "
-             f"({rep['phrases']:,} phrases)",
-             f"documents entirely boilerplate: {rep['docs_fully_covered']:,}; without any: "
-             f"{rep['docs_without_coverage']:,}; mean share per document {rep['mean_doc_covered_fraction']:.2%}"]
-    t = rep.get("templates")
-    if t:
-        lines.append(f"with the template detector (--templates): {t['covered_tokens']:,} tokens = "
-                     f"{t['covered_share']:.2%} ({t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons)")
-    hist = rep.get("clutter_histogram") or []
-    if hist:
-        total = max(1, sum(b["docs"] for b in hist))
-        lines.append("documents by boilerplate share:")
-        for b in hist:
-            lines.append(f"  {b['lo']:4.0%}-{b['hi']:4.0%} {share_bar(b['docs'] / total)} {b['docs']:,}")
-    if rep.get("top_hogs"):
-        lines.append("top index hogs (length x df):")
-        for h in rep["top_hogs"][:top]:
-            lines.append(f"  {h['rank']:>3}. psi={h['psi']:>9,} ({h['psi_share']:6.2%}) df={h['df']:>7,} "
-                         f"len={h['length']:>3}  {_clip(h['text'], 80)}")
-    if rep.get("most_cluttered_docs"):
-        lines.append("most cluttered documents:")
-        for d in rep["most_cluttered_docs"][:top]:
-            lines.append(f"  {d['covered_fraction']:7.2%} {d['covered_tokens']:>6}/{d['tokens']:<6} {d.get('id')}")
-    if rep.get("most_cluttered_sites"):
-        lines.append("most cluttered sites:")
-        for s in rep["most_cluttered_sites"][:top]:
-            lines.append(f"  {s['covered_share']:7.2%} {s['docs']:>6} docs {s['tokens']:>9,} tokens  {s['site']}")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- explain

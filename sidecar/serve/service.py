@@ -93,8 +93,9 @@ def _metrics(registry: CollectorRegistry) -> dict:
     return {
         "runs": Counter("bloomspan_mining_runs", "Mining runs by outcome", ["status"], registry=registry),
         "run_seconds": Gauge("bloomspan_last_run_seconds", "Duration of the last finished mining run", registry=registry),
-        "documents": Gauge("bloomspan_last_run_documents", "Documents mined in the last run", registry=registry),
-        "tokens": Gauge("bloomspan_last_run_tokens", "Tokens mined in the last run", registry=registry),
+        "docs_mined": Gauge("bloomspan_last_run_docs_mined", "Documents mined in the last run", registry=registry),
+        "tokens_mined": Gauge("bloomspan_last_run_tokens_mined", "Tokens of the documents mined in the last run",
+                              registry=registry),
         "phrases": Gauge("bloomspan_last_run_phrases", "Phrases published by the last run", registry=registry),
         "covered_share": Gauge("bloomspan_last_run_covered_share", "Share of corpus tokens covered by boilerplate", registry=registry),
         "proxy_requests": Counter("bloomspan_proxy_requests", "Requests through the proxy", ["kind"], registry=registry),

@@ -10,7 +10,8 @@ from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.cli.cluster import cluster_cli
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
 from bloomspan.sidecar.publish.bitmaps import decode_bitmap
-from bloomspan.sidecar.report.operator_report import explain, render_explain, render_report, report
+from bloomspan.sidecar.report.operator_report import explain, render_explain, report
+from bloomspan.sidecar.report.text import render_report
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
 
@@ -35,7 +36,7 @@ def test_report_numbers_and_text(os_client, index_prefix, mined):
     assert sum(b["docs"] for b in rep["clutter_histogram"]) == 200
     pub = published(os_client, tpl)
     best = sorted(pub["phrases"].values(), key=lambda p: (-p["psi"], -p["length"], p["text"]))[:5]
-    assert [h["text"] for h in rep["top_hogs"]] == [p["text"] for p in best]
+    assert [h["text"] for h in rep["top_phrases"]] == [p["text"] for p in best]
     fractions = [d["covered_fraction"] for d in rep["most_cluttered_docs"]]
     assert fractions == sorted(fractions, reverse=True) and len(fractions) <= 5
     sites = {d["site"] for d in docs}

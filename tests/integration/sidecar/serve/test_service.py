@@ -61,7 +61,7 @@ def test_serve_mines_on_demand_publishes_and_hot_reloads(opensearch_url, os_clie
         assert runs["runs"][0]["status"] == "succeeded", runs
         assert runs["published"] and runs["published"][0]["current"]
         summary = runs["runs"][0]["summary"]
-        assert summary["documents"] == 300 and summary["phrases"] > 0
+        assert summary["docs_mined"] == 300 and summary["phrases"] > 0
         # The watcher notices the alias moved and installs a cleaner from it.
         while time.time() < deadline and _get(url + "/readyz")[1]["template_run"] is None:
             time.sleep(0.2)

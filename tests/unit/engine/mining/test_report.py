@@ -37,9 +37,9 @@ def test_report_invariants(doc_masks, bins, top):
     rep = coverage_report(coverage, off, [], top=top, bins=bins)
     json.dumps(rep)
     nonempty = [m for m in doc_masks if m]
-    assert rep["covered_tokens"] == int(coverage.sum()) and rep["n_docs"] == len(doc_masks)
+    assert rep["covered_tokens"] == int(coverage.sum()) and rep["docs_mined"] == len(doc_masks)
     assert rep["empty_docs"] == len(doc_masks) - len(nonempty)
-    hist = rep["doc_covered_fraction_histogram"]
+    hist = rep["clutter_histogram"]
     assert len(hist) == bins and sum(h["docs"] for h in hist) == len(nonempty)
     for m in nonempty:  # each document lands in the bin whose [lo, hi) holds its fraction
         k = min(sum(m) * bins // len(m), bins - 1)
@@ -65,11 +65,11 @@ def test_report_example():
                Phrase((2, 3), df=4, occurrences=5), Phrase((1, 2), df=2, occurrences=2)]
     rep = coverage_report(coverage, off, phrases, vocabulary=v, top=3)
     assert json.loads(json.dumps(rep)) == rep
-    assert rep["n_tokens"] == 16 and rep["covered_tokens"] == 7 and rep["covered_share"] == 7 / 16
-    assert rep["n_phrases"] == 4 and rep["empty_docs"] == 1
+    assert rep["tokens_mined"] == 16 and rep["covered_tokens"] == 7 and rep["covered_share"] == 7 / 16
+    assert rep["phrases"] == 4 and rep["empty_docs"] == 1
     assert rep["docs_fully_covered"] == 1 and rep["docs_without_coverage"] == 1
-    assert [h["docs"] for h in rep["doc_covered_fraction_histogram"]] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 1]
-    assert rep["doc_covered_fraction_histogram"][3] == {"lo": 0.3, "hi": 0.4, "docs": 1}
+    assert [h["docs"] for h in rep["clutter_histogram"]] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 1]
+    assert rep["clutter_histogram"][3] == {"lo": 0.3, "hi": 0.4, "docs": 1}
     assert rep["mean_doc_covered_fraction"] == pytest.approx((0.3 + 1 + 0) / 3)
     # psi 8 (length 4 before length 2), then psi 8 of (2, 3), then psi 6
     assert [(p["text"], p["psi"]) for p in rep["top_phrases"]] == [
@@ -81,8 +81,8 @@ def test_report_example():
 
 def test_empty_corpus():
     rep = coverage_report(np.zeros(0, dtype=bool), np.zeros(1, dtype=np.int64), [])
-    assert rep["covered_share"] == 0.0 and rep["n_docs"] == 0 and rep["most_cluttered_docs"] == []
-    assert sum(h["docs"] for h in rep["doc_covered_fraction_histogram"]) == 0
+    assert rep["covered_share"] == 0.0 and rep["docs_mined"] == 0 and rep["most_cluttered_docs"] == []
+    assert sum(h["docs"] for h in rep["clutter_histogram"]) == 0
 
 
 def test_phrase_text():

@@ -53,7 +53,7 @@ def test_mine_jsonl_writes_phrases_and_report(tmp_path):
     assert phrases[0]["df"] == 12 and phrases[0]["psi"] == 12 * len(BOILER.split())
     assert phrases[0]["tokens"] == BOILER.split() and phrases[0]["occurrences"] == 12
     report = json.loads((out / "report.json").read_text())
-    assert report["n_docs"] == 12 and report["phrases"] == 1
+    assert report["docs_mined"] == 12 and report["phrases"] == 1
     assert "boilerplate" in res.output
 
 

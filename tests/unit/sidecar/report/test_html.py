@@ -43,7 +43,7 @@ def test_page_is_self_contained_with_every_figure(results):
     page = render_html(model)
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r'<(link|img|iframe)\b|\bsrc=["\']?https?:|href=["\']?https?:', page)
-    assert _bars(page, "hist") == len(model["histogram"]) == 10
+    assert _bars(page, "hist") == len(model["clutter_histogram"]) == 10
     assert _bars(page, "psi") == min(12, model["phrases_total"]) > 0
     assert len(re.findall(r'<g id="runs-point-\d+"', page)) == 1
     assert "no per-site numbers" in page  # a --jsonl result has no site field
