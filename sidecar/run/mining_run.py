@@ -1,14 +1,16 @@
 """One mining run against a live cluster: read, assemble, mine, publish, annotate.
 
-``run_mining(MineConfig(...), progress=callback) -> RunSummary``. Phases, each recorded in
-the run's checkpoint (``<work_dir>/run/checkpoint.json``) so that a run killed at any
-moment continues where it stopped when started again with the same work directory:
+``run_mining(MineConfig(...), progress=callback) -> RunSummary``. Phases (the state machine
+of :mod:`.run_state`: its ``Phase`` enum, the ``TRANSITIONS`` table and the typed
+``RunState``), each recorded in the run's checkpoint (``<work_dir>/run/checkpoint.json``)
+so that a run killed at any moment continues where it stopped when started again with the
+same work directory:
 
   scan      full read of the field into the corpus store (or, incremental:)
   list      keys and versions of every document        \\ only when the previous run's
   fetch     texts of new and changed documents          / snapshot can be reused
   assemble  canonical snapshot (:mod:`.snapshot`)
-  publish   mine, compute bitmaps and report, write ``NAME-<run_id>``, swap the alias
+  publish   mine, bitmaps (from the phrases' occurrences) and report, write ``NAME-<run_id>``, swap the alias
   annotate  (opt-in) ratios and spans onto the source documents
   finalize  the snapshot becomes the base of the next incremental run
 
@@ -31,6 +33,7 @@ moves the alias to it.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import shutil
@@ -42,11 +45,42 @@ from pathlib import Path
 
 import numpy as np
 
+from bloomspan.engine.mining.config import ConfigError, MiningConfig
+from bloomspan.engine.templates.detector import TemplateConfig, config_record, detect_templates, scope_levels
+from bloomspan.engine.text.corpus_store import CorpusStore
+from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
+from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents
+from bloomspan.sidecar.curation.store import load_curation
+from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, RunNotFoundError
+from bloomspan.sidecar.publish.publication import (
+    coverage_for,
+    document_sites,
+    json_safe,
+    mine_snapshot,
+    phrase_documents_for,
+    read_document_fields,
+    run_report,
+    site_clutter,
+)
+from bloomspan.sidecar.publish.template_index import (
+    PublishResult,
+    current_run_doc,
+    new_run_id,
+    physical_indices,
+    physical_name,
+    publish,
+)
+from bloomspan.sidecar.publish.template_reader import template_documents
 
+from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
+from .collect import collect_fetch, collect_scan
+from .incremental import assemble_full, assemble_incremental, plan
+from .lease import Lease, new_holder
+from .run_state import FIRST_PHASE, Phase, RunState
+from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -145,8 +179,6 @@ class MineConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name != "checkpoint_seconds" and v == 0):
                 bad(name, "must be a positive number of seconds")
-        from bloomspan.engine.mining.config import ConfigError, MiningConfig
-
         try:
             MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
                          engine=self.engine)
@@ -165,9 +197,6 @@ class MineConfig:
 
     def detector_config(self):
         """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied."""
-        from bloomspan.engine.mining.config import ConfigError
-        from bloomspan.engine.templates.detector import TemplateConfig
-
         given = self.template_config or {}
         if not isinstance(given, dict):
             raise ClusterConfigError("template_config", given, "must be a JSON object of TemplateConfig fields")
@@ -183,8 +212,6 @@ class MineConfig:
                                      str(exc).split(": ", 1)[-1]) from None
 
     def mining_config(self):
-        from bloomspan.engine.mining.config import MiningConfig
-
         return MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
                             engine=self.engine)
 
@@ -263,14 +290,9 @@ class _WorkDirLock:
 
 def _base_snapshot(work: Path, config: MineConfig):
     """The previous run's snapshot if an incremental run can build on it, else None."""
-    from .checkpoint import CheckpointError
-    from .snapshot import Snapshot
-
     path = work / "base.json"
     if config.full or not path.exists():
         return None
-    import json
-
     base = json.loads(path.read_text())
     if base.get("source") != config.source_fingerprint():
         log.info("previous snapshot was made from another source/field/timestamp setting: full run")
@@ -341,9 +363,6 @@ def check_documents(config: MineConfig, client, indices: list[str], n_all: int, 
 def check_phrases(config: MineConfig, client, n_records: int) -> None:
     """Refuse to replace a run that has phrases with one that has none: the cleaner would
     stop cleaning. A first run (no alias yet) may be empty."""
-    from bloomspan.sidecar.errors import RunNotFoundError
-    from bloomspan.sidecar.publish.template_index import current_run_doc
-
     if config.allow_empty or n_records:
         return
     try:
@@ -371,18 +390,38 @@ def run_mining(config: MineConfig, progress: Progress | None = None, client=None
 
 
 class _Run:
+    """One run of :func:`run_mining`: loads or makes its :class:`.run_state.RunState`, then
+    calls the phase the state names until it is done (the phases and their order are in
+    :mod:`.run_state`)."""
+
     def __init__(self, config: MineConfig, client, work: Path, progress: Progress | None):
         self.config, self.client, self.work = config, client, work
         self.progress = progress
         self.run_dir = work / "run"
         self.ckpt = Checkpoint(self.run_dir / "checkpoint.json")
+        self.phases: dict[Phase, Callable[[], Phase]] = {
+            Phase.SCAN: self.read_everything, Phase.LIST: self.list_versions, Phase.FETCH: self.fetch_changed,
+            Phase.ASSEMBLE: self.assemble_snapshot, Phase.PUBLISH: self.mine_and_publish,
+            Phase.ANNOTATE: self.annotate_sources, Phase.FINALIZE: self.finalize}
 
     def save(self) -> None:
-        self.ckpt.save(self.state)
+        self.ckpt.save(self.state.to_checkpoint())
 
-    def _new_state(self, holder: str) -> dict:
-        from bloomspan.sidecar.publish.template_index import new_run_id
+    def _load_state(self) -> RunState | None:
+        """The unfinished run's state, or None (none, or started with other settings: discarded)."""
+        saved = self.ckpt.load()
+        if saved is None:
+            return None
+        state = RunState.from_checkpoint(saved, self.ckpt.path)
+        c = self.config
+        if (state.source, state.template_index, state.annotate) != (c.source_fingerprint(), c.template_index,
+                                                                    c.annotate):
+            log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
+            shutil.rmtree(self.run_dir)
+            return None
+        return state
 
+    def _new_state(self, holder: str) -> RunState:
         c = self.config
         indices, units = resolve_units(self.client, c.index)
         if c.timestamp_field:
@@ -398,178 +437,149 @@ class _Run:
         mode = c.scan_mode
         if mode == "auto":
             mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
-        return {"format": "bloomspan-run", "source": c.source_fingerprint(), "template_index": c.template_index,
-                "annotate": c.annotate, "run_id": new_run_id(), "holder": holder, "started_at": _now_iso(),
-                "kind": "incremental" if base is not None else "full",
-                "base": str(base.folder.relative_to(self.work)) if base is not None else None,
-                "phase": "list" if base is not None else "scan", "indices": indices,
-                "units": [[u.index, u.shard, u.n_shards] for u in units], "scan_mode": mode,
-                "seconds": {}, "counts": {}}
+        kind = "incremental" if base is not None else "full"
+        return RunState(source=c.source_fingerprint(), template_index=c.template_index, annotate=c.annotate,
+                        run_id=new_run_id(), holder=holder, started_at=_now_iso(), kind=kind,
+                        base=str(base.folder.relative_to(self.work)) if base is not None else None,
+                        phase=FIRST_PHASE[kind], indices=indices,
+                        units=[[u.index, u.shard, u.n_shards] for u in units], scan_mode=mode)
 
     def run(self) -> RunSummary:
         """Load or start the run, then go through its phases holding the lease. A new run's
         state is made only once the lease is held: a run the lease turns away leaves nothing
         behind to resume later."""
-        from .lease import Lease, new_holder
-
         c = self.config
-        state = self.ckpt.load()
-        expect = {"source": c.source_fingerprint(), "template_index": c.template_index, "annotate": c.annotate}
-        if state is not None and any(state.get(k) != v for k, v in expect.items()):
-            log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
-            shutil.rmtree(self.run_dir)
-            state = None
+        state = self._load_state()
         self.resumed = state is not None
         self._minted = False
         t_total = time.perf_counter()
-        holder = state["holder"] if state is not None else new_holder()
+        holder = state.holder if state is not None else new_holder()
         with Lease(self.client, c.lease_index, c.template_index, holder=holder, ttl=c.lease_ttl,
-                   run_id=state["run_id"] if state is not None else None) as lease:
+                   run_id=state.run_id if state is not None else None) as lease:
             self.lease = lease
             if state is None:
                 shutil.rmtree(self.run_dir, ignore_errors=True)
                 self.run_dir.mkdir(parents=True)
                 state = self._new_state(holder)
-                lease.run_id = state["run_id"]
+                lease.run_id = state.run_id
             else:
-                log.info("resuming run %s at phase %s", state["run_id"], state["phase"])
+                log.info("resuming run %s at phase %s", state.run_id, state.phase)
             self.state = state
             self.save()
             try:
-                while state["phase"] != "done":
-                    phase = state["phase"]
+                while state.phase is not Phase.DONE:
+                    phase = state.phase
                     t0 = time.perf_counter()
-                    getattr(self, f"_phase_{phase}")()
-                    state["seconds"][phase] = state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
-                    if phase != "finalize":
+                    following = self.phases[phase]()
+                    state.seconds[phase] = state.seconds.get(phase, 0.0) + time.perf_counter() - t0
+                    state.advance(following)
+                    if phase is not Phase.FINALIZE:  # finalize removed the run folder
                         self.save()
             except RunRefusedError as exc:
                 log.info("run refused, nothing published: %s", exc)
                 shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
                 raise
-        state["seconds"]["total"] = time.perf_counter() - t_total
-        return RunSummary(**{**state["summary"], "seconds": state["seconds"], "resumed": self.resumed})
+        state.seconds["total"] = time.perf_counter() - t_total
+        return RunSummary(**{**state.summary, "seconds": state.seconds, "resumed": self.resumed})
 
     # ------------------------------------------------------------------ reading
     def _units(self) -> list[ScanUnit]:
-        return [ScanUnit(i, s, n) for i, s, n in self.state["units"]]
+        return [ScanUnit(i, s, n) for i, s, n in self.state.units]
 
     def _scan(self, section: str, field: str | None, store, stem: str) -> None:
         c = self.config
-        sec = self.state.setdefault(section, {})
+        sec = self.state.section(section)
         doclog = DocLog(self.run_dir, stem, sec.get("doclog"))
         try:
-            total = self.client.count(index=",".join(self.state["indices"]))["count"]
-            scan = SourceScan(self.client, self._units(), field=field, multi_index=len(self.state["indices"]) > 1,
+            total = self.client.count(index=",".join(self.state.indices))["count"]
+            scan = SourceScan(self.client, self._units(), field=field, multi_index=len(self.state.indices) > 1,
                               ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
-                              keep_alive=c.pit_keep_alive, mode=self.state["scan_mode"],
+                              keep_alive=c.pit_keep_alive, mode=self.state.scan_mode,
                               positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
                               pit_ids=sec.get("pit_ids", {}))
-            from .collect import collect_scan
-
             stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
                                  progress=self.progress, total=total, stage=section)
             sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None
         finally:
             doclog.close()
 
-    def _store(self, name: str):
-        from bloomspan.engine.text.corpus_store import CorpusStore
-
+    def _store(self, name: str) -> CorpusStore:
         path = self.run_dir / name
         if (path / "manifest.json").exists():
             return CorpusStore.open(path)
         return CorpusStore.create(path, with_offsets=self.config.annotate)
 
-    def _phase_scan(self) -> None:
+    def read_everything(self) -> Phase:
+        """scan: every document's field into the corpus store."""
         store = self._store("store")
         try:
             self._scan("scan", self.config.field, store, "scan")
         finally:
             store.close()
-        self.state["phase"] = "assemble"
+        return Phase.ASSEMBLE
 
-    def _phase_list(self) -> None:
+    def list_versions(self) -> Phase:
+        """list: every document's key and version (incremental runs)."""
         self._scan("list", None, None, "list")
-        self.state["phase"] = "fetch"
+        return Phase.FETCH
 
     def _plan(self):
-        from .incremental import plan
-        from .snapshot import Snapshot
-
-        base = Snapshot(self.work / self.state["base"])
-        with DocLog(self.run_dir, "list", self.state["list"]["doclog"]) as listing:
+        base = Snapshot(self.work / self.state.base)
+        with DocLog(self.run_dir, "list", self.state.listing["doclog"]) as listing:
             return base, plan(listing, base, use_timestamp=self.config.timestamp_field is not None)
 
-    def _phase_fetch(self) -> None:
-        from .collect import collect_fetch
-
+    def fetch_changed(self) -> Phase:
+        """fetch: the texts of new and changed documents (incremental runs)."""
         base, the_plan = self._plan()
-        self.state["counts"]["incremental"] = the_plan.counts(base.n_all)
+        self.state.counts["incremental"] = the_plan.counts(base.n_all)
         keys = the_plan.fetch_keys
         store = self._store("delta")
-        sec = self.state.setdefault("fetch", {})
+        sec = self.state.section("fetch")
         doclog = DocLog(self.run_dir, "fetch", sec.get("doclog"))
         try:
-            collect_fetch(self.client, keys, self.state["indices"], self.config.field, self.config.timestamp_field,
+            collect_fetch(self.client, keys, self.state.indices, self.config.field, self.config.timestamp_field,
                           store, doclog, sec, self.save, batch_size=self.config.batch_size,
                           checkpoint_seconds=self.config.checkpoint_seconds, progress=self.progress)
         finally:
             doclog.close()
             store.close()
-        self.state["phase"] = "assemble"
+        return Phase.ASSEMBLE
 
-    def _phase_assemble(self) -> None:
-        from .incremental import assemble_full, assemble_incremental
-
-        c = self.config
-        info = {"run_id": self.state["run_id"], "source": c.source_fingerprint(), "indices": self.state["indices"]}
+    def assemble_snapshot(self) -> Phase:
+        """assemble: the canonical snapshot, from the scan, or from the base and the fetch."""
+        c, st = self.config, self.state
+        info = {"run_id": st.run_id, "source": c.source_fingerprint(), "indices": st.indices}
         out = self.run_dir / "snapshot"
         if self.progress:
             self.progress("assemble", 0, None)
-        full = self.state["kind"] == "full"
+        full = st.kind == "full"
         store = self._store("store" if full else "delta")
         try:
             if full:
-                with DocLog(self.run_dir, "scan", self.state["scan"]["doclog"]) as doclog:
+                with DocLog(self.run_dir, "scan", st.scan["doclog"]) as doclog:
                     snap = assemble_full(out, doclog, store, info, c.annotate)
             else:
                 base, the_plan = self._plan()
-                with DocLog(self.run_dir, "fetch", self.state["fetch"]["doclog"]) as fetch_log:
+                with DocLog(self.run_dir, "fetch", st.fetch["doclog"]) as fetch_log:
                     snap = assemble_incremental(out, the_plan, base, fetch_log, store, info, c.annotate)
         finally:
             store.close()
         if self.progress:
             self.progress("assemble", snap.n_all, snap.n_all)
-        self.state["phase"] = "publish"
+        return Phase.PUBLISH
 
     # ------------------------------------------------------------------ mining and publishing
-    def _phase_publish(self) -> None:
-        from bloomspan.sidecar.publish.publication import (
-            coverage_for,
-            document_sites,
-            json_safe,
-            mine_snapshot,
-            phrase_documents_for,
-            read_document_fields,
-            run_report,
-            site_clutter,
-        )
-        from bloomspan.sidecar.publish.template_index import publish
-
-        from .snapshot import Snapshot
-
+    def mine_and_publish(self) -> Phase:
+        """publish: mine the snapshot, filter by curation, build bitmaps, report and templates,
+        write the run index and move the alias (unless a dry run)."""
         c, st = self.config, self.state
         snap = Snapshot(self.run_dir / "snapshot")
-        check_documents(c, self.client, st["indices"], snap.n_all, snap.n_docs, snap.skipped_by_reason())
+        check_documents(c, self.client, st.indices, snap.n_all, snap.n_docs, snap.skipped_by_reason())
         if self.progress:
             self.progress("mine", 0, snap.n_tokens)
         t0 = time.perf_counter()
         result = mine_snapshot(snap, c.mining_config())
-        st["seconds"]["mine"] = time.perf_counter() - t0
-        from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents
-        from bloomspan.sidecar.curation.store import load_curation
-
+        st.seconds["mine"] = time.perf_counter() - t0
         curation = load_curation(self.client, c.template_index)
         result, curation_report = filter_mining_result(snap, result, curation.entries, c.min_length)
         curation_report.update(curation.summary())
@@ -577,11 +587,13 @@ class _Run:
             self.progress("mine", snap.n_tokens, snap.n_tokens)
         np.save(self.run_dir / "coverage.npy", np.packbits(result.coverage))
         doc_keys = snap.stored_keys()
+        t0 = time.perf_counter()
         phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, self.progress)
+        st.seconds["bitmaps"] = time.perf_counter() - t0
         report = run_report(snap, result, doc_keys, phrase_docs, c.top, c.bins)
         # One read of the site and URL fields serves the clutter report and the template detector.
         fields = [f for f in (c.site_field, c.url_field if c.templates else None) if f]
-        values = read_document_fields(self.client, st["indices"], fields, doc_keys, c.batch_size) if fields else {}
+        values = read_document_fields(self.client, st.indices, fields, doc_keys, c.batch_size) if fields else {}
         sites = document_sites(values.get(c.site_field), values.get(c.url_field))
         if c.site_field:
             report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
@@ -592,18 +604,18 @@ class _Run:
             template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field))
             template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
                                                                                              curation.entries)
-            st["seconds"]["templates"] = time.perf_counter() - t0
+            st.seconds["templates"] = time.perf_counter() - t0
         report["curation"] = curation_report
         skipped = snap.skipped_by_reason()
         covered = int(np.count_nonzero(result.coverage))
-        run_doc = {"source_index": c.index, "field": c.field, "started_at": st["started_at"],
+        run_doc = {"source_index": c.index, "field": c.field, "started_at": st.started_at,
                    "finished_at": _now_iso(), "docs_seen": snap.n_all, "docs_skipped": sum(skipped.values()),
                    "tokens_mined": snap.n_tokens, "covered_tokens": covered,
                    "covered_share": covered / snap.n_tokens if snap.n_tokens else 0.0, "phrases": len(phrase_docs),
                    "params": c.params(), "report": json_safe(report),
-                   "stats": json_safe({"engine": result.stats, "kind": st["kind"], "seconds": st["seconds"],
-                                       "incremental": st["counts"].get("incremental"),
-                                       "scan_docs_per_second": st.get("scan", {}).get("docs_per_second")})}
+                   "stats": json_safe({"engine": result.stats, "kind": st.kind, "seconds": st.seconds,
+                                       "incremental": st.counts.get("incremental"),
+                                       "scan_docs_per_second": (st.scan or {}).get("docs_per_second")})}
         if template_stats is not None:
             run_doc["templates"] = json_safe(template_stats)
         check_phrases(c, self.client, len(phrase_docs) + sum((template_stats or {}).get(k, 0)
@@ -614,30 +626,28 @@ class _Run:
             self.lease.check()
             if c.dry_run:
                 raise _DryRunStop()
-            st["swap_started"] = st["run_id"]  # from here on the run may be visible: never delete it
+            st.swap_started = st.run_id  # from here on the run may be visible: never delete it
             self.save()
 
-        from bloomspan.sidecar.publish.template_index import PublishResult, physical_name
-
         try:
-            res = publish(self.client, c.template_index, st["run_id"], phrase_docs=phrase_docs, doc_keys=doc_keys,
+            res = publish(self.client, c.template_index, st.run_id, phrase_docs=phrase_docs, doc_keys=doc_keys,
                           coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
                           bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
                           extra_docs=template_docs)
         except _DryRunStop:
-            res = PublishResult(physical_name(c.template_index, st["run_id"]), [])
+            res = PublishResult(physical_name(c.template_index, st.run_id), [])
             log.info("dry run published %s; the alias %s stays (bloomspan promote %s moves it)",
-                     res.physical_index, c.template_index, st["run_id"])
-        st["summary"] = {"run_id": st["run_id"], "physical_index": res.physical_index,
-                         "template_index": c.template_index, "kind": st["kind"], "docs_seen": snap.n_all,
-                         "docs_mined": snap.n_docs, "docs_skipped": sum(skipped.values()),
-                         "skipped_by_reason": skipped, "tokens_mined": snap.n_tokens, "covered_tokens": covered,
-                         "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
-                         "incremental": st["counts"].get("incremental") or {}, "deleted_runs": res.deleted,
-                         "templates": None if template_stats is None else {
-                             k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")},
-                         "dry_run": c.dry_run, "curation": json_safe(curation_report)}
-        st["phase"] = "annotate" if c.annotate else "finalize"
+                     res.physical_index, c.template_index, st.run_id)
+        st.summary = {"run_id": st.run_id, "physical_index": res.physical_index,
+                      "template_index": c.template_index, "kind": st.kind, "docs_seen": snap.n_all,
+                      "docs_mined": snap.n_docs, "docs_skipped": sum(skipped.values()),
+                      "skipped_by_reason": skipped, "tokens_mined": snap.n_tokens, "covered_tokens": covered,
+                      "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
+                      "incremental": st.counts.get("incremental") or {}, "deleted_runs": res.deleted,
+                      "templates": None if template_stats is None else {
+                          k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")},
+                      "dry_run": c.dry_run, "curation": json_safe(curation_report)}
+        return Phase.ANNOTATE if c.annotate else Phase.FINALIZE
 
     def _mint_publication_id(self) -> None:
         """Give the run the id it publishes under, minted now, while this process holds the
@@ -648,26 +658,24 @@ class _Run:
         after the swap): it keeps its id and only finishes. An earlier attempt's index that
         was never about to be aliased is deleted; one that may have been visible is left to
         retention."""
-        from bloomspan.sidecar.publish.template_index import new_run_id, physical_indices, physical_name
-
         if self._minted:
             return
         c, st = self.config, self.state
-        old = st["run_id"]
+        old = st.run_id
         attempt = physical_name(c.template_index, old)
         found = physical_indices(self.client, c.template_index).get(attempt)
         if found and found["aliased"]:
             self._minted = True
             return
-        if found and st.get("swap_started") != old:
+        if found and st.swap_started != old:
             log.info("deleting %s: an earlier attempt of this run, never published", attempt)
             self.client.indices.delete(index=attempt, ignore_unavailable=True)
-        st["run_id"] = new_run_id()
-        self.lease.run_id = st["run_id"]
+        st.run_id = new_run_id()
+        self.lease.run_id = st.run_id
         self._minted = True
         self.save()
-        if old != st["run_id"]:
-            log.info("run %s publishes as %s", old, st["run_id"])
+        if old != st.run_id:
+            log.info("run %s publishes as %s", old, st.run_id)
 
     def _detect_templates(self, snap, result, sites: list | None, urls: list | None
                           ) -> tuple[list[tuple[str, dict]], dict]:
@@ -675,10 +683,6 @@ class _Run:
         documents' sites (:func:`bloomspan.sidecar.publish.publication.document_sites`) and URL sections as scopes; the
         run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
         Returns the index documents and the stats for the run document."""
-        from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
-        from bloomspan.engine.text.slots import number_token_mask
-        from bloomspan.sidecar.publish.template_reader import template_documents
-
         c = self.config
         blocks = snap.block_offsets()
         if blocks is None:
@@ -703,46 +707,47 @@ class _Run:
                  "detector": detection.stats}
         if self.progress:
             self.progress("templates", snap.n_tokens, snap.n_tokens)
-        log.info("templates run=%s phrases=%d skeletons=%d covered_share=%.4f", self.state["run_id"],
+        log.info("templates run=%s phrases=%d skeletons=%d covered_share=%.4f", self.state.run_id,
                  stats["phrases"], stats["skeletons"], stats["covered_share"])
         return template_documents(records), stats
 
-    def _phase_annotate(self) -> None:
-        from .annotate import annotate
-        from .snapshot import Snapshot
-
+    def annotate_sources(self) -> Phase:
+        """annotate: the run's ratios and spans onto the source documents, resumable by batch."""
         st = self.state
         snap = Snapshot(self.run_dir / "snapshot")
         coverage = np.unpackbits(np.load(self.run_dir / "coverage.npy"), count=snap.n_tokens).astype(bool)
-        sec = st.setdefault("annotation", {"done": 0, "summary": None})
+        if st.annotation is None:
+            st.annotation = {"done": 0, "summary": None}
+        sec = st.annotation
 
         def on_batch(done: int) -> None:
             sec["done"] = done
             self.save()
 
-        summary = annotate(self.client, snap, coverage, st["run_id"], bulk_docs=self.config.bulk_docs,
+        summary = annotate(self.client, snap, coverage, st.run_id, bulk_docs=self.config.bulk_docs,
                            start=sec["done"], progress=self.progress, on_batch=on_batch)
         prior = sec.get("summary") or {"updated": 0, "noop": 0, "failed_by_reason": {}}
         merged = {"updated": prior["updated"] + summary.updated, "noop": prior["noop"] + summary.noop,
                   "failed_by_reason": {k: prior["failed_by_reason"].get(k, 0) + summary.failed_by_reason.get(k, 0)
                                        for k in set(prior["failed_by_reason"]) | set(summary.failed_by_reason)}}
         sec["summary"] = merged
-        st["summary"]["annotate"] = merged
-        st["phase"] = "finalize"
+        st.summary["annotate"] = merged
+        return Phase.FINALIZE
 
-    def _phase_finalize(self) -> None:
-        """Make this run's snapshot the base of the next incremental run; drop the run folder."""
+    def finalize(self) -> Phase:
+        """finalize: this run's snapshot becomes the base of the next incremental run; the
+        run folder goes."""
         st = self.state
         snaps = self.work / "snapshots"
         snaps.mkdir(exist_ok=True)
-        target = snaps / st["run_id"]
+        target = snaps / st.run_id
         if (self.run_dir / "snapshot").exists():
             shutil.rmtree(target, ignore_errors=True)
             os.rename(self.run_dir / "snapshot", target)
-        write_json_atomic(self.work / "base.json", {"run_id": st["run_id"], "snapshot": f"snapshots/{st['run_id']}",
-                                                    "source": st["source"]})
+        write_json_atomic(self.work / "base.json", {"run_id": st.run_id, "snapshot": f"snapshots/{st.run_id}",
+                                                    "source": st.source})
         for old in snaps.iterdir():
-            if old.name != st["run_id"]:
+            if old.name != st.run_id:
                 shutil.rmtree(old, ignore_errors=True)
-        st["phase"] = "done"
         shutil.rmtree(self.run_dir, ignore_errors=True)
+        return Phase.DONE
