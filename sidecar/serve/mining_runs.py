@@ -16,8 +16,15 @@ skipped; the alias keeps the current run.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from bloomspan.sidecar.serve.state import ServeConfig
+from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError, LeaseHeldError
+from bloomspan.sidecar.publish.template_index import current_run_doc
+from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
+
+if TYPE_CHECKING:  # state.py starts these runs: a runtime import would be a cycle
+    from bloomspan.sidecar.serve.state import ServeConfig
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +36,9 @@ FOLLOWED_PARAMS = ("engine", "filter_bytes", "timestamp_field", "annotate", "bat
 def previous_params(config: ServeConfig, client=None) -> dict:
     """The parameters of the run behind the template alias that a service run follows, or
     {} (no alias yet, another source or field, cluster unreadable)."""
-    from bloomspan.sidecar.errors import BloomspanSidecarError
-    from bloomspan.sidecar.publish.template_index import current_run_doc
-
     template_index = config.template_index or "bloomspan-templates"
     try:
         if client is None:
-            from bloomspan.sidecar.cluster.connection import ClusterConfig
-
             client = ClusterConfig(url=config.upstream_url, username=config.username, password=config.password,
                                    api_key=config.api_key, ca_certs=config.ca_certs,
                                    verify_certs=config.verify_certs).client()
@@ -63,8 +65,6 @@ def mine_config_for(config: ServeConfig, previous: dict | None = None):
     serve's flags, plus ``previous`` (:func:`previous_params`) for the rest. With no run to
     follow, serve's ``--scope-field`` and ``--url-field`` (the fields of the documents it
     cleans) name the site and URL fields, so the first run detects templates as ``mine`` would."""
-    from bloomspan.sidecar.run.mining_run import MineConfig
-
     if not previous:
         previous = {k: v for k, v in (("site_field", config.scope_field), ("url_field", config.url_field)) if v}
 
@@ -80,9 +80,6 @@ def mine_config_for(config: ServeConfig, previous: dict | None = None):
 def mine_for_service(config: ServeConfig) -> dict:
     """One cluster mining run. Another replica holding the lease, or a run the guards
     refuse, is not a failure: the summary says ``skipped`` and why."""
-    from bloomspan.sidecar.errors import ClusterConfigError, LeaseHeldError
-    from bloomspan.sidecar.run.mining_run import RunRefusedError, run_mining
-
     if not config.mine_index:
         raise ValueError("mine_index is not set: start serve with --mine-index to mine on demand")
     previous = previous_params(config)

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import fnmatch
 import ipaddress
 import logging
+import ssl
 import threading
 import time
 import uuid
@@ -11,7 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aiohttp import TCPConnector
+
+from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.curated_cleaner import curated_cleaner
+from bloomspan.ingest.template_matcher import load_phrase_file
+from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.curation.store import load_curation
+from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run
+from bloomspan.sidecar.serve.mining_runs import mine_for_service
 from bloomspan.sidecar.serve.redaction import redact, split_userinfo
+from bloomspan.sidecar.serve.shadow import ShadowCleaner, ShadowMeter
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +144,6 @@ class ServeConfig:
 
     def upstream_headers(self) -> dict:
         """Credentials the sidecar holds itself (used when not forwarding the client's)."""
-        import base64
-
         if self.api_key:
             return {"Authorization": f"ApiKey {self.api_key}"}
         if self.username:
@@ -141,10 +152,6 @@ class ServeConfig:
         return {}
 
     def connector(self):
-        import ssl
-
-        from aiohttp import TCPConnector
-
         if not self.upstream_url.startswith("https://"):
             return TCPConnector(limit=64)
         ctx = ssl.create_default_context(cafile=self.ca_certs) if self.ca_certs else ssl.create_default_context()
@@ -155,8 +162,6 @@ class ServeConfig:
 
     def opensearch_client(self):
         """The sidecar's own client (same TLS and auth handling as `bloomspan mine`)."""
-        from bloomspan.sidecar.cluster.connection import ClusterConfig
-
         return ClusterConfig(url=self.upstream_url, username=self.username, password=self.password,
                              api_key=self.api_key, ca_certs=self.ca_certs, verify_certs=self.verify_certs,
                              timeout=self.upstream_timeout).client()
@@ -190,8 +195,6 @@ class CleanerHolder:
 
     def cleaner_config(self, mode: str):
         """The CleanerConfig of ``mode`` (shadow cleans in mark mode, see .shadow)."""
-        from bloomspan.ingest.cleaner import CleanerConfig
-
         return CleanerConfig(fields=tuple(self.config.fields), mode="mark" if mode == "shadow" else mode,
                              max_ratio=self.config.max_ratio, skip_missing=True, id_field=None,
                              scope_field=self.config.scope_field, url_field=self.config.url_field,
@@ -200,15 +203,11 @@ class CleanerHolder:
     def _wrap(self, cleaner, mode: str):
         if mode != "shadow":
             return cleaner
-        from bloomspan.sidecar.serve.shadow import ShadowCleaner, ShadowMeter
-
         if self.shadow_meter is None:
             self.shadow_meter = ShadowMeter()
         return ShadowCleaner(cleaner, self.shadow_meter)
 
     def _build(self, phrase_set, templates=None, mode: str | None = None) -> Any:
-        from bloomspan.ingest.cleaner import Cleaner
-
         mode = mode or self.config.mode
         return self._wrap(Cleaner(phrase_set, self.cleaner_config(mode), templates=templates), mode)
 
@@ -226,8 +225,6 @@ class CleanerHolder:
     def mode_of(self, index: str | None) -> str:
         """The mode writes to ``index`` are cleaned in: that of the first ``--clean-index``
         pattern it matches which has a mode in the curation index, else ``mode``."""
-        import fnmatch
-
         modes = self._serving[1]
         if modes and index:
             for pattern in self.config.clean_indices:
@@ -251,17 +248,11 @@ class CleanerHolder:
             if self.config.phrases_path:
                 if self.current is not None:
                     return False
-                from bloomspan.ingest.template_matcher import load_phrase_file
-
                 phrase_set, templates = load_phrase_file(self.config.phrases_path)
                 self.install(phrase_set, run_id=f"file:{self.config.phrases_path}", templates=templates)
                 return True
             if not self.config.template_index:
                 return False
-            from bloomspan.ingest.curated_cleaner import curated_cleaner
-            from bloomspan.sidecar.curation.store import load_curation
-            from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run
-
             physical = current_run(self.client(), self.config.template_index)
             if physical is None:
                 return False
@@ -306,7 +297,7 @@ class RunRegistry:
 
     def __init__(self, config: ServeConfig, mine_fn: Callable[[ServeConfig], dict] | None, metrics: dict):
         self.config = config
-        self.mine_fn = mine_fn or _default_mine
+        self.mine_fn = mine_fn or mine_for_service
         self.metrics = metrics
         self._records: list[RunRecord] = []
         self._task: asyncio.Task | None = None
@@ -371,9 +362,3 @@ class RunRegistry:
     async def wait_idle(self) -> None:
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
-
-
-def _default_mine(config: ServeConfig) -> dict:
-    from bloomspan.sidecar.serve.mining_runs import mine_for_service
-
-    return mine_for_service(config)
