@@ -3,6 +3,7 @@ restart completes and publishes exactly what an uninterrupted run publishes, and
 of the alias only ever sees complete phrase sets."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,11 +12,34 @@ import time
 
 import pytest
 
+from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.publish.template_index import physical_indices
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
 
 N_DOCS = 300
+
+
+class FailingClient:
+    """The real client, except that its Nth search raises."""
+
+    def __init__(self, client, fail_at):
+        self._c, self.calls, self.fail_at = client, 0, fail_at
+
+    def __getattr__(self, name):
+        return getattr(self._c, name)
+
+    def search(self, *a, **kw):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("injected failure")
+        return self._c.search(*a, **kw)
+
+    def scroll(self, *a, **kw):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("injected failure")
+        return self._c.scroll(*a, **kw)
 
 
 def _command(url, src, tpl, lease, work_dir) -> list[str]:
@@ -110,31 +134,43 @@ def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensea
     run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
 
-    class FailingClient:
-        """The real client, except that its Nth search raises."""
-
-        def __init__(self, client, fail_at):
-            self._c, self.calls, self.fail_at = client, 0, fail_at
-
-        def __getattr__(self, name):
-            return getattr(self._c, name)
-
-        def search(self, *a, **kw):
-            self.calls += 1
-            if self.calls == self.fail_at:
-                raise ConnectionError("injected failure")
-            return self._c.search(*a, **kw)
-
-        def scroll(self, *a, **kw):
-            self.calls += 1
-            if self.calls == self.fail_at:
-                raise ConnectionError("injected failure")
-            return self._c.scroll(*a, **kw)
-
     cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
     with pytest.raises(Exception, match="injected failure"):
         run_mining(cfg, client=FailingClient(os_client, 5))
     assert (tmp_path / "w" / "run" / "checkpoint.json").exists()
     summary = run_mining(cfg, client=os_client)
     assert summary.resumed and summary.docs_seen == 300
+    assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
+
+
+def test_a_checkpoint_of_the_previous_version_resumes_and_a_newer_one_is_refused(os_client, index_prefix,
+                                                                                 opensearch_url, tmp_path):
+    """The checkpoint of a run stopped mid-scan, rewritten as the previous version wrote it
+    (the same keys, no ``version``), resumes and publishes what an uninterrupted run does; one
+    from a newer version is refused with a one-line message naming the file and the fix, and
+    stays on disk untouched."""
+    src = f"{index_prefix}src"
+    make_source(os_client, src, web_docs(200), shards=2)
+    base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
+                batch_size=25, slices=2, checkpoint_seconds=0)
+    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+               client=os_client)
+    cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
+    with pytest.raises(Exception, match="injected failure"):
+        run_mining(cfg, client=FailingClient(os_client, 4))
+    path = tmp_path / "w" / "run" / "checkpoint.json"
+    saved = json.loads(path.read_text())
+    assert saved["version"] == 2 and saved["phase"] == "scan"
+
+    path.write_text(json.dumps({**saved, "version": 3}))
+    with pytest.raises(CheckpointError) as info:
+        run_mining(cfg, client=os_client)
+    message = str(info.value)
+    assert "checkpoint version 3, this bloomspan reads 1..2" in message and str(path) in message
+    assert f"delete {path.parent}" in message and "\n" not in message
+    assert json.loads(path.read_text())["version"] == 3
+
+    path.write_text(json.dumps({k: v for k, v in saved.items() if k != "version"}))
+    summary = run_mining(cfg, client=os_client)
+    assert summary.resumed and summary.docs_seen == 200
     assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
