@@ -82,40 +82,44 @@ def histogram_svg(histogram: list[dict]) -> str:
         return _svg(fig, "hist", "documents by boilerplate share")
 
 
-def top_phrases_svg(rows: list[dict], n: int = 12) -> str:
-    """The top phrases by psi = length x df, horizontal bars, largest on top."""
-    rows = rows[:n]
+def bar_chart_svg(name: str, label: str, values: list[float], labels: list[str], value_labels: list[str], *,
+                  color: str, xlabel: str, share: bool = False) -> str:
+    """Horizontal bars, the first on top: one per ``labels`` entry, of length ``values``,
+    annotated with ``value_labels``; bar ``i`` has the id ``{name}-bar-{i}``. ``share``:
+    the values are fractions, drawn on a percent axis that leaves room for the annotations."""
     with _LOCK:
-        fig, ax = _figure(0.8 + 0.3 * max(len(rows), 1))
-        bars = ax.barh(range(len(rows)), [r["psi"] for r in rows], color=PRIMARY, height=0.7)
+        fig, ax = _figure(0.8 + 0.3 * max(len(values), 1))
+        bars = ax.barh(range(len(values)), values, color=color, height=0.7)
         for i, bar in enumerate(bars):
-            bar.set_gid(f"psi-bar-{i}")
-        ax.bar_label(bars, labels=[f"{r['psi']:,}" for r in rows], fontsize=8, color=INK, padding=3)
-        ax.set_yticks(range(len(rows)), [_clip(r["text"]) for r in rows], fontsize=8)
+            bar.set_gid(f"{name}-bar-{i}")
+        ax.bar_label(bars, labels=value_labels, fontsize=8, color=INK, padding=3)
+        ax.set_yticks(range(len(values)), labels, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("Ψ = length × df (tokens of the index it fills)", color=INK, fontsize=9)
+        if share:
+            _percent_axis(ax, "x")
+            ax.set_xlim(0, min(1.0, max(values + [0.01]) * 1.35))
+        else:
+            ax.margins(x=0.14)
+        ax.set_xlabel(xlabel, color=INK, fontsize=9)
         ax.grid(axis="y", visible=False)
-        ax.margins(x=0.14)
-        return _svg(fig, "psi", "top phrases by psi")
+        return _svg(fig, name, label)
+
+
+def top_phrases_svg(rows: list[dict], n: int = 12) -> str:
+    """The top phrases by psi = length x df, largest on top."""
+    rows = rows[:n]
+    return bar_chart_svg("psi", "top phrases by psi", [r["psi"] for r in rows], [_clip(r["text"]) for r in rows],
+                         [f"{r['psi']:,}" for r in rows], color=PRIMARY,
+                         xlabel="Ψ = length × df (tokens of the index it fills)")
 
 
 def sites_svg(sites: list[dict], n: int = 12) -> str:
     """covered_share of each site's tokens, the most cluttered sites on top."""
     sites = sites[:n]
-    with _LOCK:
-        fig, ax = _figure(0.8 + 0.3 * max(len(sites), 1))
-        bars = ax.barh(range(len(sites)), [s["covered_share"] for s in sites], color=BOILERPLATE, height=0.7)
-        for i, bar in enumerate(bars):
-            bar.set_gid(f"site-bar-{i}")
-        ax.bar_label(bars, labels=[f"{s['covered_share']:.1%} of {s['docs']:,} docs" for s in sites], fontsize=8,
-                     color=INK, padding=3)
-        ax.set_yticks(range(len(sites)), [_clip(s["site"], 34) for s in sites], fontsize=8)
-        ax.invert_yaxis()
-        _percent_axis(ax, "x")
-        ax.set_xlim(0, min(1.0, max([s["covered_share"] for s in sites] + [0.01]) * 1.35))
-        ax.set_xlabel("covered_share of the site's tokens", color=INK, fontsize=9)
-        ax.grid(axis="y", visible=False)
-        return _svg(fig, "sites", "clutter per site")
+    return bar_chart_svg("site", "clutter per site", [s["covered_share"] for s in sites],
+                         [_clip(s["site"], 34) for s in sites],
+                         [f"{s['covered_share']:.1%} of {s['docs']:,} docs" for s in sites], color=BOILERPLATE,
+                         xlabel="covered_share of the site's tokens", share=True)
 
 
 def runs_svg(runs: list[dict]) -> str:
