@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 
+from bloomspan.sidecar.publish.phrase_records import document_record
+
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
@@ -48,16 +50,6 @@ def phrase_documents(client, index: str):
         yield hit["_source"]
 
 
-def _phrase_record(src: dict) -> dict:
-    record = {"text": src["text"], "tokens": src["tokens"], "length": src.get("length", len(src["tokens"])),
-              "df": src.get("df", 0)}
-    if src.get("phrase_id") is not None:
-        record["id"] = src["phrase_id"]
-    if src.get("scope"):
-        record["scope"] = src["scope"]
-    return record
-
-
 def run_min_length(client, index: str) -> int | None:
     """The ``--min-length`` run ``index`` was mined with (its run document's parameters), or
     None when the index holds no run document: the window matcher's window length."""
@@ -78,6 +70,7 @@ def run_curation(client, index: str):
     """The curation of the template alias physical index ``index`` belongs to (empty when
     ``index`` is not a run index)."""
     from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
+from bloomspan.sidecar.publish.phrase_records import document_record
 
     alias = template_alias_of(index)
     return load_curation(client, alias) if alias is not None else Curation()
@@ -99,7 +92,7 @@ def load_phrase_set(client, index: str, curated: bool = True):
     strictly unless ``curated`` is False)."""
     from bloomspan.ingest.phrase_set import PhraseSet
 
-    records = _with_min_length([_phrase_record(src) for src in phrase_documents(client, index)],
+    records = _with_min_length([document_record(src) for src in phrase_documents(client, index)],
                                run_min_length(client, index))
     log.info("loaded phrases index=%s count=%d", index, len(records))
     if curated:
@@ -139,19 +132,13 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
     for hit in _scan(client, index, ["phrase", *TEMPLATE_KINDS]):  # one pass over the index
         src = hit["_source"]
         if src["kind"] == "phrase":
-            phrases.append(_phrase_record(src))
+            phrases.append(document_record(src))
         elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
         elif src["kind"] == "skeleton":
             skeletons.append(src["skeleton"])
         else:
-            rec = _phrase_record(src)
-            rec["kind"] = src.get("template_kind", "mcfp")
-            rec["slots"] = src.get("slots") or []
-            for k in ("block_lengths", "anchor"):
-                if src.get(k) is not None:
-                    rec[k] = src[k]
-            templates.append(rec)
+            templates.append(document_record(src))
     _with_min_length(phrases, run_min_length(client, index))
     if config is None:
         log.info("loaded phrases index=%s count=%d", index, len(phrases))
