@@ -70,7 +70,6 @@ def run_curation(client, index: str):
     """The curation of the template alias physical index ``index`` belongs to (empty when
     ``index`` is not a run index)."""
     from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
-from bloomspan.sidecar.publish.phrase_records import document_record
 
     alias = template_alias_of(index)
     return load_curation(client, alias) if alias is not None else Curation()
