@@ -1,5 +1,10 @@
 """Phrase records: the JSON shape of one mined phrase, shared by `phrases.jsonl` files and
 the phrase documents of the template index (which add run id, bitmap and example ids).
+
+:func:`phrase_record` writes the record of a mined phrase; :func:`document_record` turns a
+phrase (or template) document of the template index back into the record. Both shapes are
+read by one parser, :func:`bloomspan.ingest.phrase_set.parse_phrase_record` (template
+records also by :mod:`bloomspan.ingest.template_matcher`).
 """
 from __future__ import annotations
 
@@ -28,3 +33,22 @@ def phrase_records(phrases: Iterable[Phrase], vocabulary) -> Iterator[dict]:
     """Records in the engines' order (psi descending); ``vocabulary.token(id)`` gives strings."""
     for phrase in phrases:
         yield phrase_record(phrase, [vocabulary.token(int(t)) for t in phrase.tokens])
+
+
+def document_record(src: dict) -> dict:
+    """The phrase record of a template index document of kind ``phrase`` or ``template``
+    (``phrase_id`` becomes ``id``; a template document's ``template_kind``, ``slots``,
+    ``block_lengths`` and ``anchor`` become the template record's keys)."""
+    record = {"text": src["text"], "tokens": src["tokens"], "length": src.get("length", len(src["tokens"])),
+              "df": src.get("df", 0)}
+    if src.get("phrase_id") is not None:
+        record["id"] = src["phrase_id"]
+    if src.get("scope"):
+        record["scope"] = src["scope"]
+    if src.get("kind") == "template":
+        record["kind"] = src.get("template_kind", "mcfp")
+        record["slots"] = src.get("slots") or []
+        for key in ("block_lengths", "anchor"):
+            if src.get(key) is not None:
+                record[key] = src[key]
+    return record
