@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .phrase_set import is_phrase_record
+
 ACTIONS = ("deny", "allow")
 
 
@@ -142,11 +144,6 @@ def _record_tokens(record: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(tokens or ())
 
 
-def _is_phrase_record(record: Any) -> bool:
-    """Skeleton and configuration records (template detector) are not phrases: never curated."""
-    return isinstance(record, Mapping) and record.get("kind") not in ("skeleton", "config")
-
-
 def denying_entry(record: Mapping[str, Any], denies: Iterable[CurationEntry], document_scopes: frozenset = frozenset(),
                   strict: bool = False) -> CurationEntry | None:
     """The first deny entry that removes ``record`` from a set for documents of
@@ -202,7 +199,8 @@ def curate_records(records: Sequence[Any], entries: Iterable[CurationEntry], *,
     out = Curated(records=[])
     present: set[tuple[tuple[str, ...], str | None]] = set()
     for record in records:
-        if _is_phrase_record(record):
+        # Skeleton and configuration records (template detector) are not phrases: never curated.
+        if isinstance(record, Mapping) and is_phrase_record(record):
             entry = denying_entry(record, denies, scopes, strict)
             if entry is not None:
                 out.filtered.append((dict(record), entry))

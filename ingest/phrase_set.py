@@ -194,7 +194,7 @@ class PhraseSet:
             raise PhraseSetError(f"expected a list of phrase objects, got {type(records).__name__}", source=source)
         # Skeleton and config records (template detector) are not phrases: TemplateMatcher reads them.
         parsed = [parse_phrase_record(r, source=source, index=i) for i, r in enumerate(records)
-                  if not _is_skeleton(r)]
+                  if is_phrase_record(r)]
         return cls(parsed, source=source)
 
     @classmethod
@@ -216,7 +216,7 @@ class PhraseSet:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise PhraseSetError(f"invalid JSON: {e.msg} at column {e.colno}", source=source, line=lineno) from None
-                if _is_skeleton(obj):
+                if not is_phrase_record(obj):
                     skipped += 1
                     continue
                 parsed.append(parse_phrase_record(obj, source=source, line=lineno))
@@ -270,6 +270,11 @@ class PhraseSet:
         return [p.to_dict() for p in self._phrases]
 
 
-def _is_skeleton(obj: Any) -> bool:
-    """A page-skeleton or configuration record of the template detector (not a phrase)."""
-    return isinstance(obj, Mapping) and obj.get("kind") in ("skeleton", "config")
+NOT_PHRASE_KINDS = ("skeleton", "config")  # records of the template detector that hold no phrase
+
+
+def is_phrase_record(obj: Any) -> bool:
+    """Is ``obj`` read as a phrase? Everything but the template detector's page-skeleton and
+    configuration records (which :mod:`.template_matcher` reads); a record that is not a
+    mapping counts as a phrase, so the parser reports it."""
+    return not (isinstance(obj, Mapping) and obj.get("kind") in NOT_PHRASE_KINDS)

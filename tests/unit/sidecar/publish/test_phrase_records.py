@@ -30,3 +30,16 @@ def test_a_template_record_survives_the_template_index():
     for rec, got in zip(records, back):
         assert got == {k: v for k, v in rec.items() if k != "occurrences"}
     assert [p.id for p in PhraseSet.from_records(back)] == ["t1", "t2"]
+
+
+def test_the_phrase_set_and_the_curation_agree_on_what_is_a_phrase():
+    from bloomspan.ingest.curation import CurationEntry, curate_records
+    from bloomspan.ingest.phrase_set import is_phrase_record
+
+    skeleton, config = {"kind": "skeleton", "scope": "a"}, {"kind": "config", "template_config": {}}
+    phrase = {"text": "all rights reserved", "tokens": ["all", "rights", "reserved"]}
+    assert [is_phrase_record(r) for r in (skeleton, config, phrase, "not a record")] == [False, False, True, True]
+    assert len(PhraseSet.from_records([skeleton, config, phrase])) == 1
+    deny = CurationEntry(action="deny", tokens=("all", "rights", "reserved"))
+    curated = curate_records([skeleton, config, phrase], [deny])
+    assert curated.records == [skeleton, config] and len(curated.filtered) == 1  # only the phrase is curated
