@@ -4,10 +4,10 @@ Stages (each timed as ``seconds_<stage>`` in the stats):
 
 1. ``word_filter``: exact df of every token; a bitmap of the frequent words (df >= sigma)
    and their dense ranks (:mod:`.word_filter`).
-2. ``counting_filter``: every in-document bigram of two frequent words, and (``kgram_filter``)
-   every in-document window of ``min_length`` frequent words, increments a saturating byte
-   counter (:mod:`.counting_filter`).
-3. ``candidates``: bigram occurrences whose counters read >= min(sigma, 255).
+2. ``counting_filter``: every in-document window of ``min_length`` frequent words
+   (``kgram_filter``; else every in-document bigram of two frequent words) increments a
+   saturating byte counter in a table sized by the number of such keys (:mod:`.counting_filter`).
+3. ``candidates``: positions whose key's counter reads >= min(sigma, 255).
 4. ``seeds``: exact df per candidate bigram, false positives dropped, psi order
    (:mod:`.seeds`).
 5. ``grow``: depth-first right growth with the exact prunings (:mod:`.grow`,
@@ -28,7 +28,7 @@ import numpy as np
 
 from .config import MiningConfig
 from .corpus import validate_corpus
-from .counting_filter import build_counting_filter, candidate_occurrences, fill_ratio, filter_threshold
+from .counting_filter import build_counting_filter, candidate_occurrences, estimate_keys, fill_ratio, filter_threshold
 from .coverage import coverage_mask
 from .grow import grow_seeds
 from .maximal import select_maximal
@@ -84,12 +84,13 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
         del df
     stats.update(vocabulary=vocab, frequent_words=n_frequent)
 
-    n_cells = config.filter_size_for(n_tokens)
     threshold = filter_threshold(sigma)
     kgram = min_length if config.kgram_filter and min_length >= 3 else 0
     with _timed(stats, "counting_filter"):
+        n_keys = estimate_keys(ids, doc_offsets, frequent, kgram)  # the table is sized by what it counts
+        n_cells = config.filter_size_for(n_keys)
         counters = build_counting_filter(ids, doc_offsets, n_cells, frequent, kgram)
-    stats.update(filter_bytes=n_cells, filter_threshold=threshold, filter_kgram=kgram,
+    stats.update(filter_keys=n_keys, filter_bytes=n_cells, filter_threshold=threshold, filter_kgram=kgram,
                  filter_fill_ratio=fill_ratio(counters))
 
     with _timed(stats, "candidates"):

@@ -1,30 +1,44 @@
-"""Counting filter: one saturating byte counter per cell, one hash function per key kind.
+"""Counting filter: one saturating byte counter per cell, one key per counted position.
 
-Every bigram occurrence inside a document (``tokens[p], tokens[p+1]``, both in the same
-document) increments the cell ``cell_of(fnv1a(t1, t2))``; counters saturate at 255. A
-bigram occurrence is a *candidate* when its cell reads at least ``min(sigma, 255)``.
+Keys. With min_length-windows on (``kgram = min_length >= 3``; our addition to the
+article's Part 4), a position ``p`` is counted when the window ``tokens[p:p + kgram]``
+lies inside one document and holds only frequent words; its key is the window. Every
+returned phrase has length >= min_length, so each of its occurrences starts such a
+window, and that window occurs in >= sigma documents. Positions that start no such window
+are not counted at all. Without windows (``kgram = 0``, min_length 2) every in-document
+bigram of two frequent words is counted, keyed by the bigram (the article's filter). A
+position is a *candidate* when its key's cell reads at least ``min(sigma, 255)``.
+
+Earlier versions counted the bigram next to the window as well and required both cells
+to pass. A window that truly occurs >= sigma times implies its first bigram does too, so
+the bigram test only caught collisions of the window's cell: with a table sized for the
+keys (below) that is a few per cent of extra candidates, which exact counting removes
+later, for half the random accesses.
 
 No false negatives. Let ``c(S)`` be the occurrences of key ``S`` and ``c^(S)`` its cell.
 Collisions only add and saturation stops at 255, so ``c^(S) >= min(c(S), 255)``; every
 document containing ``S`` contributes an occurrence, so ``c(S) >= df(S)``. If ``df(S) >=
 sigma`` then ``c^(S) >= min(sigma, 255)``. The comparison must be against ``min(sigma,
 255)``, not ``sigma``: with ``sigma > 255`` a saturated cell would otherwise reject every
-frequent bigram (regression test ``test_sigma_above_255_keeps_frequent_bigrams``).
+frequent key (regression test ``test_sigma_above_255_keeps_frequent_bigrams``). The
+guarantee holds for any table size and any order of the increments (a saturating sum
+does not depend on the order), which is what the partitioned build below relies on.
 
-k-gram windows (``kgram = min_length >= 3``; our addition to the article's Part 4). Every
-returned phrase has length >= min_length, so each of its occurrences starts a window of
-``min_length`` tokens, inside one document, made of frequent words, occurring in >= sigma
-documents. The same table also counts those windows (a second, independent key kind:
-sharing cells only adds, so the guarantee above holds for both), and a bigram occurrence
-is a candidate only if its window's cell passes too. On natural text almost every
-frequent bigram occurrence starts a rare 10-gram, so this cuts the seeds and the growth
-to the boilerplate. Positions that start no such window (too close to the document end,
-or a rare word inside) are not counted at all, bigram included: a returned phrase's
-occurrences all start clean windows, so its bigram is still counted in every document it
-occurs in. False positives of either kind are removed by exact counting later.
+Size. The table is sized by the keys it will count, not by the corpus
+(:meth:`bloomspan.engine.mining.config.MiningConfig.filter_size_for`); :func:`estimate_keys`
+counts them on a sample of the documents (exactly on small corpora).
 
-Rare words: kernels take the word filter's bitmap of frequent words; bigrams and windows
-containing a rare word can never be frequent and are neither counted nor returned.
+Memory access. Keys are hashed a chunk of documents at a time into a buffer of cells.
+A table that fits in cache is incremented straight from the buffer; a larger one gets the
+buffer's cells radix-partitioned by their high bits first (a counting sort into
+``2**k``-cell regions of at most ``REGION_CELLS``), so the increments walk one
+cache-sized region after the other instead of jumping across the whole table (at 89 M
+tokens that random access into 512 MiB was the largest stage of the miner). The query
+tests one bit per key in the table's *hot bitmap* (cell >= threshold), an eighth of the
+table, hashed the same chunked way.
+
+Rare words: kernels take the word filter's bitmap of frequent words; keys containing a
+rare word can never be frequent and are neither counted nor returned.
 
 Hashes: bigrams use 64-bit FNV-1a over the token ids, one 32-bit word per step (the
 article's "FNV-1a over integer tokens", Part 4; byte-wise FNV would be 8 dependent multiplies).
@@ -57,10 +71,14 @@ _S32 = np.uint64(32)
 _S33 = np.uint64(33)
 _TWO32 = 2**32
 
-# Kernels hash a block of positions first and touch the counters second: the counter
-# accesses are cache misses (the table is ~8 bytes per token), and with the hashing out
-# of the way the CPU keeps many of them in flight at once.
-_BLOCK = 512
+# Tables up to this many cells are incremented in hash order; larger ones region by region.
+DIRECT_MAX_CELLS = 8 * 1024 * 1024
+REGION_CELLS = 256 * 1024      # a region of the partitioned build: a quarter of a 1 MiB L2
+MAX_REGIONS = 4096             # scatter targets of one partitioning pass
+QUERY_CHUNK_TOKENS = 1 << 20   # positions per query call (its output buffer: 12 bytes each)
+BUILD_CHUNK_TOKENS = (1 << 20, 1 << 25)  # bounds of the build's chunk (sized by the table)
+KEY_SAMPLE_CHUNK_TOKENS = 1 << 16  # the table size is estimated on every 16th chunk of this size
+KEY_SAMPLE_EVERY = 16
 
 
 def filter_threshold(sigma: int) -> int:
@@ -132,91 +150,125 @@ def _frequent(bits, t):
 
 
 @njit(cache=True)
-def _scan(tokens, doc_offsets, n_cells, frequent, kgram, counters, threshold, build, passed):
-    """Shared pass. build: increment counters; else: set passed[p] for candidates.
-
-    Returns the number of positions counted (build) or candidates (query).
-    """
+def _count_keys_kernel(tokens, doc_offsets, frequent, kgram):
     n_docs = doc_offsets.shape[0] - 1
-    buf_b = np.empty(_BLOCK, dtype=np.int64)   # bigram cell (build only)
-    buf_k = np.empty(_BLOCK, dtype=np.int64)   # window cell, -1 if no window check
-    buf_p = np.empty(_BLOCK, dtype=np.int64)   # position
-    use_k = kgram >= 3
-    top = np.uint64(1)  # BASE**(k-1)
-    if use_k:
-        for _ in range(kgram - 1):
-            top = top * _BASE_U64
-    n = 0
     total = 0
     for d in range(n_docs):
         s = doc_offsets[d]
         e = doc_offsets[d + 1]
-        h = np.uint64(0)
-        rare = 0
-        if use_k:
+        if kgram >= 3:
+            # Rare words inside the window [p, p + kgram): a rolling count.
+            rare = 0
             for j in range(s, min(s + kgram - 1, e)):
-                h = h * _BASE_U64 + np.uint64(tokens[j])
                 rare += not _frequent(frequent, tokens[j])
-        for p in range(s, e - 1):
-            kcell = np.int64(-1)
-            if use_k:
-                # Roll the window [p, p + kgram); a position without a clean window in its
-                # document cannot start a returned phrase: it is not counted at all.
-                j = p + kgram - 1
-                if j >= e:
-                    break
-                h = h * _BASE_U64 + np.uint64(tokens[j])
-                rare += not _frequent(frequent, tokens[j])
-                clean = rare == 0
-                if clean:
-                    kcell = cell_of(_mix64(h), n_cells)
-                h = h - np.uint64(tokens[p]) * top
+            for p in range(s, e - kgram + 1):
+                rare += not _frequent(frequent, tokens[p + kgram - 1])
+                total += rare == 0
                 rare -= not _frequent(frequent, tokens[p])
-                if not clean:
-                    continue
-            else:
-                if not (_frequent(frequent, tokens[p]) and _frequent(frequent, tokens[p + 1])):
-                    continue
-            if build:
-                buf_b[n] = cell_of(fnv1a_bigram(tokens[p], tokens[p + 1]), n_cells)
-            buf_k[n] = kcell
-            buf_p[n] = p
-            n += 1
-            if n == _BLOCK:
-                total += _flush(tokens, n_cells, counters, buf_b, buf_k, buf_p, n, threshold, build, passed)
-                n = 0
-    total += _flush(tokens, n_cells, counters, buf_b, buf_k, buf_p, n, threshold, build, passed)
+        else:
+            for p in range(s, e - 1):
+                total += _frequent(frequent, tokens[p]) and _frequent(frequent, tokens[p + 1])
     return total
 
 
 @njit(cache=True)
-def _flush(tokens, n_cells, counters, buf_b, buf_k, buf_p, n, threshold, build, passed):
-    if build:
-        for j in range(n):
-            c = buf_b[j]
-            v = counters[c]
-            counters[c] = v + (v < 255)  # saturating, branch-free
-            c = buf_k[j]
-            if c >= 0:
-                v = counters[c]
-                counters[c] = v + (v < 255)
-        return n
-    hits = 0
-    for j in range(n):
-        # The window (when there is one) is far more selective: test it first and hash
-        # the bigram only for the survivors.
-        if buf_k[j] >= 0 and counters[buf_k[j]] < threshold:
-            continue
-        p = buf_p[j]
-        if counters[cell_of(fnv1a_bigram(tokens[p], tokens[p + 1]), n_cells)] >= threshold:
-            passed[p] = 1
-            hits += 1
-    return hits
+def _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells, offsets, with_offsets):
+    """Cells of the keys of documents [d_lo, d_hi), in position order, into ``cells`` (and,
+    if ``with_offsets``, each key's position minus ``doc_offsets[d_lo]`` into ``offsets``).
+    Returns the number of keys."""
+    n = 0
+    base = doc_offsets[d_lo]
+    top = np.uint64(1)  # BASE**(kgram-1)
+    for _ in range(kgram - 1):
+        top = top * _BASE_U64
+    for d in range(d_lo, d_hi):
+        s = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if kgram >= 3:
+            h = np.uint64(0)
+            rare = 0
+            for j in range(s, min(s + kgram - 1, e)):
+                h = h * _BASE_U64 + np.uint64(tokens[j])
+                rare += not _frequent(frequent, tokens[j])
+            for p in range(s, e - kgram + 1):
+                t = tokens[p + kgram - 1]
+                h = h * _BASE_U64 + np.uint64(t)
+                rare += not _frequent(frequent, t)
+                if rare == 0:
+                    cells[n] = cell_of(_mix64(h), n_cells)
+                    if with_offsets:
+                        offsets[n] = p - base
+                    n += 1
+                h = h - np.uint64(tokens[p]) * top
+                rare -= not _frequent(frequent, tokens[p])
+        else:
+            for p in range(s, e - 1):
+                if _frequent(frequent, tokens[p]) and _frequent(frequent, tokens[p + 1]):
+                    cells[n] = cell_of(fnv1a_bigram(tokens[p], tokens[p + 1]), n_cells)
+                    if with_offsets:
+                        offsets[n] = p - base
+                    n += 1
+    return n
 
 
 @njit(cache=True)
-def _build_kernel(tokens, doc_offsets, counters, frequent, kgram):
-    _scan(tokens, doc_offsets, counters.shape[0], frequent, kgram, counters, 0, True, np.zeros(0, dtype=np.uint8))
+def _increment(counters, cells, n):
+    for i in range(n):
+        c = cells[i]
+        v = counters[c]
+        counters[c] = v + (v < 255)  # saturating, branch-free
+
+
+@njit(cache=True)
+def _increment_by_region(counters, cells, n, shift, n_regions, scratch):
+    """Counting sort of ``cells[:n]`` by region (``cell >> shift``) into ``scratch``, then
+    the increments in that order: one region of the table at a time."""
+    start = np.zeros(n_regions + 1, dtype=np.int64)
+    for i in range(n):
+        start[(cells[i] >> shift) + 1] += 1
+    for r in range(n_regions):
+        start[r + 1] += start[r]
+    for i in range(n):
+        c = cells[i]
+        r = c >> shift
+        scratch[start[r]] = c
+        start[r] += 1
+    _increment(counters, scratch, n)
+
+
+@njit(cache=True)
+def _build_kernel(tokens, doc_offsets, bounds, frequent, kgram, counters, cells, scratch, shift, n_regions):
+    n_cells = counters.shape[0]
+    no_offsets = np.empty(0, dtype=np.uint32)
+    for c in range(bounds.shape[0] - 1):
+        n = _key_cells(tokens, doc_offsets, bounds[c], bounds[c + 1], frequent, kgram, n_cells,
+                       cells, no_offsets, False)
+        if n_regions <= 1:
+            _increment(counters, cells, n)
+        else:
+            _increment_by_region(counters, cells, n, shift, n_regions, scratch)
+
+
+@njit(cache=True)
+def _query_kernel(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot, cells, offsets, pos, doc):
+    """Candidates of documents [d_lo, d_hi) into the front of ``pos``/``doc``; returns their count.
+
+    Hash first, test second: the bit tests are independent loads the CPU overlaps, and the
+    compaction is branch-free (a branch on the loaded bit stalls on every misprediction;
+    testing inside the hashing loop measured twice as slow)."""
+    n = _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells, offsets, True)
+    base = doc_offsets[d_lo]
+    d = d_lo
+    k = 0
+    for i in range(n):
+        c = cells[i]
+        p = base + np.int64(offsets[i])
+        while doc_offsets[d + 1] <= p:
+            d += 1
+        pos[k] = p
+        doc[k] = d
+        k += (hot[c >> 3] >> (c & 7)) & 1
+    return k
 
 
 def _bitmap(tokens, frequent):
@@ -228,27 +280,131 @@ def _bitmap(tokens, frequent):
     return frequent
 
 
+def _kgram(kgram: int) -> int:
+    if kgram < 0 or kgram in (1, 2):
+        raise ValueError(f"kgram={kgram}: must be 0 (bigram keys) or >= 3 (window keys)")
+    return int(kgram)
+
+
+def _chunk_bounds(doc_offsets: np.ndarray, chunk_tokens: int) -> tuple[np.ndarray, int]:
+    """Document boundaries of chunks of about ``chunk_tokens`` tokens (a longer document is a
+    chunk of its own) and the most tokens any chunk holds."""
+    n_docs = doc_offsets.shape[0] - 1
+    total = int(doc_offsets[-1])
+    targets = np.arange(chunk_tokens, total, chunk_tokens, dtype=np.int64)
+    cuts = np.searchsorted(doc_offsets, targets, side="right") - 1
+    bounds = np.unique(np.concatenate(([0], cuts, [n_docs]))).astype(np.int64)
+    widest = int(np.diff(doc_offsets[bounds]).max()) if bounds.shape[0] > 1 else 0
+    return bounds, max(widest, 1)
+
+
+def _cell_dtype(n_cells: int):
+    return np.uint32 if n_cells <= 2**32 else np.int64
+
+
+def count_keys(tokens: np.ndarray, doc_offsets: np.ndarray, frequent: np.ndarray | None = None,
+               kgram: int = 0) -> int:
+    """Number of positions the filter counts: clean ``kgram``-windows (kgram >= 3) or
+    bigrams of two frequent words (kgram 0). One sequential pass, no hashing."""
+    frequent = _bitmap(tokens, frequent)
+    return int(_count_keys_kernel(tokens, doc_offsets, frequent, np.int64(_kgram(kgram))))
+
+
+def estimate_keys(tokens: np.ndarray, doc_offsets: np.ndarray, frequent: np.ndarray | None = None,
+                  kgram: int = 0, sample_every: int = KEY_SAMPLE_EVERY) -> int:
+    """:func:`count_keys`, exact on corpora of up to ``sample_every`` chunks of
+    ``KEY_SAMPLE_CHUNK_TOKENS``; on larger ones counted on every ``sample_every``-th chunk
+    of documents and scaled by tokens. Only the table's size depends on it, never a result."""
+    frequent = _bitmap(tokens, frequent)
+    kgram = _kgram(kgram)
+    bounds, _ = _chunk_bounds(doc_offsets, KEY_SAMPLE_CHUNK_TOKENS)
+    n_chunks = bounds.shape[0] - 1
+    if n_chunks <= sample_every:
+        return int(_count_keys_kernel(tokens, doc_offsets, frequent, np.int64(kgram)))
+    keys = sampled = 0
+    for c in range(sample_every // 2, n_chunks, sample_every):
+        lo, hi = int(bounds[c]), int(bounds[c + 1])
+        part = doc_offsets[lo:hi + 1]
+        keys += int(_count_keys_kernel(tokens[part[0]:part[-1]], part - part[0], frequent, np.int64(kgram)))
+        sampled += int(part[-1] - part[0])
+    return int(round(keys * int(doc_offsets[-1]) / max(1, sampled)))
+
+
+def region_layout(n_cells: int) -> tuple[int, int]:
+    """``(shift, n_regions)`` of the partitioned build: regions of ``2**shift`` cells, at most
+    ``REGION_CELLS`` of them unless that takes more than ``MAX_REGIONS`` regions; (0, 1) for
+    a table small enough to increment directly."""
+    if n_cells <= DIRECT_MAX_CELLS:
+        return 0, 1
+    shift = max(1, (REGION_CELLS - 1).bit_length())
+    while -(-n_cells >> shift) > MAX_REGIONS:
+        shift += 1
+    return shift, -(-n_cells >> shift)
+
+
 def build_counting_filter(tokens: np.ndarray, doc_offsets: np.ndarray, n_cells: int,
                           frequent: np.ndarray | None = None, kgram: int = 0) -> np.ndarray:
-    """Count every in-document bigram (and ``kgram``-window if kgram >= 3) into byte counters.
+    """Count every key (see the module docstring) into ``n_cells`` saturating byte counters.
 
     tokens: uint32 (W,); doc_offsets: int64 (D+1,); frequent: uint8 bitmap of the frequent
-    words (:func:`bloomspan.engine.mining.word_filter.frequent_bitmap`; None: every word), keys with
-    a rare word are not counted. Returns uint8 (n_cells,).
+    words (:func:`bloomspan.engine.mining.word_filter.frequent_bitmap`; None: every word);
+    kgram: 0 (bigram keys) or the window length >= 3. Returns uint8 (n_cells,).
     """
     if n_cells < 1:
         raise ValueError(f"n_cells={n_cells}: must be >= 1")
     frequent = _bitmap(tokens, frequent)
+    kgram = _kgram(kgram)
+    shift, n_regions = region_layout(n_cells)
+    lo, hi = BUILD_CHUNK_TOKENS
+    bounds, widest = _chunk_bounds(doc_offsets, min(hi, max(lo, n_cells)))
     # Allocated by numpy, not inside the kernel: numpy asks the kernel for transparent huge
-    # pages on large arrays, which saves a TLB miss on most random counter accesses.
+    # pages on large arrays, which saves a TLB miss on most counter accesses.
     counters = np.zeros(n_cells, dtype=np.uint8)
+    cells = np.empty(widest, dtype=_cell_dtype(n_cells))
+    scratch = np.empty(widest if n_regions > 1 else 0, dtype=cells.dtype)
     with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
-        _build_kernel(tokens, doc_offsets, counters, frequent, np.int64(kgram))
+        _build_kernel(tokens, doc_offsets, bounds, frequent, np.int64(kgram), counters, cells, scratch,
+                      np.int64(shift), np.int64(n_regions))
     return counters
 
 
-def _key_cells(tokens, doc_offsets, n_cells, frequent, kgram):
-    """Readable twin's core: per position, (bigram cell, window cell or None, window ok)."""
+def hot_bitmap(counters: np.ndarray, threshold: int) -> np.ndarray:
+    """uint8 (n_cells // 8 + 1,): bit ``c % 8`` of byte ``c // 8`` set iff ``counters[c] >= threshold``."""
+    bits = np.packbits(counters >= threshold, bitorder="little")
+    return np.concatenate([bits, np.zeros(1, dtype=np.uint8)])
+
+
+def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters: np.ndarray, threshold: int,
+                          frequent: np.ndarray | None = None, kgram: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Start positions of the counted keys (see :func:`build_counting_filter`) whose cell
+    reads >= ``threshold``.
+
+    Returns ``(pos, doc)``: int64 (C,) ascending positions and int32 (C,) their documents.
+    """
+    frequent = _bitmap(tokens, frequent)
+    kgram = _kgram(kgram)
+    n_cells = counters.shape[0]
+    hot = hot_bitmap(counters, threshold)
+    bounds, widest = _chunk_bounds(doc_offsets, QUERY_CHUNK_TOKENS)
+    cells = np.empty(widest, dtype=_cell_dtype(n_cells))
+    offsets = np.empty(widest, dtype=np.uint32)  # widest <= QUERY_CHUNK_TOKENS or one document's length
+    pos = np.empty(widest, dtype=np.int64)
+    doc = np.empty(widest, dtype=np.int32)
+    out_pos, out_doc = [], []
+    with np.errstate(over="ignore"):
+        for c in range(bounds.shape[0] - 1):
+            k = _query_kernel(tokens, doc_offsets, np.int64(bounds[c]), np.int64(bounds[c + 1]), frequent,
+                              np.int64(kgram), np.int64(n_cells), hot, cells, offsets, pos, doc)
+            if k:
+                out_pos.append(pos[:k].copy())
+                out_doc.append(doc[:k].copy())
+    if not out_pos:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return np.concatenate(out_pos), np.concatenate(out_doc)
+
+
+def _key_cells_reference(tokens, doc_offsets, n_cells, frequent, kgram):
+    """Readable twin's core: {position: (document, cell)} of every counted key."""
     def ok(t):
         return frequent is None or is_frequent(frequent, int(t))
 
@@ -256,74 +412,33 @@ def _key_cells(tokens, doc_offsets, n_cells, frequent, kgram):
     for d in range(len(doc_offsets) - 1):
         s, e = int(doc_offsets[d]), int(doc_offsets[d + 1])
         for p in range(s, e - 1):
-            a, b = int(tokens[p]), int(tokens[p + 1])
-            if not (ok(a) and ok(b)):
-                continue
-            window = [int(t) for t in tokens[p:p + kgram]] if kgram >= 3 else None
-            w_ok = window is None or (p + kgram <= e and all(ok(t) for t in window))
-            w_cell = cell_of_reference(kgram_hash_reference(window), n_cells) if window is not None and w_ok else None
-            out[p] = (cell_of_reference(fnv1a_bigram_reference(a, b), n_cells), w_cell, w_ok)
+            if kgram >= 3:
+                window = [int(t) for t in tokens[p:p + kgram]]
+                if p + kgram <= e and all(ok(t) for t in window):
+                    out[p] = (d, cell_of_reference(kgram_hash_reference(window), n_cells))
+            elif ok(tokens[p]) and ok(tokens[p + 1]):
+                out[p] = (d, cell_of_reference(fnv1a_bigram_reference(int(tokens[p]), int(tokens[p + 1])), n_cells))
     return out
 
 
+def count_keys_reference(tokens, doc_offsets, frequent=None, kgram: int = 0) -> int:
+    """Readable twin of :func:`count_keys`."""
+    return len(_key_cells_reference(tokens, doc_offsets, 1, frequent, kgram))
+
+
 def build_counting_filter_reference(tokens, doc_offsets, n_cells: int, frequent=None, kgram: int = 0) -> np.ndarray:
-    """Readable twin of :func:`build_counting_filter`."""
+    """Readable twin of :func:`build_counting_filter`: one increment per key, in position order."""
     counters = [0] * n_cells
-    for b_cell, w_cell, w_ok in _key_cells(tokens, doc_offsets, n_cells, frequent, kgram).values():
-        if not w_ok:
-            continue
-        for c in (b_cell, w_cell):
-            if c is not None:
-                counters[c] = min(counters[c] + 1, 255)
+    for _, c in _key_cells_reference(tokens, doc_offsets, n_cells, frequent, kgram).values():
+        counters[c] = min(counters[c] + 1, 255)
     return np.asarray(counters, dtype=np.uint8)
-
-
-@njit(cache=True)
-def _candidates_kernel(tokens, doc_offsets, counters, threshold, frequent, kgram, passed):
-    n_tokens = tokens.shape[0]
-    n_pass = _scan(tokens, doc_offsets, counters.shape[0], frequent, kgram, counters, threshold, False, passed)
-    pos = np.empty(n_pass, dtype=np.int64)
-    doc = np.empty(n_pass, dtype=np.int32)
-    k = 0
-    d = 0
-    for p in range(n_tokens):
-        if passed[p]:
-            while doc_offsets[d + 1] <= p:
-                d += 1
-            pos[k] = p
-            doc[k] = d
-            k += 1
-    return pos, doc
-
-
-def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters: np.ndarray, threshold: int,
-                          frequent: np.ndarray | None = None, kgram: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Start positions of in-document bigrams of frequent words whose cell reads >=
-    ``threshold`` (and, if ``kgram >= 3``, whose ``kgram``-window lies in the document, has
-    only frequent words and a cell that passes too).
-
-    Returns ``(pos, doc)``: int64 (C,) ascending positions and int32 (C,) their documents.
-    """
-    frequent = _bitmap(tokens, frequent)
-    with np.errstate(over="ignore"):
-        return _candidates_kernel(tokens, doc_offsets, counters, np.int64(threshold), frequent,
-                                  np.int64(kgram), np.zeros(tokens.shape[0], dtype=np.uint8))
 
 
 def candidate_occurrences_reference(tokens, doc_offsets, counters, threshold: int, frequent=None, kgram: int = 0):
     """Readable twin of :func:`candidate_occurrences`."""
-    pos, doc = [], []
-    n_cells = len(counters)
-    cells = _key_cells(tokens, doc_offsets, n_cells, frequent, kgram)
-    for d in range(len(doc_offsets) - 1):
-        for p in range(int(doc_offsets[d]), int(doc_offsets[d + 1]) - 1):
-            if p not in cells:
-                continue
-            b_cell, w_cell, w_ok = cells[p]
-            if w_ok and counters[b_cell] >= threshold and (w_cell is None or counters[w_cell] >= threshold):
-                pos.append(p)
-                doc.append(d)
-    return np.asarray(pos, dtype=np.int64), np.asarray(doc, dtype=np.int32)
+    cells = _key_cells_reference(tokens, doc_offsets, len(counters), frequent, kgram)
+    hits = [(p, d) for p, (d, c) in sorted(cells.items()) if counters[c] >= threshold]
+    return (np.asarray([p for p, _ in hits], dtype=np.int64), np.asarray([d for _, d in hits], dtype=np.int32))
 
 
 def fill_ratio(counters: np.ndarray) -> float:

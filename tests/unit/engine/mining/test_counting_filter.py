@@ -78,21 +78,18 @@ def test_candidates_match_reference(docs, n_cells, threshold, rare, kgram):
 @KERNEL
 @given(docs_strategy, st.integers(1, 64), st.integers(2, 6), st.sampled_from([0, 3, 4]))
 def test_no_false_negatives(docs, n_cells, sigma, kgram):
-    """Every occurrence of a bigram with df >= sigma (whose kgram-window, if any, has
-    df >= sigma) is a candidate, however small the table."""
+    """Every occurrence of a key (the kgram-window if kgram >= 3, else the bigram) with
+    df >= sigma is a candidate, however small the table."""
     tokens, offsets = corpus(docs)
     counters = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
     pos, _ = cf.candidate_occurrences(tokens, offsets, counters, cf.filter_threshold(sigma), None, kgram)
     got = set(pos.tolist())
-    bigram_df = ngram_df(docs, 2)
-    window_df = ngram_df(docs, kgram) if kgram >= 3 else None
+    n = kgram if kgram >= 3 else 2
+    key_df = ngram_df(docs, n)
     base = 0
     for d in docs:
-        for p in range(len(d) - 1):
-            frequent = len(bigram_df[tuple(d[p:p + 2])]) >= sigma
-            if window_df is not None:
-                frequent = frequent and p + kgram <= len(d) and len(window_df[tuple(d[p:p + kgram])]) >= sigma
-            if frequent:
+        for p in range(len(d) - n + 1):
+            if len(key_df[tuple(d[p:p + n])]) >= sigma:
                 assert base + p in got
         base += len(d)
 
@@ -104,7 +101,7 @@ def test_windows_must_fit_in_the_document():
     counters = cf.build_counting_filter(tokens, offsets, 64, None, 3)
     pos, _ = cf.candidate_occurrences(tokens, offsets, counters, 3, None, 3)
     assert pos.tolist() == [0, 3, 6]
-    assert counters.sum() == 6  # three bigrams "a b", three windows "a b c"
+    assert counters.sum() == 3  # three windows "a b c"; with windows on, bigrams are not keys
     counters = cf.build_counting_filter(tokens, offsets, 64)
     pos, _ = cf.candidate_occurrences(tokens, offsets, counters, 3)
     assert pos.tolist() == [0, 1, 3, 4, 6, 7]
@@ -176,9 +173,73 @@ def test_kgram_hash_reference_is_a_rolling_polynomial():
     counters = cf.build_counting_filter(tokens, offsets, 997, None, 4)
     want = [0] * 997
     for p in range(5):  # the positions whose 4-window fits
-        want[cf.cell_of_reference(cf.fnv1a_bigram_reference(int(tokens[p]), int(tokens[p + 1])), 997)] += 1
         want[cf.cell_of_reference(cf.kgram_hash_reference(tokens[p:p + 4].tolist()), 997)] += 1
     assert counters.tolist() == want
+
+
+def random_corpus(seed, n_docs, vocab, max_len=60):
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(0, max_len, size=n_docs)
+    tokens = rng.zipf(1.3, size=int(lens.sum())).clip(1, vocab - 1).astype(np.uint32)
+    return tokens, np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+
+
+@pytest.mark.parametrize("kgram", [0, 3, 5])
+def test_partitioned_build_equals_direct_build(monkeypatch, kgram):
+    """A table above DIRECT_MAX_CELLS is built region by region, in chunks of documents;
+    the counters must be exactly those of the one-pass build (saturating sums commute)."""
+    tokens, offsets = random_corpus(3, 4000, 6)
+    n_cells = 5000
+    direct = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
+    monkeypatch.setattr(cf, "DIRECT_MAX_CELLS", 64)
+    monkeypatch.setattr(cf, "REGION_CELLS", 256)
+    monkeypatch.setattr(cf, "BUILD_CHUNK_TOKENS", (1000, 1000))
+    assert cf.region_layout(n_cells) == (8, 20)
+    partitioned = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
+    assert partitioned.tolist() == direct.tolist()
+    assert (direct == 255).any() and (direct == 0).any()  # saturation and empty cells both exercised
+
+
+def test_region_layout_caps_the_number_of_regions(monkeypatch):
+    assert cf.region_layout(cf.DIRECT_MAX_CELLS) == (0, 1)
+    shift, n = cf.region_layout(10**10)
+    assert n <= cf.MAX_REGIONS and n << shift >= 10**10 and (n - 1) << shift < 10**10
+
+
+@pytest.mark.parametrize("kgram", [0, 3, 4])
+def test_query_chunks_do_not_change_candidates(monkeypatch, kgram):
+    tokens, offsets = random_corpus(5, 300, 12, max_len=30)
+    counters = cf.build_counting_filter(tokens, offsets, 64, None, kgram)
+    whole = cf.candidate_occurrences(tokens, offsets, counters, 20, None, kgram)
+    monkeypatch.setattr(cf, "QUERY_CHUNK_TOKENS", 7)
+    chunked = cf.candidate_occurrences(tokens, offsets, counters, 20, None, kgram)
+    assert len(whole[0]) > 0
+    assert whole[0].tolist() == chunked[0].tolist() and whole[1].tolist() == chunked[1].tolist()
+
+
+@KERNEL
+@given(docs_strategy, st.sampled_from([None, {3}, {1, 7}]), st.sampled_from([0, 3, 4]))
+def test_count_keys_matches_reference_and_the_filter(docs, rare, kgram):
+    tokens, offsets = corpus(docs)
+    n = cf.count_keys(tokens, offsets, bitmap(rare), kgram)
+    assert n == cf.count_keys_reference(tokens, offsets, bitmap(rare), kgram)
+    counters = cf.build_counting_filter(tokens, offsets, 1, bitmap(rare), kgram)
+    assert int(counters[0]) == min(n, 255)  # one cell: it counts every key once
+
+
+@pytest.mark.parametrize("kgram", [0, 3, 10])
+def test_estimate_keys_is_exact_on_small_corpora_and_close_on_large(monkeypatch, kgram):
+    tokens, offsets = random_corpus(11, 3000, 40, max_len=80)
+    exact = cf.count_keys(tokens, offsets, None, kgram)
+    assert cf.estimate_keys(tokens, offsets, None, kgram) == exact
+    monkeypatch.setattr(cf, "KEY_SAMPLE_CHUNK_TOKENS", 500)
+    estimate = cf.estimate_keys(tokens, offsets, None, kgram, sample_every=4)
+    assert estimate != exact and abs(estimate - exact) < 0.1 * exact
+
+
+def test_rejects_kgram_one_or_two():
+    with pytest.raises(ValueError, match="kgram=2"):
+        cf.build_counting_filter(np.zeros(2, np.uint32), np.array([0, 2]), 4, None, 2)
 
 
 @given(st.integers(0, 2**64 - 1), st.sampled_from([1, 2, 3, 1000, 2**32 - 1, 2**32, 2**40 + 3]))
