@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from bloomspan.engine.templates.blocks import flags_per_span, line_starts_batch
+from bloomspan.engine.templates.detector import middle_runs
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
@@ -191,6 +192,8 @@ class TemplateMatcher:
         if slots is None:
             slots = mined.get("slots", True)
         self.template_config = dict(mined)
+        # Records written before the middle rule existed lack it: 0, matched as they were mined.
+        self.middle_tokens = int(mined.get("middle_content_tokens", 0))
         if not isinstance(run_min_length, int) or isinstance(run_min_length, bool) or run_min_length < 1:
             raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
         if not isinstance(slots, bool):
@@ -338,9 +341,13 @@ class TemplateMatcher:
         keep = self._keep(m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes)
         m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
         is_pair = self.rule[m_idx] == _RULE_PAIR
+        c_s, c_e, c_d, c_ok = self._chains(m_start[is_pair], m_end[is_pair], m_doc[is_pair], m_idx[is_pair])
+        if self.middle_tokens > 0:
+            m_start, m_end, m_idx, m_doc, is_pair, chain_kept, c_ok = self._drop_middle(
+                m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes)
+            c_s, c_e, c_d = c_s[chain_kept], c_e[chain_kept], c_d[chain_kept]
         spans_s, spans_e, spans_d = [m_start[~is_pair]], [m_end[~is_pair]], [m_doc[~is_pair]]
         contributed = [m_idx[~is_pair]]
-        c_s, c_e, c_d, c_ok = self._chains(m_start[is_pair], m_end[is_pair], m_doc[is_pair], m_idx[is_pair])
         spans_s.append(c_s)
         spans_e.append(c_e)
         spans_d.append(c_d)
@@ -428,6 +435,35 @@ class TemplateMatcher:
                                      fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
                                      match.phrases))
         return out
+
+    def _drop_middle(self, m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes):
+        """The detector's middle rule (TemplateConfig.middle_content_tokens,
+        :func:`~bloomspan.engine.templates.detector.middle_runs`) on the template phrases' matches
+        (the exact phrases' matches stay): a run of them with that many unmatched tokens on both
+        sides in its text, that no phrase of the text's site (its first scope) or of no scope
+        matched, is content one URL section repeats, as in mining. Returns the single matches
+        without those (pair matches kept), which chains stay, and ``c_ok`` of the pair matches left."""
+        n = int(tok_off[-1])
+        if n == 0:
+            return m_start, m_end, m_idx, m_doc, is_pair, np.ones(c_s.shape[0], dtype=bool), c_ok
+        template = ~is_pair & ~self.is_exact[m_idx]
+        site_scope = np.asarray([self.scope_ids.get(next(iter(_scope_names(sc)), None), -2) for sc in scopes],
+                                dtype=np.int64)
+        scope = self.phrase_scope[m_idx]
+        strong = (scope < 0) | (scope == site_scope[m_doc]) if len(scopes) else np.zeros(0, dtype=bool)
+        pair_good = np.zeros(m_start.shape[0], dtype=bool)
+        pair_good[np.flatnonzero(is_pair)[c_ok]] = True
+
+        def mask(which):
+            diff = np.zeros(n + 1, dtype=np.int64)
+            np.add.at(diff, m_start[which], 1)
+            np.add.at(diff, m_end[which], -1)
+            return np.cumsum(diff[:-1]) > 0
+        covered = mask(template | pair_good)
+        middle = middle_runs(covered, tok_off, self.middle_tokens, mask((template | pair_good) & strong))
+        keep = ~(template & middle[m_start])  # a match is in a run or out of it whole
+        pair_ok = c_ok & ~middle[m_start[is_pair]]
+        return m_start[keep], m_end[keep], m_idx[keep], m_doc[keep], is_pair[keep], ~middle[c_s], pair_ok
 
     def _keep(self, m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes) -> np.ndarray:
         """Matches valid for their rule (line alignment, edge anchors) and scope."""

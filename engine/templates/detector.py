@@ -83,6 +83,13 @@ class TemplateConfig:
     skeleton_toc_line_length: longest table-of-contents entry, in tokens.
     skeleton_box_fraction:    share of a site's pages each line of a mid-page box's seed is on.
     skeleton_box_lines:       fewest such lines in a row that make a box; 0 switches boxes off.
+    middle_content_tokens: a run of lines that only site-section passes found, with at least this
+                       many tokens no pass found on both sides of it in its page, is content the
+                       pages of one URL section repeat (a reference sentence, a code idiom), not
+                       chrome, which sits at a page's top or bottom, or repeats across the site's
+                       sections (then a site-level pass finds it: a promo pasted mid-page): it is
+                       left out before the page-skeleton walk (:func:`middle_runs`; the ingest
+                       matcher applies the same rule); 0 switches this off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -113,6 +120,7 @@ class TemplateConfig:
     skeleton_toc_line_length: int = 10
     skeleton_box_fraction: float = 0.4
     skeleton_box_lines: int = 4
+    middle_content_tokens: int = 50
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
@@ -137,6 +145,7 @@ class TemplateConfig:
                                 ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
                                 ("skeleton_toc_lines", 0, "lines, 0 = off"), ("skeleton_toc_line_length", 1, "tokens"),
                                 ("skeleton_box_lines", 0, "lines, 0 = off"),
+                                ("middle_content_tokens", 0, "tokens, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
@@ -368,6 +377,15 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     coverage = np.zeros(tokens.shape[0], dtype=bool)
     for cov in passes.values():
         coverage |= cov
+    if config.middle_content_tokens > 0:  # repeated content, not chrome: out before the walk uses it
+        site_level = np.zeros(tokens.shape[0], dtype=bool)  # what groups of the first level (or all) found
+        for name, cov in passes.items():
+            if not (name.startswith("level") and not name.startswith("level0_")):
+                site_level |= cov
+        middle = middle_runs(coverage, doc_offsets, config.middle_content_tokens, site_level)
+        stats["middle_tokens"] = int(middle.sum())
+        coverage &= ~middle
+        passes = {name: cov & ~middle for name, cov in passes.items()}
     skeletons: list[PageSkeleton] = []
     if config.skeleton:
         t0 = time.perf_counter()
@@ -396,6 +414,55 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["coverage_ratio"],
                 stats["seconds_total"])
     return TemplateDetection(phrases, coverage, passes, stats, skeletons)
+
+
+def middle_runs(coverage: np.ndarray, doc_offsets: np.ndarray, min_side: int,
+                strong: np.ndarray | None = None) -> np.ndarray:
+    """bool (W,): the tokens of the runs of ``coverage`` (bool (W,)) that have at least
+    ``min_side`` uncovered tokens of their document both before and after them and hold no
+    ``strong`` token (bool (W,), e.g. what a site-level pass found; None: none is strong);
+    doc_offsets int64 (D+1,). Every token of a run has the same uncovered tokens around it, so
+    a run is in or out as a whole. :func:`middle_runs_reference` is its plain twin."""
+    coverage = np.asarray(coverage, dtype=bool)
+    n = coverage.shape[0]
+    if n == 0 or min_side <= 0:
+        return np.zeros(n, dtype=bool)
+    doc = np.searchsorted(doc_offsets, np.arange(n), side="right") - 1
+    uncovered = np.zeros(n + 1, dtype=np.int64)  # uncovered[i]: uncovered tokens in [0, i)
+    np.cumsum(~coverage, out=uncovered[1:])
+    before = uncovered[:-1] - uncovered[doc_offsets[doc]]
+    after = uncovered[doc_offsets[doc + 1]] - uncovered[1:]
+    middle = coverage & (before >= min_side) & (after >= min_side)
+    if strong is not None and middle.any():
+        first = middle.copy()  # a run starts where coverage starts or a document does
+        first[1:] &= ~coverage[:-1] | (doc[1:] != doc[:-1])
+        run = np.cumsum(first) * middle  # 1-based run id per middle token, 0 elsewhere
+        has_strong = np.bincount(run[middle & np.asarray(strong, dtype=bool)], minlength=int(run.max()) + 1) > 0
+        middle &= ~has_strong[run]
+    return middle
+
+
+def middle_runs_reference(coverage: Sequence[bool], doc_offsets: Sequence[int], min_side: int,
+                          strong: Sequence[bool] | None = None) -> list[bool]:
+    """Plain twin of :func:`middle_runs`: per document, its runs of covered tokens one by one."""
+    out = [False] * len(coverage)
+    for d in range(len(doc_offsets) - 1):
+        a, b = int(doc_offsets[d]), int(doc_offsets[d + 1])
+        i = a
+        while i < b:
+            if not coverage[i]:
+                i += 1
+                continue
+            j = i
+            while j < b and coverage[j]:
+                j += 1
+            before = sum(1 for k in range(a, i) if not coverage[k])
+            after = sum(1 for k in range(j, b) if not coverage[k])
+            weak = strong is None or not any(strong[k] for k in range(i, j))
+            if min_side > 0 and before >= min_side and after >= min_side and weak:
+                out[i:j] = [True] * (j - i)
+            i = j
+    return out
 
 
 def config_record(config: TemplateConfig) -> dict:

@@ -38,7 +38,7 @@ TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
     ("skeleton", bool), ("skeleton_anchor_fraction", float), ("skeleton_line_length", int),
     ("skeleton_echo_length", int), ("skeleton_site_echo_length", int), ("skeleton_toc_lines", int),
     ("skeleton_toc_line_length", int), ("skeleton_box_fraction", float), ("skeleton_box_lines", int),
-    ("engine", str),
+    ("middle_content_tokens", int), ("exact_phrases_on_sites", bool), ("engine", str),
 )
 
 

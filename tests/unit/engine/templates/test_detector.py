@@ -13,9 +13,12 @@ from bloomspan.engine.oracles.naive_oracle import mine_naive
 from bloomspan.engine.templates.blocks import block_offsets_from_texts
 from bloomspan.engine.templates.detector import (
     TemplateConfig,
+    config_record,
     coverage_char_spans,
     detect_templates,
     detect_templates_in_texts,
+    middle_runs,
+    middle_runs_reference,
     scope_levels,
     unit_corpus,
     url_section,
@@ -135,6 +138,8 @@ def test_detector_finds_web_templates_without_damage(web):
     dict(sigma_floor=3, skeleton_toc_lines=2, skeleton_toc_line_length=20, skeleton_box_lines=2,
          skeleton_box_fraction=0.2, skeleton_line_length=10),
     dict(skeleton=False),
+    dict(middle_content_tokens=0),
+    dict(sigma_floor=3, block_min_length=3, scoped_min_length=4, middle_content_tokens=3),
 ])
 def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     """The records written for ingest find exactly what the detector covered."""
@@ -142,7 +147,8 @@ def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     cfg = TemplateConfig(**overrides)
     levels = scope_levels([d["site"] for d in docs], [d["url"] for d in docs], 1)
     det = detect_templates(tokens, offsets, bo, cfg, levels, number_token_mask(vocab.tokens()))
-    records = [p.to_record(vocab.token) for p in det.phrases] + [k.to_record(vocab.token) for k in det.skeletons]
+    records = [config_record(cfg)] + [p.to_record(vocab.token) for p in det.phrases]
+    records += [k.to_record(vocab.token) for k in det.skeletons]
     matcher = TemplateMatcher(records, cfg.run_min_length, cfg.slots)
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(docs))]
     found = matcher.find_batch(texts, scopes)
@@ -203,3 +209,49 @@ def test_without_groups_the_corpus_is_one_group():
     assert det.stats["corpus_sigma"] == 10
     assert [(p.length, p.scope, p.kind) for p in det.phrases] == [(4, None, "block")]
     assert det.coverage.reshape(12, -1)[:, :4].all() and not det.coverage.reshape(12, -1)[:, 4:].any()
+
+
+# ----------------------------------------------------------------------------- middle rule
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2]), max_size=14), min_size=1, max_size=5), st.integers(0, 4),
+       st.booleans())
+def test_middle_runs_equal_their_reference(docs, min_side, with_strong):
+    """0: uncovered, 1: covered, 2: covered by a strong (site-level) pass."""
+    flat = np.asarray([x for d in docs for x in d], dtype=np.int64)
+    coverage, strong = flat > 0, (flat == 2) if with_strong else None
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
+    got = middle_runs(coverage, offsets, min_side, strong)
+    assert got.tolist() == middle_runs_reference(coverage.tolist(), offsets.tolist(), min_side,
+                                                 None if strong is None else strong.tolist())
+    assert not (got & ~coverage).any()
+
+
+def test_a_line_repeated_mid_page_in_one_section_is_content_and_at_the_top_or_site_wide_chrome():
+    """A line on every page of one URL section (11 of a site's 80 pages: frequent in the section,
+    not in the site) is a template at the pages' top, and content where text surrounds it (a
+    reference sentence repeated by one section); a line mid-page on the site's pages across its
+    sections (a promo pasted into every page) stays a template."""
+    idiom = "import the package from the standard library before use"
+    urls = [f"https://s/{'ref' if p < 11 else 'guide'}/p{p}.html" for p in range(80)]
+
+    def body(p, k):
+        return " ".join(f"w{p}x{k}x{i}" for i in range(12))
+
+    cases = (  # (texts, covered tokens with the rule, covered tokens without it)
+        ([f"{idiom}\n{body(p, 0)}\n{body(p, 1)}" if p < 11 else f"{body(p, 0)}\n{body(p, 1)}" for p in range(80)],
+         9 * 11, 9 * 11),
+        ([f"{body(p, 0)}\n{idiom}\n{body(p, 1)}" if p < 11 else f"{body(p, 0)}\n{body(p, 1)}" for p in range(80)],
+         0, 9 * 11),
+        ([f"{body(p, 0)}\n{idiom}\n{body(p, 1)}" for p in range(80)], 9 * 80, 9 * 80),
+    )
+    for texts, with_rule, without in cases:
+        vocab, tokens, offsets, starts, ends, bo = tokenized(texts)
+        levels = scope_levels(["s"] * 80, urls, 1)
+        for middle, expected in ((10, with_rule), (0, without)):
+            cfg = TemplateConfig(middle_content_tokens=middle, skeleton=False, scoped_min_length=None)
+            det = detect_templates(tokens, offsets, bo, cfg, levels, number_token_mask(vocab.tokens()))
+            assert int(det.coverage.sum()) == expected
+            records = [config_record(cfg)] + [p.to_record(vocab.token) for p in det.phrases]
+            scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(80)]
+            at_ingest = TemplateMatcher(records).find_batch(texts, scopes)
+            assert np.concatenate([m.token_mask() for m in at_ingest]).tolist() == det.coverage.tolist()
