@@ -33,7 +33,10 @@ its phrase occurs in), so a banner whose neighbours differ from every mined page
 known boilerplate. The windows are looked up in a hash index (:mod:`.window_index`);
 overlapping window occurrences of one phrase are reported as one match (a *run*), so a
 match's tokens are exactly the tokens its windows cover. Phrases with no known L (a
-hand-written list), and phrases of at most L tokens, are matched whole by the automaton.
+hand-written list), and phrases of at most L tokens, are matched whole: by the automaton,
+or, for a phrase of exactly L tokens (its one window), by the window index of L, which
+reports each of its occurrences as the automaton would, so the automaton is not run at all
+when every phrase has its L.
 Step 5 (``fixed_point``) applies to windows as to phrases: a stripped text holds no window.
 
 The automaton (:class:`Automaton`) is a set of numpy arrays: a dense transition row for
@@ -383,10 +386,11 @@ class PhraseMatcher:
                   window of :func:`window_lengths` tokens; module docstring).
     min_length:   window length for every phrase (None: each phrase's own ``min_length``).
     vocabulary:   frozen :class:`Vocabulary` of the phrase tokens (id i = symbol i + 1).
-    automaton:    :class:`Automaton` over the symbols of the phrases matched whole;
-                  its pattern k is phrase ``whole_index[k]``.
+    automaton:    :class:`Automaton` over the symbols of the phrases matched whole that no
+                  window index holds; its pattern k is phrase ``whole_index[k]``.
     windows:      one (:class:`~.window_index.WindowIndex`, phrase indices int64) per window
-                  length; pattern k of an index is phrase ``indices[k]``.
+                  length L, holding the phrases matched by windows of L and those matched
+                  whole that have L tokens; pattern k of an index is phrase ``indices[k]``.
     phrase_scope: int32 (P,) scope id of each phrase, GLOBAL_SCOPE for unscoped ones.
     scope_ids:    scope string -> scope id.
     """
@@ -406,13 +410,20 @@ class PhraseMatcher:
             dtype=np.int32,
             count=len(phrase_set),
         )
-        self.whole_index = np.flatnonzero(self.window_length == 0).astype(np.int64)
-        self.automaton = build_automaton([patterns[i] for i in self.whole_index.tolist()])
+        # A whole phrase of exactly L tokens is its only L-window: the index of windows of L
+        # finds it (reported like the automaton reports it), so one scan covers both.
+        whole = self.window_length == 0
+        phrase_length = np.fromiter((p.length for p in phrase_set), dtype=np.int64, count=len(phrase_set))
+        in_automaton = whole.copy()
         self.windows: list[tuple[WindowIndex, np.ndarray]] = []
-        for length in np.unique(self.window_length[self.window_length > 0]).tolist():
-            members = np.flatnonzero(self.window_length == length).astype(np.int64)
-            index = build_window_index([patterns[i] for i in members.tolist()], int(length), self.phrase_scope[members])
-            self.windows.append((index, members))
+        for length in np.unique(self.window_length[~whole]).tolist():
+            members = np.flatnonzero((self.window_length == length) | (whole & (phrase_length == length)))
+            index = build_window_index([patterns[i] for i in members.tolist()], int(length), self.phrase_scope[members],
+                                       whole[members])
+            self.windows.append((index, members.astype(np.int64)))
+            in_automaton[members] = False
+        self.whole_index = np.flatnonzero(in_automaton).astype(np.int64)
+        self.automaton = build_automaton([patterns[i] for i in self.whole_index.tolist()])
         logger.debug("matcher: %d phrases (%d whole, %d by windows of %s tokens), %d symbols, %d states, %d windows",
                      len(patterns), self.whole_index.shape[0], len(patterns) - self.whole_index.shape[0],
                      [w.length for w, _ in self.windows], len(tokens), self.automaton.n_states,
@@ -459,13 +470,15 @@ class PhraseMatcher:
 
     def _scan_scoped(self, sym: np.ndarray, tok_off: np.ndarray, doc_scope: np.ndarray | None):
         """Matches ``(start, end, index, doc)`` in ``sym`` whose phrase applies to their document."""
-        m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
-        m_idx = self.whole_index[m_idx].astype(np.int32)
-        if self.windows:
-            parts = [(m_start, m_end, m_idx)]
-            for index, members in self.windows:
-                w_start, w_end, w_idx = index.find_runs(sym, tok_off)
-                parts.append((w_start, w_end, members[w_idx].astype(np.int32)))
+        parts = []  # each sorted by (start, end, index): phrase indices map in ascending order
+        if self.whole_index.shape[0] or not self.windows:
+            m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
+            parts.append((m_start, m_end, self.whole_index[m_idx].astype(np.int32)))
+        for index, members in self.windows:
+            w_start, w_end, w_idx = index.find_runs(sym, tok_off)
+            parts.append((w_start, w_end, members[w_idx].astype(np.int32)))
+        m_start, m_end, m_idx = parts[0]
+        if len(parts) > 1:
             m_start, m_end, m_idx = (np.concatenate(col) for col in zip(*parts))
             order = np.lexsort((m_idx, m_end, m_start))
             m_start, m_end, m_idx = m_start[order], m_end[order], m_idx[order]

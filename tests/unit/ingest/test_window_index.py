@@ -89,14 +89,25 @@ _symbols = st.integers(1, 4)
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(st.lists(st.lists(_symbols, min_size=1, max_size=9).map(tuple), min_size=0, max_size=6),
        st.integers(1, 4), st.lists(st.sampled_from([GLOBAL_SCOPE, GLOBAL_SCOPE, 0, 1]), min_size=6, max_size=6),
+       st.lists(st.booleans(), min_size=6, max_size=6),
        st.lists(st.lists(st.integers(0, 5), max_size=30), min_size=1, max_size=4))
-def test_window_runs_kernel_equals_its_plain_twin(patterns, length, scopes, docs):
+def test_window_runs_kernel_equals_its_plain_twin(patterns, length, scopes, whole, docs):
     """Few symbols, so windows repeat inside and across patterns, first occurrences' successors
-    differ from what the documents hold, and runs of one pattern overlap those of others."""
+    differ from what the documents hold, and runs of one pattern overlap those of others;
+    some patterns of exactly ``length`` symbols are matched whole."""
     scopes = scopes[:len(patterns)]
-    index = build_window_index(patterns, length, np.asarray(scopes, dtype=np.int32))
-    assert _runs(index, docs) == window_runs_reference(patterns, length, scopes, docs)
+    whole = [w and len(p) == length for w, p in zip(whole, patterns)]
+    index = build_window_index(patterns, length, np.asarray(scopes, dtype=np.int32), np.asarray(whole, dtype=bool))
+    assert _runs(index, docs) == window_runs_reference(patterns, length, scopes, docs, whole)
     assert index.n_windows == len({p[j:j + length] for p in patterns for j in range(len(p) - length + 1)})
+
+
+def test_a_whole_pattern_is_reported_at_every_occurrence_and_never_given_to_another():
+    patterns = [(1, 1, 2), (1, 1), (1, 1)]  # pattern 0 holds (1 1) too; 1 and 2 are equal whole patterns
+    index = build_window_index(patterns, 2, whole=np.array([False, True, True]))
+    assert _runs(index, [[1, 1, 1, 2]]) == [(0, 2, 1), (0, 2, 2), (0, 4, 0), (1, 3, 1), (1, 3, 2)]
+    with pytest.raises(ValueError, match="whole"):
+        build_window_index([(1, 2, 3)], 2, whole=np.array([True]))
 
 
 def test_mark_mode_names_the_phrase_whose_windows_matched():
@@ -195,6 +206,26 @@ def test_window_matcher_equals_its_plain_twin_with_and_without_fixed_point(case,
                      "span_gap_end"):
             assert getattr(fast, name).tolist() == getattr(slow, name).tolist(), name
         assert fast.covered_tokens == slow.covered_tokens
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(_corpus())
+def test_phrases_matched_whole_among_windows_are_reported_as_the_automaton_reports_them(case):
+    """Those of exactly ``length`` tokens are found by the window index, the shorter ones by
+    the automaton: either way every occurrence, overlapping or not, of every equal phrase."""
+    texts, phrases, scopes, doc_scopes, length = case
+    records = [{"tokens": list(p), "min_length": length, **({"scope": s} if s else {})} for p, s in zip(phrases, scopes)]
+    phrase_set = PhraseSet.from_records(records + [{**records[0], "id": "twin"}])  # an equal phrase twice
+    windows = PhraseMatcher(phrase_set, match="windows")
+    whole = PhraseMatcher(phrase_set, match="phrases")
+    matched_whole = windows.window_length == 0
+
+    def whole_matches(m):
+        return [(s, e, p) for s, e, p in zip(m.match_start.tolist(), m.match_end.tolist(), m.match_phrase.tolist())
+                if matched_whole[p]]
+
+    for w, p in zip(windows.find_batch(texts, doc_scopes), whole.find_batch(texts, doc_scopes)):
+        assert whole_matches(w) == whole_matches(p)
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
