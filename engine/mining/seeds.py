@@ -9,8 +9,11 @@ windows off they are all of the bigram's occurrences and df is the bigram's df.
 
 1. Group occurrences by bigram, positions ascending inside a group. Conceptually this is a
    stable sort of packed keys ``id1 << 32 | id2`` (what :func:`gather_seeds_reference` does);
-   the kernel does the same as two stable counting-sort passes over the dense frequent-word
-   ranks (second token, then first token): O(C + F) instead of a comparison sort of C keys.
+   the kernel numbers the distinct bigrams with a small hash table (the filter leaves few:
+   thousands of bigrams for millions of occurrences), sorts just those, and moves every
+   occurrence once with a stable counting sort by bigram: O(C + G log G), and one copy of
+   the occurrences instead of the four arrays each of two counting-sort passes by rank
+   needed (memory at a billion tokens).
 2. Exact df per bigram: positions ascending means documents non-decreasing, so df is the
    number of document changes inside the group.
 3. Bigrams with df < sigma are the filter's false positives and are dropped.
@@ -58,62 +61,88 @@ class SeedSet:
         return int((self.hi - self.lo).sum())
 
 
-@njit(cache=True)
-def _stable_bucket(keys, pos, doc, other, n_buckets):
-    """Stable counting sort of (pos, doc, other key) by ``keys`` in [0, n_buckets).
+_EMPTY = np.uint64(2**64 - 1)  # a free slot: packed ranks are < 2**63 (ranks < 2**32 - 1)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
-    Returns the four arrays permuted: pos, doc, other, keys. No random reads of the corpus.
-    """
-    n = keys.shape[0]
-    start = np.zeros(n_buckets + 1, dtype=np.int64)
+
+@njit(cache=True)
+def _slot(key, shift):
+    return np.int64((key * _GOLDEN) >> shift)  # Fibonacci hashing: the top bits of the product
+
+
+@njit(cache=True)
+def _group_ids(tokens, rank_of, pos):
+    """Dense id of each occurrence's bigram (first-seen order) and the packed ranks
+    ``rank1 << 32 | rank2`` of every id. An open-addressing table, doubled at half load:
+    its size follows the distinct bigrams, not the occurrences."""
+    n = pos.shape[0]
+    bits = 10
+    keys = np.full(1 << bits, _EMPTY, dtype=np.uint64)
+    ids = np.empty(1 << bits, dtype=np.int64)
+    group_keys = np.empty(1 << (bits - 1), dtype=np.uint64)
+    gid = np.empty(n, dtype=np.int32)
+    n_groups = 0
+    for i in range(n):  # positions ascending: a streaming read of the corpus
+        p = pos[i]
+        key = (np.uint64(rank_of[tokens[p]]) << np.uint64(32)) | np.uint64(rank_of[tokens[p + 1]])
+        mask = (np.int64(1) << bits) - 1
+        slot = _slot(key, np.uint64(64 - bits))
+        while keys[slot] != key and keys[slot] != _EMPTY:
+            slot = (slot + 1) & mask
+        if keys[slot] == key:
+            gid[i] = ids[slot]
+            continue
+        keys[slot] = key
+        ids[slot] = n_groups
+        group_keys[n_groups] = key
+        gid[i] = n_groups
+        n_groups += 1
+        if 2 * n_groups >= keys.shape[0]:  # double and re-insert
+            bits += 1
+            mask = (np.int64(1) << bits) - 1
+            keys = np.full(1 << bits, _EMPTY, dtype=np.uint64)
+            ids = np.empty(1 << bits, dtype=np.int64)
+            for g in range(n_groups):
+                slot = _slot(group_keys[g], np.uint64(64 - bits))
+                while keys[slot] != _EMPTY:
+                    slot = (slot + 1) & mask
+                keys[slot] = group_keys[g]
+                ids[slot] = g
+            grown = np.empty(1 << (bits - 1), dtype=np.uint64)
+            grown[:n_groups] = group_keys[:n_groups]
+            group_keys = grown
+    return gid, group_keys[:n_groups].copy()
+
+
+@njit(cache=True)
+def _group_kernel(tokens, rank_of, pos, doc):
+    """Occurrences grouped by bigram (groups in packed-rank order, positions ascending
+    inside each: one stable counting sort by group), each group's slice and exact df."""
+    n = pos.shape[0]
+    gid, group_keys = _group_ids(tokens, rank_of, pos)
+    n_groups = group_keys.shape[0]
+    rank = np.empty(n_groups, dtype=np.int64)  # id -> position of its key in sorted order
+    rank[np.argsort(group_keys)] = np.arange(n_groups)
+    start = np.zeros(n_groups + 1, dtype=np.int64)
     for i in range(n):
-        start[keys[i] + 1] += 1
-    for b in range(n_buckets):
-        start[b + 1] += start[b]
+        start[rank[gid[i]] + 1] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    g_lo = start[:n_groups].copy()
+    g_hi = start[1:].copy()
     out_pos = np.empty(n, dtype=np.int64)
     out_doc = np.empty(n, dtype=np.int32)
-    out_other = np.empty(n, dtype=np.uint32)
-    out_keys = np.empty(n, dtype=np.uint32)
     for i in range(n):
-        k = keys[i]
-        j = start[k]
-        start[k] = j + 1
+        g = rank[gid[i]]
+        j = start[g]
+        start[g] = j + 1
         out_pos[j] = pos[i]
         out_doc[j] = doc[i]
-        out_other[j] = other[i]
-        out_keys[j] = k
-    return out_pos, out_doc, out_other, out_keys
-
-
-@njit(cache=True)
-def _group_kernel(tokens, rank_of, pos, doc, n_frequent):
-    n = pos.shape[0]
-    first = np.empty(n, dtype=np.uint32)
-    second = np.empty(n, dtype=np.uint32)
-    for i in range(n):  # positions ascending: a streaming read of the corpus
-        first[i] = rank_of[tokens[pos[i]]]
-        second[i] = rank_of[tokens[pos[i] + 1]]
-    # LSD: by second token, then (stably) by first token.
-    pos1, doc1, first1, second1 = _stable_bucket(second, pos, doc, first, n_frequent)
-    pos2, doc2, second2, first2 = _stable_bucket(first1, pos1, doc1, second1, n_frequent)
-    # Group scan: boundaries where (first, second) changes; df = document changes.
-    n_groups = 0
-    for i in range(n):
-        if i == 0 or first2[i] != first2[i - 1] or second2[i] != second2[i - 1]:
-            n_groups += 1
-    g_lo = np.empty(n_groups, dtype=np.int64)
-    g_hi = np.empty(n_groups, dtype=np.int64)
     g_df = np.zeros(n_groups, dtype=np.int64)
-    g = -1
-    for i in range(n):
-        if i == 0 or first2[i] != first2[i - 1] or second2[i] != second2[i - 1]:
-            g += 1
-            g_lo[g] = i
-            g_df[g] = 1
-        elif doc2[i] != doc2[i - 1]:
-            g_df[g] += 1
-        g_hi[g] = i + 1
-    return pos2, doc2, g_lo, g_hi, g_df
+    for g in range(n_groups):  # documents are non-decreasing inside a group
+        for j in range(g_lo[g], g_hi[g]):
+            g_df[g] += j == g_lo[g] or out_doc[j] != out_doc[j - 1]
+    return out_pos, out_doc, g_lo, g_hi, g_df
 
 
 def _finish(tokens, pos, doc, g_lo, g_hi, g_df, sigma) -> SeedSet:
@@ -152,7 +181,9 @@ def gather_seeds(tokens: np.ndarray, rank_of: np.ndarray, pos: np.ndarray, doc: 
     pos/doc: int64 (C,) / int32 (C,) candidate occurrences, positions ascending.
     """
     _check(tokens, rank_of, pos, doc)
-    pos2, doc2, g_lo, g_hi, g_df = _group_kernel(tokens, rank_of, pos, doc, np.int64(n_frequent))
+    if n_frequent >= 2**32 - 1:
+        raise ValueError(f"n_frequent={n_frequent}: ranks must fit in 32 bits")
+    pos2, doc2, g_lo, g_hi, g_df = _group_kernel(tokens, rank_of, pos, doc)
     return _finish(tokens, pos2, doc2, g_lo, g_hi, g_df, sigma)
 
 
