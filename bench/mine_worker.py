@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--sigma", type=int, required=True)
     ap.add_argument("--min-length", type=int, required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--docs", type=int, default=None, help="Mine only the first DOCS documents of the store.")
+    ap.add_argument("--no-windows", action="store_true", help="Skip the window-coverage mask (large runs).")
     args = ap.parse_args()
 
     from bloomspan.engine.mining.config import MiningConfig
@@ -52,26 +54,34 @@ def main() -> None:
     # Compile on a slice of the same read-only memmaps: numba specialises on array flags, so
     # warming up on a plain array would leave the timed call to compile again.
     head = min(store.n_docs, 50)
-    mine(store.tokens[: int(store.doc_offsets[head])], store.doc_offsets[: head + 1],
-         MiningConfig(sigma=2, min_length=2, engine=engine))
+    for warm in (("bloomspan", "fhk", "auto") if engine == "auto" else (engine,)):  # auto may pick either
+        mine(store.tokens[: int(store.doc_offsets[head])], store.doc_offsets[: head + 1],
+             MiningConfig(sigma=2, min_length=2, engine=warm))
 
+    n_docs = store.n_docs if args.docs is None else min(args.docs, store.n_docs)
+    tokens, offsets = store.tokens[: int(store.doc_offsets[n_docs])], store.doc_offsets[: n_docs + 1]
     t0 = time.perf_counter()
-    result = mine(store.tokens, store.doc_offsets, config)
+    c0 = time.process_time()
+    result = mine(tokens, offsets, config)
     seconds = time.perf_counter() - t0
+    cpu_seconds = time.process_time() - c0
     digest = hashlib.sha256()
     for p in result.phrases:
         digest.update(json.dumps([list(map(int, p.tokens)), int(p.df), int(p.occurrences)]).encode())
     out = Path(args.out)
-    np.save(out.with_suffix(".coverage.npy"), np.asarray(result.coverage, dtype=bool))
-    from bloomspan.engine.mining.window_coverage import window_coverage
+    peak = peak_rss_bytes()  # before the extras below, which are not mining
+    if not args.no_windows:
+        np.save(out.with_suffix(".coverage.npy"), np.asarray(result.coverage, dtype=bool))
+        from bloomspan.engine.mining.window_coverage import window_coverage
 
-    t1 = time.perf_counter()
-    windows = window_coverage(store.tokens, store.doc_offsets, result.phrases, args.min_length)
-    result.stats["seconds_window_coverage_extra"] = time.perf_counter() - t1
-    np.save(out.with_suffix(".windows.npy"), windows)
-    out.write_text(json.dumps({"engine": args.engine, "seconds": seconds, "phrases": len(result.phrases),
+        t1 = time.perf_counter()
+        windows = window_coverage(tokens, offsets, result.phrases, args.min_length)
+        result.stats["seconds_window_coverage_extra"] = time.perf_counter() - t1
+        np.save(out.with_suffix(".windows.npy"), windows)
+    out.write_text(json.dumps({"engine": args.engine, "seconds": seconds, "cpu_seconds": cpu_seconds,
+                               "phrases": len(result.phrases), "tokens": int(tokens.shape[0]),
                                "phrases_sha256": digest.hexdigest(), "covered_tokens": int(np.count_nonzero(result.coverage)),
-                               "peak_rss_bytes": peak_rss_bytes(),
+                               "peak_rss_bytes": peak,
                                "stats": result.stats}, default=float))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINES = ("bloomspan", "fhk")
+ENGINES = ("bloomspan", "fhk", "auto")
 
 # The article (Part 4, "A Bloom filter with counters") sizes the counting filter at 8 bytes per
 # corpus token, capped at 512 MB. Here it is sized by the keys it counts (counting_filter.count_keys:

@@ -1,24 +1,71 @@
-"""The exact MCFP engines by name (``MiningConfig.engine``): BloomSpan, or FHK over a suffix array.
+"""The exact MCFP engines by name (``MiningConfig.engine``): BloomSpan, FHK over a suffix
+array, or ``auto``, which picks one of the two from the corpus shape.
 
 Every caller that mines a whole corpus or a sub-corpus picks its engine here, once.
+
+``auto`` (:func:`choose_engine`). Both engines return the same phrases; only time and
+memory differ. BloomSpan's cost follows what survives its filters, FHK's the corpus: the
+suffix array costs ~25 bytes and a few hundred ns per token whatever the corpus, BloomSpan
+~10 bytes and well under 100 ns per token on natural text, but its growth revisits the
+occurrences of nested repeats once per branch, so on a corpus made of heavily overlapping
+phrases (the article's Synthetic 2, LZ78 c/n 0.05) FHK is several times faster. The rule,
+fitted on the regimes of ``bench/engine_auto_bench.py`` (web crawl at strict and
+permissive sigma, Synthetic 1, Synthetic 2; table in bench/RESULTS.md): FHK when the
+sampled c/n (:mod:`.corpus_shape`) is below ``FHK_MAX_CN`` and the corpus has at most
+``FHK_MAX_TOKENS`` tokens (past that FHK's memory, not its speed, decides), BloomSpan
+otherwise. Measuring c/n costs one LZ78 parse of at most 2**20 tokens (tens of ms).
 """
 from __future__ import annotations
+
+import logging
+from dataclasses import replace
 
 import numpy as np
 
 from .config import MiningConfig
 from .phrases import MiningResult
 
+logger = logging.getLogger(__name__)
+
+# Fitted on bench/engine_auto_bench.py: natural text and the web crawl sample at c/n >= 0.25,
+# Synthetic 1 at ~1.0 (BloomSpan faster on both), Synthetic 2 at ~0.05 (FHK faster).
+FHK_MAX_CN = 0.12
+FHK_MAX_TOKENS = 200_000_000
+
+
+def choose_engine(tokens: np.ndarray, doc_offsets: np.ndarray, config: MiningConfig) -> tuple[str, str]:
+    """``(engine, reason)`` for ``config.engine == "auto"``: ``"fhk"`` or ``"bloomspan"``."""
+    from .corpus_shape import corpus_shape
+
+    shape = corpus_shape(tokens, doc_offsets)
+    if shape.cn < FHK_MAX_CN and shape.tokens <= FHK_MAX_TOKENS:
+        return "fhk", (f"c/n {shape.cn:.3f} < {FHK_MAX_CN} (dense nested repeats) and "
+                       f"{shape.tokens:,} <= {FHK_MAX_TOKENS:,} tokens")
+    if shape.cn < FHK_MAX_CN:
+        return "bloomspan", f"c/n {shape.cn:.3f} < {FHK_MAX_CN} but {shape.tokens:,} tokens > {FHK_MAX_TOKENS:,}"
+    return "bloomspan", f"c/n {shape.cn:.3f} >= {FHK_MAX_CN}"
+
 
 def mine(tokens: np.ndarray, doc_offsets: np.ndarray, config: MiningConfig) -> MiningResult:
-    """Run BloomSpan (default) or the exact suffix-array miner FHK on a corpus.
+    """Run BloomSpan (default), the exact suffix-array miner FHK, or the one ``auto`` picks.
 
-    ``tokens`` uint32 (W,), ``doc_offsets`` int64 (D+1,).
+    ``tokens`` uint32 (W,), ``doc_offsets`` int64 (D+1,). With ``auto`` the stats say which
+    engine ran (``engine``) and why (``engine_reason``).
     """
+    reason = None
+    if config.engine == "auto":
+        engine, reason = choose_engine(np.asarray(tokens), np.asarray(doc_offsets), config)
+        logger.info("engine auto: %s (%s)", engine, reason)
+        config = replace(config, engine=engine)
     if config.engine == "fhk":
         from bloomspan.engine.oracles.fhk import mine_fhk
 
-        return mine_fhk(tokens, doc_offsets, config)
-    from .bloomspan import mine_bloomspan
+        result = mine_fhk(tokens, doc_offsets, config)
+    else:
+        from .bloomspan import mine_bloomspan
 
-    return mine_bloomspan(tokens, doc_offsets, config)
+        result = mine_bloomspan(tokens, doc_offsets, config)
+    if reason is not None:
+        result.stats["engine_reason"] = reason
+        result.stats["engine_requested"] = "auto"
+    return result

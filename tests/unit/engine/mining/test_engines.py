@@ -1,10 +1,12 @@
-"""The engine dispatch by name: each name runs its engine, and both engines agree (exact MCFP)."""
+"""The engine dispatch by name: each name runs its engine, both engines agree (exact MCFP), and
+``auto`` picks one by corpus shape."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from bloomspan.engine.mining import engines as engines_mod
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.mining.engines import mine
@@ -44,3 +46,44 @@ def test_both_names_give_the_same_phrases_and_coverage(docs, sigma, min_length):
     b = mine(tokens, offsets, MiningConfig(sigma=sigma, min_length=min_length, engine="fhk"))
     assert a.phrases == b.phrases
     assert np.array_equal(a.coverage, b.coverage)
+
+
+def nested_repeats(seed=0, n_docs=400):
+    """Documents cut from one repeated run of 150 tokens: LZ78 c/n 0.05, far below natural text."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 40, size=150)
+    docs = [np.tile(base, 3)[s:s + 300] for s in rng.integers(0, 150, size=n_docs)]
+    tokens = np.concatenate(docs).astype(np.uint32)
+    return tokens, np.cumsum([0] + [len(d) for d in docs]).astype(np.int64)
+
+
+def fresh_text(seed=1, n_docs=60):
+    rng = np.random.default_rng(seed)
+    boiler = rng.integers(0, 5000, size=12)
+    docs = [np.concatenate([boiler, rng.integers(0, 5000, size=200)]) for _ in range(n_docs)]
+    tokens = np.concatenate(docs).astype(np.uint32)
+    return tokens, np.cumsum([0] + [len(d) for d in docs]).astype(np.int64)
+
+
+def phrases(result):
+    return [(p.tokens, p.df, p.occurrences) for p in result.phrases]
+
+
+def test_auto_picks_fhk_on_nested_repeats_and_bloomspan_on_fresh_text():
+    cfg = MiningConfig(sigma=30, min_length=4, engine="auto")
+    for corpus, want in ((nested_repeats(), "fhk"), (fresh_text(), "bloomspan")):
+        engine, reason = engines_mod.choose_engine(*corpus, cfg)
+        assert engine == want, reason
+        result = engines_mod.mine(*corpus, cfg)
+        assert result.stats["engine"] == want and result.stats["engine_requested"] == "auto"
+        assert "c/n" in result.stats["engine_reason"]
+        for name in ("bloomspan", "fhk"):
+            other = engines_mod.mine(*corpus, MiningConfig(sigma=30, min_length=4, engine=name))
+            assert phrases(other) == phrases(result)
+    assert phrases(result)  # the fresh text's boilerplate is found
+
+
+def test_auto_keeps_bloomspan_past_the_fhk_size_limit(monkeypatch):
+    monkeypatch.setattr(engines_mod, "FHK_MAX_TOKENS", 100)
+    engine, reason = engines_mod.choose_engine(*nested_repeats(), MiningConfig(sigma=3, min_length=4, engine="auto"))
+    assert engine == "bloomspan" and "tokens >" in reason
