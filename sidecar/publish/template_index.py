@@ -39,8 +39,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from opensearchpy import helpers
+from opensearchpy.exceptions import NotFoundError, TransportError
+from opensearchpy.helpers import BulkIndexError
+
+from bloomspan.mappings import index_template, load
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
 from bloomspan.sidecar.publish.run_names import EARLIER_RUN_FIELDS, current_names
+
+from .bitmaps import encode_bitmap
+from .clean_index_template import InstallReport, install_clean_templates
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +93,6 @@ def aliased_indices(client, name: str) -> list[str]:
 
 def physical_indices(client, name: str) -> dict[str, dict]:
     """Physical indices of ``name``: ``{index: {"run_id", "complete", "aliased"}}``."""
-    from opensearchpy.exceptions import NotFoundError
-
     try:
         # number_of_shards is always set: filtering on blocks.write alone would omit the
         # unfinished indices, which lack it.
@@ -115,8 +121,6 @@ def _check_alias_name(client, name: str) -> None:
 def swap_alias(client, name: str, target: str) -> list[str]:
     """Point alias ``name`` at ``target`` only, in one atomic ``_aliases`` call; returns the
     indices it pointed at before."""
-    from opensearchpy.exceptions import NotFoundError
-
     for attempt in range(3):
         previous = aliased_indices(client, name)
         actions = [{"remove": {"index": old, "alias": name}} for old in previous if old != target]
@@ -142,10 +146,6 @@ class PublishResult:
 
 
 def _bulk(client, index: str, actions: Iterable[dict], bulk_docs: int, progress, total: int | None) -> int:
-    from opensearchpy import helpers
-    from opensearchpy.exceptions import TransportError
-    from opensearchpy.helpers import BulkIndexError
-
     done = 0
     try:
         for _ok, _item in helpers.streaming_bulk(client, ({"_index": index, **a} for a in actions),
@@ -179,10 +179,6 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
                  ``mine --templates``); each source holds its own ``kind``, run_id is added.
     before_swap: called right before the alias moves (the lease check); may raise.
     """
-    from bloomspan.mappings import load
-
-    from .bitmaps import encode_bitmap
-
     if keep_runs < 1:
         raise ValueError(f"keep_runs={keep_runs}: must be >= 1")
     _check_alias_name(client, name)
@@ -349,10 +345,6 @@ def setup(client, name: str, lease_index: str, source_index: str | None = None,
     fields as a composable template plus a mapping on the indices that exist
     (:mod:`.clean_index_template`). Returns what was installed, as lines; what could not be
     goes to ``report.problems`` (an :class:`~.clean_index_template.InstallReport`) when given."""
-    from bloomspan.mappings import index_template
-
-    from .clean_index_template import InstallReport, install_clean_templates
-
     done = []
     client.indices.put_index_template(name=name, body=index_template("template-index", [f"{name}-*"]))
     done.append(f"index template {name} -> {name}-*")

@@ -15,6 +15,13 @@ from __future__ import annotations
 
 import logging
 
+from opensearchpy import helpers
+
+from bloomspan.ingest.curated_cleaner import curated_cleaner
+from bloomspan.ingest.curation import curate_records
+from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.template_matcher import TemplateMatcher
+from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
 from bloomspan.sidecar.publish.phrase_records import document_record
 
 log = logging.getLogger(__name__)
@@ -37,8 +44,6 @@ def current_run(client, alias: str) -> str | None:
 
 def _scan(client, index: str, kinds: list[str], fields: list[str] | None = None):
     """Documents of ``kinds``: only ``fields`` of each, or all but :data:`BULKY_FIELDS`."""
-    from opensearchpy import helpers
-
     source = {"_source": fields} if fields is not None else {"_source_excludes": BULKY_FIELDS}
     yield from helpers.scan(client, index=index, query={"query": {"terms": {"kind": kinds}}}, size=1000,
                             preserve_order=False, **source)
@@ -69,15 +74,11 @@ def _with_min_length(records: list[dict], min_length: int | None) -> list[dict]:
 def run_curation(client, index: str):
     """The curation of the template alias physical index ``index`` belongs to (empty when
     ``index`` is not a run index)."""
-    from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
-
     alias = template_alias_of(index)
     return load_curation(client, alias) if alias is not None else Curation()
 
 
 def _strictly_curated(client, index: str, records: list) -> list:
-    from bloomspan.ingest.curation import curate_records
-
     curation = run_curation(client, index)
     if not curation.entries:
         return records
@@ -89,8 +90,6 @@ def _strictly_curated(client, index: str, records: list) -> list:
 def load_phrase_set(client, index: str, curated: bool = True):
     """A :class:`~bloomspan.ingest.phrase_set.PhraseSet` of every phrase in ``index`` (curated
     strictly unless ``curated`` is False)."""
-    from bloomspan.ingest.phrase_set import PhraseSet
-
     records = _with_min_length([document_record(src) for src in phrase_documents(client, index)],
                                run_min_length(client, index))
     log.info("loaded phrases index=%s count=%d", index, len(records))
@@ -153,9 +152,6 @@ def load_cleaning_set(client, index: str, curated: bool = True):
     :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over them plus the template
     detector's records when the run was made with ``--templates`` (else None); curated
     strictly unless ``curated`` is False."""
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.template_matcher import TemplateMatcher
-
     records, with_templates = cleaning_records(client, index)
     if curated:
         records = _strictly_curated(client, index, records)
@@ -170,8 +166,6 @@ def load_cleaner(client, index: str, config, curation=None):
     ``index`` with its template index's curation applied exactly (site-scoped deny entries
     route documents, :mod:`bloomspan.ingest.curated_cleaner`); ``curation`` (already read)
     saves reading it again; ``curated`` is the base set's outcome (filtered and added)."""
-    from bloomspan.ingest.curated_cleaner import curated_cleaner
-
     curation = run_curation(client, index) if curation is None else curation
     records, with_templates = cleaning_records(client, index)
     outcome: list = []

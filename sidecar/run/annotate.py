@@ -31,10 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from opensearchpy import helpers
 
 from bloomspan.ingest.cleaner import RATIO_FLOOR as MIN_RATIO  # one floor for the cleaner and annotation
 from bloomspan.sidecar.cluster.scroll import split_key
 from bloomspan.sidecar.errors import AnnotateError
+from bloomspan.sidecar.publish.clean_index_template import InstallReport, add_document_fields
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +57,6 @@ class AnnotateSummary:
 
 def install_document_mapping(client, indices: list[str]) -> list[str]:
     """Add the ``bloomspan.*`` fields to each of the concrete ``indices``; returns them."""
-    from bloomspan.sidecar.publish.clean_index_template import InstallReport, add_document_fields
-
     if not indices:
         raise AnnotateError("no source index to add the bloomspan.* fields to", field="bloomspan")
     report = InstallReport()
@@ -97,8 +97,6 @@ def annotate(client, snapshot, coverage: np.ndarray, run_id: str, *, bulk_docs: 
     ``on_batch(done)`` is called after each batch, once its new versions are in the
     snapshot: the caller checkpoints ``done`` and resumes with ``start=done``.
     """
-    from opensearchpy import helpers
-
     if not snapshot.with_offsets:
         raise AnnotateError("the corpus was read without character offsets; re-run with --annotate from the "
                             "start (the work directory's snapshot lacks them)", field="annotate")

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.text.corpus_store import CHAR_ENDS, CHAR_STARTS
+
 from .checkpoint import STORED, DocLog
 from .snapshot import Snapshot, TokenSource, canonical_rows, write_snapshot
 
@@ -117,8 +119,6 @@ def _store_source(store, with_offsets: bool, remap: np.ndarray | None = None) ->
 
 def _store_offsets(store) -> tuple[np.ndarray, np.ndarray]:
     """Whole-corpus char offset arrays of a corpus store created with offsets."""
-    from bloomspan.engine.text.corpus_store import CHAR_ENDS, CHAR_STARTS
-
     if store.n_tokens == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # The store's documented layout; it exposes offsets only per document (char_spans).

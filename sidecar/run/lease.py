@@ -26,6 +26,9 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError
+
+from bloomspan.mappings import load
 from bloomspan.sidecar.errors import LeaseHeldError, LeaseLostError
 
 log = logging.getLogger(__name__)
@@ -48,10 +51,6 @@ def _parse(s: str) -> float:
 
 def ensure_lease_index(client, index: str) -> None:
     """Create the lease index with the lease mapping if it does not exist."""
-    from opensearchpy.exceptions import RequestError
-
-    from bloomspan.mappings import load
-
     if client.indices.exists(index=index):
         return
     try:
@@ -92,8 +91,6 @@ class Lease:
 
     def acquire(self) -> None:
         """Take the lease or raise :class:`LeaseHeldError` naming the current holder."""
-        from opensearchpy.exceptions import ConflictError, NotFoundError
-
         ensure_lease_index(self.client, self.index)
         with self._lock:
             try:
@@ -127,8 +124,6 @@ class Lease:
                      "expired" if expired else "same holder")
 
     def _retry_create(self) -> None:
-        from opensearchpy.exceptions import ConflictError
-
         try:
             r = self.client.index(index=self.index, id=self.name, body=self._body(), op_type="create")
         except ConflictError:
@@ -139,8 +134,6 @@ class Lease:
 
     def renew(self) -> None:
         """Push ``expires_at`` to now + ttl; :class:`LeaseLostError` if it is no longer ours."""
-        from opensearchpy.exceptions import ConflictError, NotFoundError
-
         with self._lock:
             if self.lost is not None:
                 raise self.lost
@@ -162,8 +155,6 @@ class Lease:
 
     def release(self) -> None:
         """Delete the lease if still ours (never raises for a lease already gone)."""
-        from opensearchpy.exceptions import ConflictError, NotFoundError
-
         self._stop_thread()
         with self._lock:
             if self._seq is None:
@@ -216,8 +207,6 @@ class Lease:
 
 def read_lease(client, index: str, name: str) -> dict | None:
     """The lease document (``_source`` plus ``expired``) or None; for ``serve``'s /runs."""
-    from opensearchpy.exceptions import NotFoundError
-
     try:
         doc = client.get(index=index, id=name)
     except NotFoundError:

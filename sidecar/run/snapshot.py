@@ -40,9 +40,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from bloomspan.engine.templates.blocks import block_offsets_from_flags
+from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.sidecar.errors import CheckpointError
 
-from .checkpoint import STORED, fsync_dir, keys_array, write_json_atomic
+from .checkpoint import SKIP_REASONS, STORED, fsync_dir, keys_array, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +256,6 @@ class Snapshot:
         :mod:`bloomspan.engine.templates.blocks`); None without lines."""
         if not self.with_lines:
             return None
-        from bloomspan.engine.templates.blocks import block_offsets_from_flags
-
         return block_offsets_from_flags(self.line_starts.view(np.bool_), self.doc_offsets)
 
     def meta(self, writable: bool = False) -> np.ndarray:
@@ -285,14 +285,10 @@ class Snapshot:
     @property
     def vocabulary(self):
         if self._vocabulary is None:
-            from bloomspan.engine.text.vocabulary import Vocabulary
-
             self._vocabulary = Vocabulary.load(self.folder / "vocabulary.txt")
         return self._vocabulary
 
     def skipped_by_reason(self) -> dict[str, int]:
-        from .checkpoint import SKIP_REASONS
-
         status = np.asarray(self.meta()[:, 3])
         return {name: int(np.count_nonzero(status == code)) for code, name in SKIP_REASONS.items()}
 
