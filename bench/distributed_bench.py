@@ -1,11 +1,18 @@
-"""Distributed mining on this machine: the single-node run vs ``--dask local:N`` on one file.
+"""Distributed mining on this machine: the single-node run vs ``--dask local:N``, from a file or a live index.
 
-    .venv/bin/python -m bench.distributed_bench --docs 48000 --workers 1 2 --sigma 20 --min-length 10
+    .venv/bin/python -m bench.distributed_bench --corpus web48k.jsonl --workers 1 2 --sigma 20 --min-length 10
+    .venv/bin/python -m bench.distributed_bench --corpus web48k.jsonl --workers 1 2 --index-url http://127.0.0.1:9200
 
-Generates the web crawl (``bloomspan corpus web``) once, runs ``mine_jsonl`` in a subprocess
-(peak RSS of that process) and the distributed run per worker count on a fresh LocalCluster
-(peak RSS of each worker process, bytes the workers sent each other, bytes of window counts
-shuffled), checks that phrases.jsonl is byte-identical, and prints a Markdown table.
+Without ``--corpus`` it generates the web crawl (``bloomspan corpus web``). File mode runs
+``mine_jsonl`` in a subprocess and the distributed run per worker count on a fresh
+LocalCluster, and checks that phrases.jsonl is byte-identical. Index mode bulk-loads the
+file into ``bstest-dask-<random>`` (2 shards), runs ``run_mining`` in a subprocess and
+``run_mining_dask`` per worker count, checks that the published phrase documents, doc map
+and coverage are identical, and deletes every index it made. Per run: wall seconds, CPU
+seconds (user + sys of every process of the run: the single-node subprocess; the driver,
+which hosts the scheduler, plus the workers), peak RSS per process, bytes the workers sent
+each other, bytes of window counts shuffled, the reduced share and the tokens shipped to
+the growth shards. Prints a Markdown table; one JSON line per run on stderr.
 """
 from __future__ import annotations
 
@@ -16,42 +23,150 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 
-def _single(path: Path, out: Path, sigma: int, min_length: int) -> dict:
-    code = ("import json, resource, sys, time\n"
-            "from bloomspan.engine.mining.config import MiningConfig\n"
-            "from bloomspan.sidecar.run.jsonl_mining import mine_jsonl\n"
-            "t = time.perf_counter()\n"
-            f"s = mine_jsonl({str(path)!r}, 'text', MiningConfig(sigma={sigma}, min_length={min_length}), "
-            f"{str(out)!r}, id_field='id')\n"
-            "print(json.dumps({'seconds': time.perf_counter() - t, 'tokens': s.tokens, "
-            "'peak_rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def _cpu(usage) -> float:
+    return usage.ru_utime + usage.ru_stime
 
 
-def _distributed(path: Path, out: Path, sigma: int, min_length: int, workers: int, memory: str) -> dict:
+def _child(code: str) -> dict:
+    before = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if res.returncode:
+        raise SystemExit(f"single-node run failed:\n{res.stderr[-3000:]}")
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out["cpu_seconds"] = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - before
+    return out
+
+
+_PEAK = ("import json, resource, sys, time\n"
+         "t = time.perf_counter()\n")
+_REPORT = ("print(json.dumps({'seconds': time.perf_counter() - t, 'tokens': s.tokens, "
+           "'peak_rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n")
+
+
+def _single_file(path: Path, out: Path, sigma: int, min_length: int) -> dict:
+    return _child(_PEAK + "from bloomspan.engine.mining.config import MiningConfig\n"
+                  "from bloomspan.sidecar.run.jsonl_mining import mine_jsonl\n"
+                  f"s = mine_jsonl({str(path)!r}, 'text', MiningConfig(sigma={sigma}, min_length={min_length}), "
+                  f"{str(out)!r}, id_field='id')\n" + _REPORT)
+
+
+def _mine_kwargs(url: str, prefix: str, name: str, work: Path, sigma: int, min_length: int) -> dict:
+    return {"index": prefix + "src", "url": url, "template_index": prefix + name, "work_dir": str(work / name),
+            "lease_index": prefix + "lease", "sigma": sigma, "min_length": min_length, "templates": False}
+
+
+def _single_index(url: str, prefix: str, work: Path, sigma: int, min_length: int) -> dict:
+    kwargs = json.dumps(_mine_kwargs(url, prefix, "one", work, sigma, min_length))
+    return _child(_PEAK + "from bloomspan.sidecar.run.mining_run import MineConfig, run_mining\n"
+                  f"s = run_mining(MineConfig(**json.loads({kwargs!r})))\n" + _REPORT)
+
+
+def _distributed(workers: int, memory: str, run) -> dict:
+    """``run(scheduler_address)`` on a fresh LocalCluster of ``workers`` processes."""
     from distributed import Client, LocalCluster
-
-    from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.distributed.cluster import DaskConfig
-    from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         client.wait_for_workers(workers)
         client.run(lambda: __import__("bloomspan.engine.mining.bloomspan"))  # imports (not numba caches) off the clock
+        cpu = lambda: client.run(lambda: _cpu(resource.getrusage(resource.RUSAGE_SELF)))  # noqa: E731
+        w0, d0 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
         t = time.perf_counter()
-        s = mine_jsonl_dask(str(path), "text", MiningConfig(sigma=sigma, min_length=min_length), str(out),
-                            DaskConfig(cluster.scheduler_address), id_field="id")
+        tokens, stats = run(cluster.scheduler_address)
         seconds = time.perf_counter() - t
+        w1, d1 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    stats = s.report["stats"]
-    return {"seconds": seconds, "tokens": s.tokens, "peak_rss_per_worker": max(peaks.values()),
-            "worker_bytes_sent": stats["worker_bytes_sent"], "windows_sent_bytes": stats["windows_sent_bytes"],
-            "reduced_tokens": stats["reduced_tokens"], "stage_seconds": stats["seconds"]}
+    return {"seconds": seconds, "cpu_seconds": (d1 - d0) + sum(w1[k] - w0[k] for k in w1), "tokens": tokens,
+            "peak_rss_per_worker": max(peaks.values()), "worker_bytes_sent": stats["worker_bytes_sent"],
+            "windows_sent_bytes": stats["windows_sent_bytes"], "reduced_tokens": stats["reduced_tokens"],
+            "growth_fragment_tokens": stats["growth_fragment_tokens"], "stage_seconds": stats["seconds"]}
+
+
+def _file_runs(a, path: Path, work: Path) -> list[tuple]:
+    from bloomspan.engine.mining.config import MiningConfig
+    from bloomspan.sidecar.distributed.cluster import DaskConfig
+    from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+
+    one = _single_file(path, work / "single", a.sigma, a.min_length)
+    rows = [("single node (`mine_jsonl`)", one)]
+    reference = (work / "single" / "phrases.jsonl").read_bytes()
+    for n in a.workers:
+        out = work / f"dask{n}"
+
+        def run(address, out=out):
+            s = mine_jsonl_dask(str(path), "text", MiningConfig(sigma=a.sigma, min_length=a.min_length), str(out),
+                                DaskConfig(address), id_field="id")
+            return s.tokens, s.report["stats"]
+
+        r = _distributed(n, a.memory_limit, run)
+        if (out / "phrases.jsonl").read_bytes() != reference:
+            raise SystemExit(f"local:{n}: phrases.jsonl differs from the single-node run")
+        rows.append((f"`--dask local:{n}`", r))
+    return rows
+
+
+def _published(client, alias: str) -> dict:
+    from opensearchpy import helpers
+
+    out = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
+        src = dict(hit["_source"])
+        src.pop("run_id", None)
+        if src["kind"] == "run":
+            out["run"] = {k: src.get(k) for k in ("tokens_seen", "covered_tokens", "phrases", "docs_seen")}
+            out["coverage"] = src.get("coverage")
+        elif src["kind"] in ("phrase", "docmap"):
+            out[hit["_id"] if src["kind"] == "phrase" else f"docmap-{src['first_member']}"] = src
+    return out
+
+
+def _index_runs(a, path: Path, work: Path) -> list[tuple]:
+    from opensearchpy import OpenSearch, helpers
+
+    from bloomspan.sidecar.distributed.cluster import DaskConfig
+    from bloomspan.sidecar.distributed.index_run import run_mining_dask
+    from bloomspan.sidecar.run.mining_run import MineConfig
+
+    prefix = f"bstest-dask-{uuid.uuid4().hex[:8]}-"
+    client = OpenSearch(a.index_url, timeout=120)
+    try:
+        client.indices.create(index=prefix + "src", body={"settings": {"number_of_shards": 2, "number_of_replicas": 0,
+                                                                       "refresh_interval": "-1"}})
+        t = time.perf_counter()
+
+        def actions():
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    d = json.loads(line)
+                    yield {"_index": prefix + "src", "_id": d.pop("id"), "_source": d}
+
+        n = sum(1 for ok, _ in helpers.streaming_bulk(client, actions(), chunk_size=1000, max_chunk_bytes=20 << 20)
+                if ok)
+        client.indices.refresh(index=prefix + "src")
+        print(json.dumps({"indexed": n, "seconds": time.perf_counter() - t}), file=sys.stderr)
+        one = _single_index(a.index_url, prefix, work, a.sigma, a.min_length)
+        rows = [("single node (`run_mining`)", one)]
+        reference = _published(client, prefix + "one")
+        for k in a.workers:
+            name = f"dask{k}"
+
+            def run(address, name=name):
+                config = MineConfig(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
+                s = run_mining_dask(config, DaskConfig(address))
+                stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
+                return s.tokens, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
+
+            r = _distributed(k, a.memory_limit, run)
+            if _published(client, prefix + name) != reference:
+                raise SystemExit(f"local:{k}: the published template index differs from the single-node one")
+            rows.append((f"`--dask local:{k}`", r))
+        return rows
+    finally:
+        client.indices.delete(index=prefix + "*", ignore_unavailable=True)
 
 
 def main(argv=None) -> None:
@@ -61,8 +176,9 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
-    ap.add_argument("--memory-limit", default="6GiB")
+    ap.add_argument("--memory-limit", default="3GiB")
     ap.add_argument("--corpus", default=None, help="Existing JSONL (default: generate the web crawl)")
+    ap.add_argument("--index-url", default=None, help="Mine a live index on this node instead of the file")
     a = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bloomspan-dbench-"))
     path = Path(a.corpus) if a.corpus else work / "web.jsonl"
@@ -70,28 +186,26 @@ def main(argv=None) -> None:
         from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
         write_jsonl(corpus_by_name("web", a.docs, a.seed), path)
-    one = _single(path, work / "single", a.sigma, a.min_length)
-    rows = [("single node", one["seconds"], one["peak_rss"], None, None, None)]
-    reference = (work / "single" / "phrases.jsonl").read_bytes()
-    for n in a.workers:
-        r = _distributed(path, work / f"dask{n}", a.sigma, a.min_length, n, a.memory_limit)
-        same = (work / f"dask{n}" / "phrases.jsonl").read_bytes() == reference
-        if not same:
-            raise SystemExit(f"local:{n}: phrases.jsonl differs from the single-node run")
-        rows.append((f"--dask local:{n}", r["seconds"], r["peak_rss_per_worker"],
-                     r["worker_bytes_sent"] / r["tokens"], r["windows_sent_bytes"] / r["tokens"],
-                     r["reduced_tokens"] / r["tokens"]))
-        print(json.dumps({"workers": n, **r}), file=sys.stderr)
-    tokens = one["tokens"]
-    print(f"\n{tokens / 1e6:.1f} M tokens ({path.stat().st_size / 2**20:.0f} MiB JSONL), sigma={a.sigma}, "
-          f"min_length={a.min_length}; phrases.jsonl identical in every run\n")
-    print("| run | seconds | ns/token | peak RSS per process | worker bytes sent / token | window counts / token "
-          "| reduced share |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, sec, rss, sent, windows, red in rows:
-        fmt = lambda x, f: "—" if x is None else f.format(x)  # noqa: E731
-        print(f"| {name} | {sec:.1f} | {sec * 1e9 / tokens:.0f} | {rss / 2**20:.0f} MiB | {fmt(sent, '{:.2f}')} "
-              f"| {fmt(windows, '{:.2f}')} | {fmt(red, '{:.3f}')} |")
+    rows = _index_runs(a, path, work) if a.index_url else _file_runs(a, path, work)
+    for name, r in rows:
+        print(json.dumps({"run": name, **r}), file=sys.stderr)
+    tokens = rows[0][1]["tokens"]
+    base = rows[0][1]["seconds"]
+    source = f"live index at {a.index_url}" if a.index_url else "file"
+    print(f"\n{tokens / 1e6:.1f} M tokens ({path.stat().st_size / 2**20:.0f} MiB JSONL, {source}), sigma={a.sigma}, "
+          f"min_length={a.min_length}; output identical in every run\n")
+    print("| run | wall s | CPU s | speed-up vs single | peak RSS per process | worker bytes sent / token "
+          "| window counts B / token | growth tokens / token | reduced share |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    def per_token(r: dict, k: str, f: str) -> str:
+        return "—" if k not in r else f.format(r[k] / tokens)
+
+    for name, r in rows:
+        fmt = lambda k, f, r=r: per_token(r, k, f)  # noqa: E731
+        rss = r.get("peak_rss_per_worker", r.get("peak_rss"))
+        print(f"| {name} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {base / r['seconds']:.2f}× "
+              f"| {rss / 2**20:.0f} MiB | {fmt('worker_bytes_sent', '{:.2f}')} | {fmt('windows_sent_bytes', '{:.2f}')} "
+              f"| {fmt('growth_fragment_tokens', '{:.3f}')} | {fmt('reduced_tokens', '{:.3f}')} |")
 
 
 if __name__ == "__main__":

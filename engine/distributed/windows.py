@@ -137,45 +137,91 @@ def window_hashes_reference(ids, token_hash, doc_offsets, length: int) -> tuple[
 
 
 # ---------------------------------------------------------------------- counting by key
+# Sorting, not hashing: an open addressing table of 2N slots costs a cache miss per window
+# (600 ns per window measured on 7.5 M windows of the web crawl); a radix sort streams.
+_DIGIT_BITS = 11
+
+
 @njit(cache=True, nogil=True)
-def _count_by_key(keys, groups, weights, use_groups, table_bits):
-    """Open addressing over ``keys``: per distinct key, the sum of ``weights``, counting a
-    key once per run of equal ``groups`` (keys arrive grouped by document when used)."""
-    size = np.int64(1) << table_bits
-    mask = np.uint64(size - 1)
-    slot_key = np.zeros(size, dtype=np.uint64)
-    slot_used = np.zeros(size, dtype=np.bool_)
-    slot_last = np.full(size, -1, dtype=np.int64)
-    slot_sum = np.zeros(size, dtype=np.int64)
-    order = np.empty(keys.shape[0], dtype=np.int64)
-    n_unique = 0
-    for i in range(keys.shape[0]):
-        k = keys[i]
-        s = np.int64((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - table_bits)) if table_bits > 0 else 0
-        while slot_used[s] and slot_key[s] != k:
-            s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
-        if not slot_used[s]:
-            slot_used[s] = True
-            slot_key[s] = k
-            order[n_unique] = s
-            n_unique += 1
-        if use_groups:
-            g = groups[i]
-            if slot_last[s] != g:
-                slot_last[s] = g
-                slot_sum[s] += 1
-        else:
-            slot_sum[s] += weights[i]
-    out_keys = np.empty(n_unique, dtype=np.uint64)
-    out_sum = np.empty(n_unique, dtype=np.int64)
-    for j in range(n_unique):
-        out_keys[j] = slot_key[order[j]]
-        out_sum[j] = slot_sum[order[j]]
-    return out_keys, out_sum
+def _radix_sort_pairs(keys, values):
+    """``(keys, values)`` sorted by key, stably (LSD radix sort, 11-bit digits)."""
+    n = keys.shape[0]
+    k = keys.copy()
+    v = values.copy()
+    k2 = np.empty_like(k)
+    v2 = np.empty_like(v)
+    n_buckets = 1 << _DIGIT_BITS
+    mask = np.uint64(n_buckets - 1)
+    start = np.empty(n_buckets, dtype=np.int64)
+    for shift in range(0, 64, _DIGIT_BITS):
+        sh = np.uint64(shift)
+        start[:] = 0
+        for i in range(n):
+            start[np.int64((k[i] >> sh) & mask)] += 1
+        if np.max(start) == n:  # every key has the same digit here: nothing moves
+            continue
+        total = 0
+        for b in range(n_buckets):
+            c = start[b]
+            start[b] = total
+            total += c
+        for i in range(n):
+            b = np.int64((k[i] >> sh) & mask)
+            j = start[b]
+            k2[j] = k[i]
+            v2[j] = v[i]
+            start[b] = j + 1
+        k, k2 = k2, k
+        v, v2 = v2, v
+    return k, v
 
 
-def _table_bits(n: int) -> int:
-    return max(4, int(2 * max(n, 1) - 1).bit_length())  # load <= 1/2
+def sort_pairs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """uint64 ``keys`` ascending with their int64 ``values``; equal keys keep their order."""
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    if keys.shape != values.shape:
+        raise ValueError(f"keys{keys.shape} and values{values.shape} must have one shape")
+    return _radix_sort_pairs(keys, values)
+
+
+def sort_pairs_reference(keys, values) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`sort_pairs`: numpy's stable argsort."""
+    order = np.argsort(np.asarray(keys, dtype=np.uint64), kind="stable")
+    return np.asarray(keys, dtype=np.uint64)[order], np.asarray(values, dtype=np.int64)[order]
+
+
+@njit(cache=True, nogil=True)
+def _distinct_runs(sorted_keys, docs):
+    """Per run of equal keys, the number of distinct ``docs`` (non-decreasing inside a run)."""
+    n = sorted_keys.shape[0]
+    out_keys = np.empty(n, dtype=np.uint64)
+    out_count = np.empty(n, dtype=np.int64)
+    k = -1
+    for i in range(n):
+        if k < 0 or sorted_keys[i] != out_keys[k]:
+            k += 1
+            out_keys[k] = sorted_keys[i]
+            out_count[k] = 1
+        elif docs[i] != docs[i - 1]:
+            out_count[k] += 1
+    return out_keys[:k + 1].copy(), out_count[:k + 1].copy()
+
+
+@njit(cache=True, nogil=True)
+def _sum_runs(sorted_keys, weights):
+    """Per run of equal keys, the sum of its ``weights``."""
+    n = sorted_keys.shape[0]
+    out_keys = np.empty(n, dtype=np.uint64)
+    out_sum = np.empty(n, dtype=np.int64)
+    k = -1
+    for i in range(n):
+        if k < 0 or sorted_keys[i] != out_keys[k]:
+            k += 1
+            out_keys[k] = sorted_keys[i]
+            out_sum[k] = 0
+        out_sum[k] += weights[i]
+    return out_keys[:k + 1].copy(), out_sum[:k + 1].copy()
 
 
 def distinct_document_counts(hashes: np.ndarray, window_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,18 +234,17 @@ def distinct_document_counts(hashes: np.ndarray, window_doc: np.ndarray) -> tupl
     window_doc = np.ascontiguousarray(window_doc, dtype=np.int64)
     if window_doc.size > 1 and np.any(np.diff(window_doc) < 0):
         raise ValueError("window_doc must be non-decreasing (windows in document order)")
-    keys, counts = _count_by_key(hashes, window_doc, np.zeros(0, dtype=np.int64), True, _table_bits(hashes.size))
-    order = np.argsort(keys)
-    return keys[order], counts[order]
+    keys, docs = _radix_sort_pairs(hashes, window_doc)  # stable: docs stay non-decreasing per key
+    return _distinct_runs(keys, docs)
 
 
 def sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct keys ascending, summed weights)`` of uint64 ``keys`` and int64 ``weights``."""
+    """``(distinct keys ascending, summed weights)`` of uint64 ``keys`` and int64 ``weights``.
+
+    """
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     weights = np.ascontiguousarray(weights, dtype=np.int64)
-    out_keys, out_sum = _count_by_key(keys, np.zeros(0, dtype=np.int64), weights, False, _table_bits(keys.size))
-    order = np.argsort(out_keys)
-    return out_keys[order], out_sum[order]
+    return _sum_runs(*_radix_sort_pairs(keys, weights))
 
 
 def distinct_document_counts_reference(hashes, window_doc) -> tuple[np.ndarray, np.ndarray]:

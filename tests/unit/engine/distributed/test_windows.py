@@ -13,6 +13,8 @@ from bloomspan.engine.distributed.windows import (
     frequent_segments_reference,
     is_member,
     partition_of,
+    sort_pairs,
+    sort_pairs_reference,
     string_hashes,
     sum_by_key,
     window_counts,
@@ -186,3 +188,12 @@ def test_reduction_matches_the_definition(docs, sigma, length, n_shards):
     expect = mine_naive(tokens, offsets, sigma, length)
     got, _, _ = _reduce_and_mine(tokens, offsets, sigma, length, min(n_shards, len(docs)))
     assert got == expect
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.one_of(st.integers(0, 7), st.integers(0, 2**64 - 1)), max_size=300))
+def test_sort_pairs_is_numpys_stable_sort(keys):
+    k = np.asarray(keys, dtype=np.uint64)
+    v = np.arange(k.size, dtype=np.int64)[::-1].copy()
+    got, ref = sort_pairs(k, v), sort_pairs_reference(k, v)
+    assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
