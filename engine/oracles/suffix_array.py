@@ -33,6 +33,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from bloomspan.engine.mining.word_filter import document_frequency
+
 logger = logging.getLogger(__name__)
 
 SEPARATOR = 0
@@ -67,18 +69,11 @@ def dense_ids(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, vocab.astype(np.uint32)
 
 
-@njit(cache=True)
 def token_document_frequency(ranks, doc_offsets, n_symbols):
-    """int64 (n_symbols + 1,): number of documents containing each rank (index 0 unused)."""
-    df = np.zeros(n_symbols + 1, dtype=np.int64)
-    last_doc = np.full(n_symbols + 1, -1, dtype=np.int64)
-    for d in range(doc_offsets.shape[0] - 1):
-        for i in range(doc_offsets[d], doc_offsets[d + 1]):
-            r = ranks[i]
-            if last_doc[r] != d:
-                last_doc[r] = d
-                df[r] += 1
-    return df
+    """int64 (n_symbols + 1,): number of documents containing each rank (index 0 unused).
+
+    The word filter's kernel (one per-token df kernel for both engines)."""
+    return document_frequency(ranks, doc_offsets, n_symbols + 1)
 
 
 def token_document_frequency_reference(ranks, doc_offsets, n_symbols):
