@@ -15,7 +15,7 @@ as one pass among several and takes the union:
    group with ``sigma_g = max(sigma_floor, ceil(sigma_fraction * n_g))``
    (:mod:`.scoped_mining`), so a small site's footer counts as often as a large one's.
 4. optionally **scoped MCFP** (``scoped_min_length``): the exact miner per group.
-5. **page skeletons** (``skeleton``, :mod:`.page_skeleton`): per group of the first level
+5. **page skeletons** (``skeleton``, a :class:`.config.SkeletonConfig`; :mod:`.page_skeleton`): per group of the first level
    (or the whole corpus), the variable navigation between and around the lines the passes
    above found, walked from each page's edges (local tables of contents, "Previous: <title>").
 
@@ -32,145 +32,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from bloomspan.engine.mining.config import ENGINES, ConfigError
 from bloomspan.engine.text.slots import SLOT_ID, apply_slots
 
 from .blocks import check_blocks, flags_per_span, mine_blocks
-from .page_skeleton import PageSkeleton, SkeletonParams, mine_skeletons
+from .config import SkeletonConfig, TemplateConfig  # noqa: F401  (importable from here as before)
+from .page_skeleton import PageSkeleton, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TemplateConfig:
-    """Detector parameters. The defaults scored best on the real documentation corpus
-    (bench/RESULTS.md "Template quality"): content damage <= 0.5 % (the issue's limit), the
-    issue's recall goals met (>= 70 % per site on average, >= 95 % overall), then the most
-    template tokens found (the block-miner knobs among 288 configs before the page skeleton
-    existed, then sigma_fraction, scoped MCFP and the anchor share among 32, then the
-    skeleton's gap line length, site echoes, tables of contents and boxes among 32). The
-    global passes are off by default: on that corpus they found no template the site passes
-    missed, only shared code idioms. Site echoes (``skeleton_site_echo_length=6``) and longer
-    gap lines (``skeleton_line_length=8``) find 1-1.5 points more but damage 0.56-0.65 %.
-
-    sigma_fraction:    per-group sigma as a share of the group's documents.
-    sigma_floor:       per-group sigma never goes below this many documents.
-    block_min_length:  tokens a frequent single line needs to be a template on its own.
-    run_min_length:    tokens a chain of frequent consecutive line pairs needs.
-    edge_anchors:      a page's start and end count as lines of 0 tokens (blocks.mine_blocks edges).
-    section_depth:     URL path segments that define a site section (0: sites only).
-    global_sigma:      documents for the global passes on a corpus without groups.
-    global_min_sites:  groups (sites) for the global passes when groups are given.
-    global_min_length: MCFP minimum length of the global pass; None (default) switches it off.
-    global_blocks:     run the block miner on the whole corpus (global_sigma / global_min_sites).
-    scoped_min_length: MCFP minimum length per group; None switches it off.
-    slots:             replace number tokens by a slot before mining.
-    skeleton:          run the page-skeleton pass (:mod:`.page_skeleton`) after the others.
-    skeleton_anchor_fraction: share of a site's pages a line (or line prefix) needs to anchor the walk.
-    skeleton_line_length:     longest plain gap line the walk fills, in tokens.
-    skeleton_echo_length:     longest echo line (repeated in its page) the walk fills, in tokens.
-    skeleton_site_echo_length: longest line taken after the header because it occurs on another
-                              page of the site (a site map's entries); 0 switches it off.
-    skeleton_toc_lines:       fewest entries of an in-page table of contents the pass takes
-                              anywhere in the page (a "quick view" box); 0 switches it off.
-    skeleton_toc_line_length: longest table-of-contents entry, in tokens.
-    skeleton_box_fraction:    share of a site's pages each line of a mid-page box's seed is on.
-    skeleton_box_lines:       fewest such lines in a row that make a box; 0 switches boxes off.
-    middle_content_tokens: a run of lines that only site-section passes found, with at least this
-                       many tokens no pass found on both sides of it in its page, is content the
-                       pages of one URL section repeat (a reference sentence, a code idiom), not
-                       chrome, which sits at a page's top or bottom, or repeats across the site's
-                       sections (then a site-level pass finds it: a promo pasted mid-page): it is
-                       left out before the page-skeleton walk (:func:`middle_runs`; the ingest
-                       matcher applies the same rule); 0 switches this off.
-    exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
-                       corpus) at ingest to pages of the sites the detector mined too. Off: on those
-                       pages the detector's evidence decides (a site's share of pages, its chrome's
-                       place in the page), and the exact phrases apply to pages of other sites only;
-                       an exact phrase repeated by one large site is that site's content as often as
-                       its chrome (bench/RESULTS.md "chrome, not repeated content").
-    engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
-    """
-
-    sigma_fraction: float = 0.15
-    sigma_floor: int = 10
-    block_min_length: int = 8
-    run_min_length: int = 4
-    edge_anchors: bool = True
-    section_depth: int = 1
-    global_sigma: int = 20
-    global_min_sites: int = 3
-    global_min_length: int | None = None
-    global_blocks: bool = False
-    scoped_min_length: int | None = 12
-    slots: bool = True
-    skeleton: bool = True
-    skeleton_anchor_fraction: float = 0.7
-    skeleton_line_length: int = 6
-    skeleton_echo_length: int = 20
-    skeleton_site_echo_length: int = 0
-    skeleton_toc_lines: int = 3
-    skeleton_toc_line_length: int = 10
-    skeleton_box_fraction: float = 0.4
-    skeleton_box_lines: int = 4
-    middle_content_tokens: int = 50
-    exact_phrases_on_sites: bool = False
-    engine: str = "bloomspan"
-
-    def __post_init__(self) -> None:
-        def is_int(v) -> bool:
-            return isinstance(v, int) and not isinstance(v, bool)
-
-        if not isinstance(self.sigma_fraction, (int, float)) or isinstance(self.sigma_fraction, bool) \
-                or not 0.0 <= self.sigma_fraction <= 1.0:
-            raise ConfigError("sigma_fraction", self.sigma_fraction,
-                              "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
-        if not isinstance(self.skeleton_anchor_fraction, (int, float)) or isinstance(
-                self.skeleton_anchor_fraction, bool) or not 0.0 < self.skeleton_anchor_fraction <= 1.0:
-            raise ConfigError("skeleton_anchor_fraction", self.skeleton_anchor_fraction,
-                              "must be a number in (0, 1] (0.5 = a line on half of a site's pages)")
-        if not isinstance(self.skeleton_box_fraction, (int, float)) or isinstance(
-                self.skeleton_box_fraction, bool) or not 0.0 < self.skeleton_box_fraction <= 1.0:
-            raise ConfigError("skeleton_box_fraction", self.skeleton_box_fraction,
-                              "must be a number in (0, 1] (0.4 = a line on 40% of a site's pages)")
-        for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
-                                ("skeleton_line_length", 1, "tokens"), ("skeleton_echo_length", 1, "tokens"),
-                                ("skeleton_site_echo_length", 0, "tokens, 0 = off"),
-                                ("skeleton_toc_lines", 0, "lines, 0 = off"), ("skeleton_toc_line_length", 1, "tokens"),
-                                ("skeleton_box_lines", 0, "lines, 0 = off"),
-                                ("middle_content_tokens", 0, "tokens, 0 = off"),
-                                ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
-                                ("section_depth", 0, "0 = sites only"),
-                                ("global_sigma", 2, "a phrase in one document is not boilerplate"),
-                                ("global_min_sites", 2, "a phrase of one site is that site's template")):
-            v = getattr(self, name)
-            if not is_int(v) or v < low:
-                raise ConfigError(name, v, f"must be an integer >= {low} ({what})")
-        for name in ("global_min_length", "scoped_min_length"):
-            v = getattr(self, name)
-            if v is not None and (not is_int(v) or v < 2):
-                raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
-        for name in ("global_blocks", "slots", "edge_anchors", "skeleton", "exact_phrases_on_sites"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(name, getattr(self, name), "must be True or False")
-        if self.engine not in ENGINES:
-            raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def skeleton_params(self) -> SkeletonParams:
-        return SkeletonParams(float(self.skeleton_anchor_fraction), self.skeleton_line_length,
-                              self.skeleton_echo_length, self.skeleton_site_echo_length,
-                              self.skeleton_toc_lines, self.skeleton_toc_line_length,
-                              float(self.skeleton_box_fraction), self.skeleton_box_lines)
 
 
 @dataclass
@@ -400,7 +275,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
                                lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
-                               config.skeleton_params(), slot_lines)
+                               config.skeleton, slot_lines)
             passes[f"skeleton{k}"] = r.coverage
             coverage |= r.coverage
             skeletons.extend(r.skeletons)

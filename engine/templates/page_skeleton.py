@@ -74,9 +74,11 @@ The same rules, with the same kernel, are applied to new documents at ingest fro
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -84,6 +86,7 @@ from numba import njit
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
 from .blocks import block_documents, block_types, distinct_documents, span_hashes
+from .config import SkeletonConfig
 from .scoped_mining import group_sigma
 
 PREFIX_LENGTHS = (4, 3, 2)  # longest first
@@ -93,24 +96,50 @@ _FREQUENT, _SITE_ECHO, _SHARED, _BOX_SEED, _ANCHOR = 1, 2, 4, 8, 16  # line flag
 _START, _END = -1, -2
 
 
-@dataclass(frozen=True)
-class SkeletonParams:
-    """anchor_fraction: share of a group's documents a line (or line prefix) needs to be an
-    anchor of its own; line_length / echo_length: longest gap line (plain / echo) in tokens;
-    site_echo_length: longest line the forward extension takes because it occurs on another
-    page of the group (0: off); toc_min_lines: fewest entries of a table of contents (0:
-    tables of contents off); toc_line_length: longest entry in tokens; box_fraction: share of
-    a group's documents each line of a box's seed is on; box_min_lines: fewest seed lines (0:
-    boxes off)."""
+class SkeletonLines(NamedTuple):
+    """The per-line arrays :func:`skeleton_kernel` reads, for a batch of D pages of B lines
+    (mining: a corpus; ingest: a batch of new pages). All int64 or bool, shape (B,) unless said.
 
-    anchor_fraction: float = 0.5
-    line_length: int = 8
-    echo_length: int = 20
-    site_echo_length: int = 0
-    toc_min_lines: int = 3
-    toc_line_length: int = 10
-    box_fraction: float = 0.4
-    box_min_lines: int = 4
+    doc_blocks:       int64 (D+1,): page d's lines are ``doc_blocks[d]:doc_blocks[d+1]``.
+    cls:              the line's anchor class, -1: no anchor.
+    block_len:        the line's tokens.
+    rare:             bool: the line is not frequent in its group (df < sigma).
+    echo_before / echo_after: bool: the line's type occurs earlier / later in its page.
+    repeats_previous: bool: same type as the line before it in its page.
+    elsewhere:        bool: a short line on another page of the group (site echoes), or all False.
+    detected:         bool: the other passes cover the line.
+    next_same:        int64: the next line of the same type in the page, -1: none.
+    shared:           bool: the line occurs on another page of the group.
+    box_seed:         bool: a short line on >= box_fraction of the group's pages.
+    """
+
+    doc_blocks: np.ndarray
+    cls: np.ndarray
+    block_len: np.ndarray
+    rare: np.ndarray
+    echo_before: np.ndarray
+    echo_after: np.ndarray
+    repeats_previous: np.ndarray
+    elsewhere: np.ndarray
+    detected: np.ndarray
+    next_same: np.ndarray
+    shared: np.ndarray
+    box_seed: np.ndarray
+
+
+class SkeletonLimits(NamedTuple):
+    """The integer knobs of :class:`~.config.SkeletonConfig` the kernel reads (:func:`skeleton_limits`)."""
+
+    line_length: int
+    echo_length: int
+    toc_min_lines: int
+    toc_line_length: int
+    box_min_lines: int
+
+
+def skeleton_limits(config: SkeletonConfig) -> SkeletonLimits:
+    return SkeletonLimits(config.line_length, config.echo_length, config.toc_min_lines, config.toc_line_length,
+                          config.box_min_lines)
 
 
 # --------------------------------------------------------------------------- the walk
@@ -122,19 +151,18 @@ def _pair_ok(ok_keys, n_cls, a, b):
 
 
 @njit(cache=True, nogil=True)
-def skeleton_kernel(docs, doc_blocks, cls, block_len, rare, echo_before, echo_after, repeats_previous, elsewhere,
-                    detected, next_same, shared, box_seed, ok_keys, n_cls, line_length, echo_length, toc_min_lines,
-                    toc_line_length, box_min_lines, out):
-    """Mark ``out[b] = True`` for every block the walks, echo extensions, tables of contents
-    and boxes of the module docstring cover, for each document of ``docs`` (int64 indices
-    into ``doc_blocks``, int64 (D+1,) block offsets per document). Per block: ``cls`` int64
-    (-1: no anchor), ``block_len`` int64, ``rare``/``echo_before``/``echo_after``/``detected``
-    bool, ``repeats_previous`` bool (same type as the block before it in its document),
-    ``elsewhere`` bool (a short line that occurs on another page of the group, or all False),
-    ``next_same`` int64 (the next block of the same type in the document, -1: none),
-    ``shared`` bool (the line occurs on another page of the group), ``box_seed`` bool (a short
-    line on >= box_fraction of the group's documents). ``ok_keys``: sorted int64
-    keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs (page start -1, page end -2)."""
+def skeleton_kernel(docs, lines, ok_keys, n_cls, limits, out):
+    """Mark ``out[b] = True`` (bool (B,)) for every line the walks, echo extensions, tables of
+    contents and boxes of the module docstring cover, for each page of ``docs`` (int64 indices
+    into ``lines.doc_blocks``). ``lines``: a :class:`SkeletonLines` bundle; ``ok_keys``: sorted
+    int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs (page start -1, page end
+    -2); ``limits``: a :class:`SkeletonLimits`."""
+    doc_blocks, cls, block_len, rare = lines.doc_blocks, lines.cls, lines.block_len, lines.rare
+    echo_before, echo_after, repeats_previous = lines.echo_before, lines.echo_after, lines.repeats_previous
+    elsewhere, detected, next_same, shared, box_seed = (lines.elsewhere, lines.detected, lines.next_same, lines.shared,
+                                                         lines.box_seed)
+    line_length, echo_length, toc_min_lines = limits.line_length, limits.echo_length, limits.toc_min_lines
+    toc_line_length, box_min_lines = limits.toc_line_length, limits.box_min_lines
     for k in range(docs.shape[0]):
         d = docs[k]
         b0, b1 = doc_blocks[d], doc_blocks[d + 1]
@@ -309,7 +337,7 @@ def _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, s
         x = e
 
 
-def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, params: SkeletonParams
+def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, params: SkeletonConfig
                        ) -> list[list[bool]]:
     """Plain twin of :func:`skeleton_kernel`, one page at a time. ``doc_lines[d][i]`` is a
     dict with ``cls`` (hashable or None), ``len``, ``rare``, ``detected``, ``elsewhere``,
@@ -386,7 +414,7 @@ def skeleton_reference(doc_lines: Sequence[Sequence[Mapping]], ok_pairs: set, pa
 
 
 def _boxes_reference(lines: Sequence[Mapping], before: list, after: list, middle: range, covered: list,
-                     params: SkeletonParams) -> None:
+                     params: SkeletonConfig) -> None:
     """Plain twin of :func:`_cover_boxes` on the page's ``middle`` lines."""
     def neighbour(i):
         ln = lines[i]
@@ -417,7 +445,7 @@ def _boxes_reference(lines: Sequence[Mapping], before: list, after: list, middle
 
 
 def _tables_of_contents_reference(lines: Sequence[Mapping], copies: Sequence[list], covered: list,
-                                  params: SkeletonParams) -> None:
+                                  params: SkeletonConfig) -> None:
     """Plain twin of :func:`_cover_tables_of_contents` (``copies[i]``: the positions of line
     ``i``'s type in the page)."""
     n = len(lines)
@@ -508,7 +536,7 @@ def _df_per_group(keys: np.ndarray, docs: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the model
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PageSkeleton:
     """What applying the pass to new pages of one group needs (token tuples are ids in
     mining, strings in records). ``pairs`` hold class keys: ("line", tokens),
@@ -521,7 +549,7 @@ class PageSkeleton:
     anchor_prefixes: frozenset
     frequent_lines: frozenset
     pairs: frozenset
-    params: SkeletonParams = SkeletonParams()
+    params: SkeletonConfig = field(default_factory=SkeletonConfig)
     site_echo_lines: frozenset = frozenset()  # lines on >= 2 pages, <= params.site_echo_length tokens
     shared_lines: frozenset = frozenset()  # rare lines on >= 2 pages, <= params.line_length tokens
     box_seed_lines: frozenset = frozenset()  # lines on >= box_fraction of the pages, <= params.line_length tokens
@@ -534,10 +562,7 @@ class PageSkeleton:
         def key(k):
             return list(k) if k in (START_KEY, END_KEY) else [k[0], words(k[1])]
         rec = {"kind": "skeleton", "sigma": self.sigma, "documents": self.documents,
-               "params": {"anchor_fraction": self.params.anchor_fraction, "line_length": self.params.line_length,
-                          "echo_length": self.params.echo_length, "site_echo_length": self.params.site_echo_length,
-                          "toc_min_lines": self.params.toc_min_lines, "toc_line_length": self.params.toc_line_length,
-                          "box_fraction": self.params.box_fraction, "box_min_lines": self.params.box_min_lines},
+               "params": self.params.to_dict(),
                "site_echo_lines": sorted(words(t) for t in self.site_echo_lines),
                "shared_lines": sorted(words(t) for t in self.shared_lines),
                "box_seed_lines": sorted(words(t) for t in self.box_seed_lines),
@@ -566,23 +591,21 @@ class PageSkeleton:
                 raise ValueError(f"{where}: skeleton pair entry {k!r}: must be ['^'], ['$'] or "
                                  "['line'|'prefix', [tokens]]")
             return (k[0], tuple(k[1]))
-        p = need("params", dict)
-        # records written before tables of contents and boxes existed lack their keys: they walk without them
-        params = SkeletonParams(float(p.get("anchor_fraction", 0.5)), int(p.get("line_length", 8)),
-                                int(p.get("echo_length", 20)), int(p.get("site_echo_length", 0)),
-                                int(p.get("toc_min_lines", 0)), int(p.get("toc_line_length", 10)),
-                                float(p.get("box_fraction", 0.4)), int(p.get("box_min_lines", 0)))
+        try:  # a knob a record written before it existed lacks is off (tables of contents, boxes)
+            params = SkeletonConfig.from_record(need("params", dict))
+        except ValueError as exc:
+            raise ValueError(f"{where}: skeleton key 'params': {exc}") from None
         pairs = need("pairs", list)
         if not all(isinstance(x, list) and len(x) == 2 for x in pairs):
             raise ValueError(f"{where}: skeleton key 'pairs': must be a list of [class, class]")
-        return cls(rec.get("scope"), int(need("sigma", int)), int(need("documents", int)),
-                   frozenset(tuple(t) for t in need("anchor_lines", list)),
-                   frozenset(tuple(t) for t in need("anchor_prefixes", list)),
-                   frozenset(tuple(t) for t in need("frequent_lines", list)),
-                   frozenset((key(a), key(b)) for a, b in pairs), params,
-                   frozenset(tuple(t) for t in rec.get("site_echo_lines", [])),
-                   frozenset(tuple(t) for t in rec.get("shared_lines", [])),
-                   frozenset(tuple(t) for t in rec.get("box_seed_lines", [])))
+        return cls(scope=rec.get("scope"), sigma=int(need("sigma", int)), documents=int(need("documents", int)),
+                   anchor_lines=frozenset(tuple(t) for t in need("anchor_lines", list)),
+                   anchor_prefixes=frozenset(tuple(t) for t in need("anchor_prefixes", list)),
+                   frequent_lines=frozenset(tuple(t) for t in need("frequent_lines", list)),
+                   pairs=frozenset((key(a), key(b)) for a, b in pairs), params=params,
+                   site_echo_lines=frozenset(tuple(t) for t in rec.get("site_echo_lines", [])),
+                   shared_lines=frozenset(tuple(t) for t in rec.get("shared_lines", [])),
+                   box_seed_lines=frozenset(tuple(t) for t in rec.get("box_seed_lines", [])))
 
     def classify(self, line: tuple, detected: bool):
         """Class key of one line (token tuple) or None (not an anchor)."""
@@ -624,11 +647,13 @@ class PageSkeleton:
 
         def key(k):
             return k if k in (START_KEY, END_KEY) else (k[0], line(k[1]))
-        return PageSkeleton(self.scope, self.sigma, self.documents, frozenset(map(line, self.anchor_lines)),
-                            frozenset(map(line, self.anchor_prefixes)), frozenset(map(line, self.frequent_lines)),
-                            frozenset((key(a), key(b)) for a, b in self.pairs), self.params,
-                            frozenset(map(line, self.site_echo_lines)), frozenset(map(line, self.shared_lines)),
-                            frozenset(map(line, self.box_seed_lines)))
+        return dataclasses.replace(
+            self, anchor_lines=frozenset(map(line, self.anchor_lines)),
+            anchor_prefixes=frozenset(map(line, self.anchor_prefixes)),
+            frequent_lines=frozenset(map(line, self.frequent_lines)),
+            pairs=frozenset((key(a), key(b)) for a, b in self.pairs),
+            site_echo_lines=frozenset(map(line, self.site_echo_lines)),
+            shared_lines=frozenset(map(line, self.shared_lines)), box_seed_lines=frozenset(map(line, self.box_seed_lines)))
 
     def tokens(self) -> set:
         """Every token the skeleton's lines, prefixes and pairs hold."""
@@ -715,12 +740,12 @@ class PageSkeleton:
         next_same = next_same_type(types, block_doc)
         before, after, repeats = echo_flags(types, block_doc, next_same)
         out = np.zeros(n, dtype=bool)
-        p = self.params
-        skeleton_kernel(np.arange(page_lines.shape[0] - 1, dtype=np.int64), page_lines, cls, lengths,
-                        (flags & _FREQUENT) == 0, before, after, repeats, (flags & _SITE_ECHO) != 0, det,
-                        next_same, (flags & _SHARED) != 0, (flags & _BOX_SEED) != 0,
-                        keys, n_cls, p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length,
-                        p.box_min_lines, out)
+        lines = SkeletonLines(doc_blocks=page_lines, cls=cls, block_len=lengths, rare=(flags & _FREQUENT) == 0,
+                              echo_before=before, echo_after=after, repeats_previous=repeats,
+                              elsewhere=(flags & _SITE_ECHO) != 0, detected=det, next_same=next_same,
+                              shared=(flags & _SHARED) != 0, box_seed=(flags & _BOX_SEED) != 0)
+        skeleton_kernel(np.arange(page_lines.shape[0] - 1, dtype=np.int64), lines, keys, n_cls,
+                        skeleton_limits(self.params), out)
         return out
 
     def cover_lines(self, lines: Sequence[tuple], detected: Sequence[bool]) -> np.ndarray:
@@ -756,14 +781,15 @@ class PageSkeleton:
         next_same = next_same_type(types, block_doc)
         before, after, repeats = echo_flags(types, block_doc, next_same)
         out = np.zeros(len(lines), dtype=bool)
-        p = self.params
-        skeleton_kernel(np.arange(len(pages), dtype=np.int64), doc_blocks, cls,
-                        np.asarray([len(t) for t in lines], np.int64),
-                        np.asarray([t not in self.frequent_lines for t in lines], dtype=bool), before, after,
-                        repeats, np.asarray([t in self.site_echo_lines for t in lines], dtype=bool), det,
-                        next_same, np.asarray([t in self.shared_lines for t in lines], dtype=bool),
-                        np.asarray([t in self.box_seed_lines for t in lines], dtype=bool), keys, n_cls,
-                        p.line_length, p.echo_length, p.toc_min_lines, p.toc_line_length, p.box_min_lines, out)
+
+        def member(lines_of: frozenset) -> np.ndarray:
+            return np.asarray([t in lines_of for t in lines], dtype=bool)
+        bundle = SkeletonLines(doc_blocks=doc_blocks, cls=cls, block_len=np.asarray([len(t) for t in lines], np.int64),
+                               rare=~member(self.frequent_lines), echo_before=before, echo_after=after,
+                               repeats_previous=repeats, elsewhere=member(self.site_echo_lines), detected=det,
+                               next_same=next_same, shared=member(self.shared_lines),
+                               box_seed=member(self.box_seed_lines))
+        skeleton_kernel(np.arange(len(pages), dtype=np.int64), bundle, keys, n_cls, skeleton_limits(self.params), out)
         return [out[a:b] for a, b in zip(doc_blocks[:-1].tolist(), doc_blocks[1:].tolist())]
 
 
@@ -779,7 +805,7 @@ class SkeletonResult:
 
 def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
                    groups: Sequence[str | None] | None, detected_tokens: np.ndarray, sigma_of: Callable[[int], int],
-                   params: SkeletonParams = SkeletonParams(), single_use: np.ndarray | None = None) -> SkeletonResult:
+                   params: SkeletonConfig | None = None, single_use: np.ndarray | None = None) -> SkeletonResult:
     """Run the pass on a corpus whose other passes cover ``detected_tokens`` (bool (W,)).
 
     tokens: uint32 (W,) with slots applied; groups: one name (or None: left out) per
@@ -789,6 +815,7 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     never anchors (unless detected) nor box seeds; they stay lines of the walk and echoes (a
     version list in a changelog's sidebar). :meth:`PageSkeleton.cover_pages` takes the same flags.
     """
+    params = params or SkeletonConfig()
     tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
     n_docs = doc_offsets.shape[0] - 1
     n_blocks = block_offsets.shape[0] - 1
@@ -909,6 +936,10 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         firsts = type_first[np.unique(types[blocks])]
         return frozenset(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()) for b in firsts.tolist())
 
+    lines = SkeletonLines(doc_blocks=doc_blocks, cls=cls, block_len=block_len, rare=rare, echo_before=before,
+                          echo_after=after, repeats_previous=repeats, elsewhere=elsewhere, detected=detected,
+                          next_same=next_same, shared=shared, box_seed=box_seed)
+    limits = skeleton_limits(params)
     block_order = np.argsort(bgroup, kind="stable")
     block_bounds = np.searchsorted(bgroup[block_order], np.arange(len(group_names) + 1))
     doc_order = np.argsort(doc_group, kind="stable")
@@ -925,19 +956,18 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
         steps = step_order[step_bounds[g]:step_bounds[g + 1]]
         steps = steps[frequent[steps]]
         keys = np.unique((sa[steps] + 2) * (n_cls + 2) + (sb[steps] + 2))
-        skeleton_kernel(docs, doc_blocks, cls, block_len, rare, before, after, repeats, elsewhere, detected, next_same,
-                        shared, box_seed, keys, n_cls, params.line_length, params.echo_length, params.toc_min_lines,
-                        params.toc_line_length, params.box_min_lines, covered_blocks)
+        skeleton_kernel(docs, lines, keys, n_cls, limits, covered_blocks)
         blocks = block_order[block_bounds[g]:block_bounds[g + 1]]
         pair_list = {(int(k // (n_cls + 2)) - 2, int(k % (n_cls + 2)) - 2) for k in keys.tolist()}
         prefixes = frozenset(class_key(c)[1] for c in np.unique(cls[blocks][cls[blocks] >= n_types]).tolist())
         skeletons.append(PageSkeleton(
-            name, int(sigma[g]), n, line_set(blocks[is_line_anchor[blocks]]), prefixes,
-            line_set(blocks[~rare[blocks]]), frozenset((class_key(a), class_key(b)) for a, b in pair_list), params,
-            line_set(blocks[elsewhere[blocks]]),
-            line_set(blocks[shared[blocks] & rare[blocks] & (block_len[blocks] <= params.line_length)])
+            scope=name, sigma=int(sigma[g]), documents=n, anchor_lines=line_set(blocks[is_line_anchor[blocks]]),
+            anchor_prefixes=prefixes, frequent_lines=line_set(blocks[~rare[blocks]]),
+            pairs=frozenset((class_key(a), class_key(b)) for a, b in pair_list), params=params,
+            site_echo_lines=line_set(blocks[elsewhere[blocks]]),
+            shared_lines=line_set(blocks[shared[blocks] & rare[blocks] & (block_len[blocks] <= params.line_length)])
             if params.toc_min_lines > 0 or params.box_min_lines > 0 else frozenset(),
-            line_set(blocks[box_seed[blocks]]) if params.box_min_lines > 0 else frozenset()))
+            box_seed_lines=line_set(blocks[box_seed[blocks]]) if params.box_min_lines > 0 else frozenset()))
         stats[str(name)] = {**stats_g, "frequent_pairs": len(pair_list), "anchor_lines": len(skeletons[-1].anchor_lines),
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)

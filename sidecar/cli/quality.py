@@ -29,32 +29,39 @@ def _read(path: str, field: str, group_field: str | None, url_field: str | None)
     return texts, (groups if group_field else None), (urls if url_field else None)
 
 
-# TemplateConfig's fields and option types, written out so that `bloomspan --help` does not
-# import the engine (numba); tests/unit/sidecar/cli/test_quality.py checks it against the dataclass.
-TEMPLATE_CONFIG_OPTIONS: tuple[tuple[str, type | None], ...] = (
-    ("sigma_fraction", float), ("sigma_floor", int), ("block_min_length", int), ("run_min_length", int),
-    ("edge_anchors", bool), ("section_depth", int), ("global_sigma", int), ("global_min_sites", int),
-    ("global_min_length", None), ("global_blocks", bool), ("scoped_min_length", None), ("slots", bool),
-    ("skeleton", bool), ("skeleton_anchor_fraction", float), ("skeleton_line_length", int),
-    ("skeleton_echo_length", int), ("skeleton_site_echo_length", int), ("skeleton_toc_lines", int),
-    ("skeleton_toc_line_length", int), ("skeleton_box_fraction", float), ("skeleton_box_lines", int),
-    ("middle_content_tokens", int), ("exact_phrases_on_sites", bool), ("engine", str),
-)
+def template_config_options() -> list[tuple[str, str, object, object]]:
+    """``(flag, option name, default, kind)`` for every field of TemplateConfig and of its
+    nested SkeletonConfig (``--skeleton-line-length``), generated from the dataclasses, whose
+    module imports no numba; kind is bool, int, float, str or "int|none" (an optional integer)."""
+    import dataclasses
+
+    from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
+
+    def kind(f: dataclasses.Field, default):
+        return "int|none" if str(f.type).replace(" ", "") == "int|None" else type(default)
+    out = []
+    for f in TemplateConfig.option_fields():
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        out.append((f.name.replace("_", "-"), f.name, default is not None, bool) if f.name == "skeleton"
+                   else (f.name.replace("_", "-"), f.name, default, kind(f, default)))
+    for f in dataclasses.fields(SkeletonConfig):
+        out.append((f"skeleton-{f.name.replace('_', '-')}", f"skeleton.{f.name}", f.default, kind(f, f.default)))
+    return out
 
 
 def _template_config_options(func):
     """One option per TemplateConfig field (``--skeleton-line-length 6``, ``--no-slots``,
     ``--scoped-min-length none``); options not given keep the field's default."""
-    for name, typ in reversed(TEMPLATE_CONFIG_OPTIONS):
-        flag = name.replace("_", "-")
-        text = f"TemplateConfig.{name} (default: see bloomspan.engine.templates.detector)"
-        if typ is bool:
-            opt = click.option(f"--{flag}/--no-{flag}", f"cfg_{name}", default=None, help=text)
-        elif typ is None:
-            opt = click.option(f"--{flag}", f"cfg_{name}", default=None, metavar="INT|none",
+    for flag, name, default, kind in reversed(template_config_options()):
+        text = f"TemplateConfig.{name} (default: {'none' if default is None else default})"
+        dest = "cfg_" + name.replace(".", "__")
+        if kind is bool:
+            opt = click.option(f"--{flag}/--no-{flag}", dest, default=None, help=text)
+        elif kind == "int|none":
+            opt = click.option(f"--{flag}", dest, default=None, metavar="INT|none",
                                help=text + "; 'none' switches the pass off")
         else:
-            opt = click.option(f"--{flag}", f"cfg_{name}", type=typ, default=None, help=text)
+            opt = click.option(f"--{flag}", dest, type=kind, default=None, help=text)
         func = opt(func)
     return func
 
@@ -62,14 +69,17 @@ def _template_config_options(func):
 def _template_config(options: dict):
     """TemplateConfig from the ``cfg_*`` options that were given; ConfigError -> usage error."""
     from bloomspan.engine.mining.config import ConfigError
-    from bloomspan.engine.templates.detector import TemplateConfig
+    from bloomspan.engine.templates.config import TemplateConfig
 
-    given = {}
+    kinds = {name: kind for _, name, _, kind in template_config_options()}
+    flags = {name: flag for flag, name, _, _ in template_config_options()}
+    given: dict = {}
+    skeleton: dict = {}
     for key, value in options.items():
         if value is None:
             continue
-        name = key[len("cfg_"):]
-        if name in ("global_min_length", "scoped_min_length"):
+        name = key[len("cfg_"):].replace("__", ".")
+        if kinds[name] == "int|none":
             if str(value).lower() == "none":
                 value = None
             else:
@@ -77,12 +87,17 @@ def _template_config(options: dict):
                     value = int(value)
                 except ValueError:
                     raise click.BadParameter(f"{value!r}: must be an integer or 'none'",
-                                             param_hint="--" + name.replace("_", "-")) from None
-        given[name] = value
+                                             param_hint="--" + flags[name]) from None
+        if name.startswith("skeleton."):
+            skeleton[name.split(".", 1)[1]] = value
+        else:
+            given[name] = value
+    if skeleton and given.get("skeleton") is not False:
+        given["skeleton"] = skeleton
     try:
         return TemplateConfig(**given)
     except ConfigError as e:
-        raise click.BadParameter(str(e), param_hint="--" + e.field.replace("_", "-")) from None
+        raise click.BadParameter(str(e), param_hint="--" + flags.get(e.field, e.field.replace("_", "-"))) from None
 
 
 @click.command("templates")

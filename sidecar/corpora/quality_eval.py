@@ -30,7 +30,8 @@ import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.templates.blocks import block_offsets_from_texts, mine_blocks
-from bloomspan.engine.templates.detector import TemplateConfig, coverage_char_spans, detect_templates, scope_levels
+from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
+from bloomspan.engine.templates.detector import coverage_char_spans, detect_templates, scope_levels
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
@@ -168,7 +169,8 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
     phrases = [{**r, "min_length": min_length} for r in phrase_records(result.phrases, c.vocabulary)]
     if not detector:
         return phrases
-    changed = {k: v for k, v in (config or TemplateConfig()).to_dict().items() if v != getattr(TemplateConfig(), k)}
+    defaults = TemplateConfig().to_dict()
+    changed = {k: v for k, v in (config or TemplateConfig()).to_dict().items() if v != defaults[k]}
     options = TemplateOptions(site_field="site", url_field="url", config=changed or None)
     records, _stats = detect_run_templates(c.tokens, c.doc_offsets, c.block_offsets, c.vocabulary, c.sites, c.urls,
                                            options, result.coverage)
@@ -360,8 +362,14 @@ def best_row(rows: Sequence[SweepRow], max_damage: float = DAMAGE_LIMIT) -> Swee
 
 def config_diff(config: TemplateConfig, base: TemplateConfig | None = None) -> str:
     """``field=value`` for every field that differs from ``base`` (default: the defaults)."""
-    base = base or TemplateConfig()
-    items = [f"{k}={v}" for k, v in config.to_dict().items() if v != getattr(base, k)]
+    def flat(c: TemplateConfig) -> dict:
+        d = c.to_dict()
+        inner = d.pop("skeleton")
+        d["skeleton"] = inner is not None
+        d.update({f"skeleton.{k}": v for k, v in (inner or {}).items()})
+        return d
+    mine, theirs = flat(config), flat(base or TemplateConfig())
+    items = [f"{k}={v}" for k, v in mine.items() if v != theirs.get(k)]
     return ", ".join(items) or "defaults"
 
 
@@ -388,8 +396,8 @@ def default_sweep_configs() -> list[TemplateConfig]:
 
     boxes = ((0, 0.4), (4, 0.4), (4, 0.5), (3, 0.45))
     grid = itertools.product((6, 8), (0, 6), (0, 3), boxes)
-    return [TemplateConfig(skeleton_line_length=ll, skeleton_site_echo_length=e, skeleton_toc_lines=t,
-                           skeleton_box_lines=b, skeleton_box_fraction=f)
+    return [TemplateConfig(skeleton=SkeletonConfig(line_length=ll, site_echo_length=e, toc_min_lines=t,
+                                                   box_min_lines=b, box_fraction=f))
             for ll, e, t, (b, f) in grid]
 
 
@@ -402,13 +410,14 @@ def ablations(config: TemplateConfig | None = None) -> list[tuple[str, TemplateC
     return [("as chosen", c), ("no slots", swap(c, slots=False)), ("no sections", swap(c, section_depth=0)),
             ("no page-edge anchors", swap(c, edge_anchors=False)),
             ("no scoped MCFP", swap(c, scoped_min_length=None)),
-            ("no in-page tables of contents", swap(c, skeleton_toc_lines=0)),
-            ("no mid-page boxes", swap(c, skeleton_box_lines=0)),
-            ("no page skeleton", swap(c, skeleton=False)),
+            ("no in-page tables of contents", swap(c, skeleton=swap(c.skeleton or SkeletonConfig(), toc_min_lines=0))),
+            ("no mid-page boxes", swap(c, skeleton=swap(c.skeleton or SkeletonConfig(), box_min_lines=0))),
+            ("no page skeleton", swap(c, skeleton=None)),
+            ("no middle rule", swap(c, middle_content_tokens=0)),
             ("with global passes", swap(c, global_min_length=10, global_blocks=True)),
             ("sites only, no chains, no slots, no skeleton",
              swap(c, section_depth=0, run_min_length=10**6, slots=False, edge_anchors=False,
-                  scoped_min_length=None, skeleton=False))]
+                  scoped_min_length=None, skeleton=None))]
 
 
 def ablation_table(c: EvalCorpus, config: TemplateConfig | None = None) -> str:

@@ -12,7 +12,7 @@ so mining and cleaning walk alike.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,20 +61,16 @@ class TemplateOptions:
         return [f for f in (self.site_field, self.url_field) if f]
 
     def detector_config(self):
-        """The TemplateConfig: its defaults with ``config`` applied."""
+        """The TemplateConfig: its defaults with ``config`` applied (nested or the flat names
+        of configs published before the nesting, :meth:`TemplateConfig.from_dict`)."""
         from bloomspan.engine.mining.config import ConfigError
-        from bloomspan.engine.templates.detector import TemplateConfig
+        from bloomspan.engine.templates.config import TemplateConfig
 
         given = self.config or {}
         if not isinstance(given, dict):
             raise TemplateOptionsError("--template-config", "must be a JSON object of TemplateConfig fields")
-        known = {f.name for f in fields(TemplateConfig)}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise TemplateOptionsError("--template-config", f"unknown TemplateConfig fields {unknown}; known: "
-                                                            f"{', '.join(sorted(known))}")
         try:
-            return TemplateConfig(**given)
+            return TemplateConfig.from_dict(given)
         except ConfigError as exc:
             raise TemplateOptionsError("--template-config", str(exc)) from None
 

@@ -8,10 +8,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.templates.config import SkeletonConfig
 from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
 from bloomspan.engine.templates.page_skeleton import (
     PageSkeleton,
-    SkeletonParams,
+    SkeletonLimits,
+    SkeletonLines,
     echo_flags,
     next_same_type,
     skeleton_kernel,
@@ -33,7 +35,7 @@ line_st = st.fixed_dictionaries({
        st.integers(1, 10), st.integers(1, 12), st.integers(0, 4), st.integers(1, 12), st.integers(0, 3))
 def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length, toc_min_lines, toc_line_length,
                                   box_min_lines):
-    params = SkeletonParams(0.5, line_length, echo_length, 0, toc_min_lines, toc_line_length, 0.4, box_min_lines)
+    params = SkeletonConfig(anchor_fraction=0.5, line_length=line_length, echo_length=echo_length, site_echo_length=0, toc_min_lines=toc_min_lines, toc_line_length=toc_line_length, box_fraction=0.4, box_min_lines=box_min_lines)
     # a line's class is its type when it is an anchor; -1 / -2 are the page start / end
     doc_lines = [[{**ln, "cls": ln["type"] if ln["anchor"] else None} for ln in lines] for lines in docs]
     name = {-1: "^", -2: "$"}
@@ -43,7 +45,7 @@ def test_kernel_equals_plain_twin(docs, pairs, line_length, echo_length, toc_min
     assert kernel_cover(doc_lines, pairs, params) == [c for cov in want for c in cov]
 
 
-def kernel_cover(doc_lines, pairs, params: SkeletonParams) -> list[bool]:
+def kernel_cover(doc_lines, pairs, params: SkeletonConfig) -> list[bool]:
     """skeleton_kernel on pages given as the twin takes them (integer classes < 6, pairs with
     -1/-2 for the page edges; any hashable types)."""
     flat = [ln for lines in doc_lines for ln in lines]
@@ -55,16 +57,17 @@ def kernel_cover(doc_lines, pairs, params: SkeletonParams) -> list[bool]:
     n_cls = 6
     keys = np.unique(np.asarray([(a + 2) * (n_cls + 2) + (b + 2) for a, b in pairs], dtype=np.int64))
     out = np.zeros(len(flat), dtype=bool)
-    skeleton_kernel(np.arange(len(doc_lines), dtype=np.int64), doc_blocks,
-                    np.asarray([-1 if ln["cls"] is None else ln["cls"] for ln in flat], dtype=np.int64),
-                    np.asarray([ln["len"] for ln in flat], dtype=np.int64),
-                    np.asarray([ln["rare"] for ln in flat], dtype=bool), before, after, repeats,
-                    np.asarray([ln["elsewhere"] for ln in flat], dtype=bool),
-                    np.asarray([ln["detected"] for ln in flat], dtype=bool), next_same_type(types, block_doc),
-                    np.asarray([ln["shared"] for ln in flat], dtype=bool),
-                    np.asarray([ln.get("box_seed", False) for ln in flat], dtype=bool), keys, n_cls,
-                    params.line_length, params.echo_length, params.toc_min_lines, params.toc_line_length,
-                    params.box_min_lines, out)
+    lines = SkeletonLines(
+        doc_blocks=doc_blocks, cls=np.asarray([-1 if ln["cls"] is None else ln["cls"] for ln in flat], dtype=np.int64),
+        block_len=np.asarray([ln["len"] for ln in flat], dtype=np.int64),
+        rare=np.asarray([ln["rare"] for ln in flat], dtype=bool), echo_before=before, echo_after=after,
+        repeats_previous=repeats, elsewhere=np.asarray([ln["elsewhere"] for ln in flat], dtype=bool),
+        detected=np.asarray([ln["detected"] for ln in flat], dtype=bool), next_same=next_same_type(types, block_doc),
+        shared=np.asarray([ln["shared"] for ln in flat], dtype=bool),
+        box_seed=np.asarray([ln.get("box_seed", False) for ln in flat], dtype=bool))
+    limits = SkeletonLimits(params.line_length, params.echo_length, params.toc_min_lines, params.toc_line_length,
+                            params.box_min_lines)
+    skeleton_kernel(np.arange(len(doc_lines), dtype=np.int64), lines, keys, n_cls, limits, out)
     return out.tolist()
 
 
@@ -149,7 +152,7 @@ def test_skeleton_record_round_trip_and_errors(site):
 
 
 @pytest.mark.parametrize("field,value,fix", [
-    ("skeleton", "yes", "True or False"), ("skeleton_anchor_fraction", 0.0, "(0, 1]"),
+    ("skeleton", "yes", "a SkeletonConfig, its fields as a dict, or None"), ("skeleton_anchor_fraction", 0.0, "(0, 1]"),
     ("skeleton_line_length", 0, ">= 1"), ("skeleton_echo_length", "8", ">= 1"),
     ("skeleton_toc_lines", -1, ">= 0"), ("skeleton_toc_line_length", 0, ">= 1"),
     ("skeleton_box_fraction", 1.5, "(0, 1]"), ("skeleton_box_lines", 2.0, ">= 0"),
@@ -177,7 +180,7 @@ def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_ent
     def line(t, cls=None, detected=False, length=2):
         return {"type": t, "cls": cls, "len": length, "rare": True, "detected": detected, "elsewhere": False,
                 "shared": False, "box_seed": False}
-    params = SkeletonParams(0.5, 6, 20, 0, 0, 10, 0.4, 0)
+    params = SkeletonConfig(anchor_fraction=0.5, line_length=6, echo_length=20, site_echo_length=0, toc_min_lines=0, toc_line_length=10, box_fraction=0.4, box_min_lines=0)
     header = [line("nav", "nav", True)]
     body = [line(f"text{i}", length=30) for i in range(3)]
     # title repeated right after the header: only the breadcrumb copy is taken
@@ -213,14 +216,14 @@ def test_a_table_of_contents_mid_page_is_taken_with_its_title_and_see_also(entri
     "Topics" and the "See also" lines after it are covered; two entries are too few, and
     copies side by side (a repeated code block) are no table of contents."""
     page = quick_view_page(entries, spaced)
-    params = SkeletonParams(0.5, 6, 20, 0, 3, 10, 0.4, 0)
+    params = SkeletonConfig(anchor_fraction=0.5, line_length=6, echo_length=20, site_echo_length=0, toc_min_lines=3, toc_line_length=10, box_fraction=0.4, box_min_lines=0)
     want = skeleton_reference([page], set(), params)[0]
     assert kernel_cover([page], set(), params) == want
     box = range(3, 3 + 1 + entries + 3)  # "Topics" .. "another page"
     assert all(want[i] for i in box) == taken
     assert not any(want[i] for i in range(1, 3))  # title and summary are content
     assert not any(want[i] for i in range(box.stop, len(page) - 1))  # the body too
-    off = skeleton_reference([page], set(), SkeletonParams(0.5, 6, 20, 0, 0, 10, 0.4, 0))[0]
+    off = skeleton_reference([page], set(), SkeletonConfig(anchor_fraction=0.5, line_length=6, echo_length=20, site_echo_length=0, toc_min_lines=0, toc_line_length=10, box_fraction=0.4, box_min_lines=0))[0]
     assert not any(off[i] for i in box)
 
 
@@ -233,7 +236,7 @@ def test_a_sidebar_holding_the_page_toc_is_walked_without_a_frequent_pair():
                                                                               _line(f"p{i}", length=60))]
             + [_line("footer", 2, rare=False)])
     for toc_min_lines, covered in ((3, True), (4, False)):
-        params = SkeletonParams(0.5, 6, 20, 0, toc_min_lines, 10, 0.4, 0)
+        params = SkeletonConfig(anchor_fraction=0.5, line_length=6, echo_length=20, site_echo_length=0, toc_min_lines=toc_min_lines, toc_line_length=10, box_fraction=0.4, box_min_lines=0)
         want = skeleton_reference([page], {("^", 0)}, params)[0]
         assert kernel_cover([page], {(-1, 0)}, params) == want
         assert all(want[:7]) == covered
@@ -269,7 +272,7 @@ def test_quick_view_box_found_at_mining_and_at_ingest():
     pages = [apache_page(i, [f"Topic {i} {k} alpha" for k in range(3 + i % 3)], rng) for i in range(30)]
     texts = [p[0] for p in pages]
     on = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False))
-    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_toc_lines=0))
+    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton=SkeletonConfig(toc_min_lines=0)))
     text, box, content = pages[4]
     found = covered_line_numbers(text, on.char_spans[4])
     assert set(box) <= found and not set(box) & covered_line_numbers(text, off.char_spans[4])
@@ -306,7 +309,7 @@ def test_a_box_of_frequent_links_mid_page_is_taken_with_its_neighbours():
     pages = [module_page(i, rng) for i in range(30)]
     texts = [p[0] for p in pages]
     on = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False))
-    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_box_lines=0))
+    off = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton=SkeletonConfig(box_min_lines=0)))
     text, box, content = pages[7]
     found = covered_line_numbers(text, on.char_spans[7])
     assert set(box) <= found and not set(content) & found
@@ -353,10 +356,10 @@ def test_hashed_classes_equal_classify():
     out = detect_templates_in_texts(pages, ["s"] * 60, config=TemplateConfig(slots=False))
     mined = PageSkeleton.from_record([r for r in out.records if r["kind"] == "skeleton"][0])
     home, langs, server = ("home",), ("available", "languages"), ("apache", "http", "server")
-    made = PageSkeleton("s", 2, 10, frozenset({home, ("quick", "search")}), frozenset({langs, server}),
-                        frozenset({home}), frozenset({(START_KEY, ("line", home)), (("line", home), ("prefix", langs)),
-                                                      (("prefix", langs), ("prefix", server)),
-                                                      (("prefix", server), END_KEY)}))
+    made = PageSkeleton(scope="s", sigma=2, documents=10, anchor_lines=frozenset({home, ("quick", "search")}),
+                        anchor_prefixes=frozenset({langs, server}), frequent_lines=frozenset({home}),
+                        pairs=frozenset({(START_KEY, ("line", home)), (("line", home), ("prefix", langs)),
+                                         (("prefix", langs), ("prefix", server)), (("prefix", server), END_KEY)}))
     # a page whose walk needs every class right: start -> home -> languages -> server, then content
     crafted = [home, langs + ("en", "fr"), ("short", "gap"), server + ("version", "2"), ("content",) * 40]
     lines = crafted + [tuple(w.lower() for w in line.replace("|", " ").split()) for p in pages[:8]

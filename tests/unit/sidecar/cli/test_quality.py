@@ -48,18 +48,26 @@ def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
 
 
 def test_templates_options_map_one_to_one_onto_template_config(tmp_path):
+    """Every field of TemplateConfig and of its SkeletonConfig has one option of `bloomspan
+    templates`, which shows the field's own default; no option given builds the defaults."""
     import dataclasses
 
-    from bloomspan.engine.templates.detector import TemplateConfig
-    from bloomspan.sidecar.cli.quality import TEMPLATE_CONFIG_OPTIONS
+    from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
+    from bloomspan.sidecar.cli.quality import _template_config, templates
 
-    fields = dataclasses.fields(TemplateConfig)
-    assert [n for n, _ in TEMPLATE_CONFIG_OPTIONS] == [f.name for f in fields]
-    for (name, typ), f in zip(TEMPLATE_CONFIG_OPTIONS, fields):
-        if typ is None:  # an optional integer: "none" switches the pass off
-            assert str(f.type) == "int | None", name
-        else:
-            assert type(f.default) is typ, name
+    names = {p.name for p in templates.params if p.name.startswith("cfg_")}
+    wanted = {f"cfg_{f.name}" for f in TemplateConfig.option_fields()}
+    wanted |= {f"cfg_skeleton__{f.name}" for f in dataclasses.fields(SkeletonConfig)}
+    assert names == wanted
+    defaults = {**{f.name: getattr(TemplateConfig(), f.name) for f in TemplateConfig.option_fields()},
+                **{f"skeleton.{f.name}": f.default for f in dataclasses.fields(SkeletonConfig)}}
+    for p in templates.params:
+        if p.name.startswith("cfg_"):
+            name = p.name[len("cfg_"):].replace("__", ".")
+            shown = defaults[name] if name != "skeleton" else True
+            assert f"(default: {'none' if shown is None else shown})" in p.help, name
+    assert _template_config({}) == TemplateConfig()
+    assert _template_config({"cfg_skeleton__line_length": 8}).skeleton.line_length == 8
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"text": f"Home | Docs\nbody {i}", "site": "s"}) + "\n" for i in range(12)))
     runner = CliRunner()
@@ -69,4 +77,5 @@ def test_templates_options_map_one_to_one_onto_template_config(tmp_path):
     assert res.exit_code == 0, res.output
     assert not any(json.loads(x)["kind"] == "skeleton" for x in out.read_text().splitlines())
     res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--skeleton-anchor-fraction", "2"])
-    assert res.exit_code != 0 and "skeleton_anchor_fraction" in res.output and "(0, 1]" in res.output
+    assert res.exit_code != 0 and "skeleton.anchor_fraction" in res.output and "(0, 1]" in res.output
+    assert "--skeleton-anchor-fraction" in res.output

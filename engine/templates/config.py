@@ -1,0 +1,242 @@
+"""The template detector's configuration: one dataclass per concept, one default per knob.
+
+:class:`TemplateConfig` holds the detector's passes (:mod:`.detector`) and nests
+:class:`SkeletonConfig`, the page-skeleton walk's knobs (:mod:`.page_skeleton`), which a
+skeleton record also carries (its ``params``). The engine, the record readers
+(:class:`~.page_skeleton.PageSkeleton.from_record`, the ingest matcher) and the CLI
+(``bloomspan templates``, whose options are generated from these fields) all read the
+defaults written here. This module imports no numba, so the CLI's ``--help`` stays instant.
+
+Dicts (a config record, a run document's ``template_config``, ``--template-config``) become
+configs through :meth:`TemplateConfig.from_dict`, which reads the nested form
+(``{"skeleton": {"line_length": 8}}``) and the flat names written before the nesting
+(``{"skeleton_line_length": 8}``, :data:`FLAT_SKELETON_NAMES`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloomspan.engine.mining.config import ENGINES, ConfigError
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_share(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkeletonConfig:
+    """The page-skeleton walk (:mod:`.page_skeleton`), per group of pages (a site or a section).
+
+    anchor_fraction:  share of a group's pages a line (or line prefix) needs to anchor the walk.
+    line_length:      longest plain gap line the walk fills, in tokens.
+    echo_length:      longest echo line (repeated in its page) the walk fills, in tokens.
+    site_echo_length: longest line taken after the header because it occurs on another page of
+                      the group (a site map's entries); 0 switches it off.
+    toc_min_lines:    fewest entries of an in-page table of contents taken anywhere in the page
+                      (a "quick view" box); 0 switches tables of contents off.
+    toc_line_length:  longest table-of-contents entry, in tokens.
+    box_fraction:     share of a group's pages each line of a mid-page box's seed is on.
+    box_min_lines:    fewest such lines in a row that make a box; 0 switches boxes off.
+
+    The defaults are TemplateConfig's chosen ones (bench/RESULTS.md "Template quality"): site
+    echoes (``site_echo_length=6``) and longer gap lines (``line_length=8``) find 1-1.5 points
+    more on the tuning sites but damage 0.56-0.65 % of their content.
+    """
+
+    anchor_fraction: float = 0.7
+    line_length: int = 6
+    echo_length: int = 20
+    site_echo_length: int = 0
+    toc_min_lines: int = 3
+    toc_line_length: int = 10
+    box_fraction: float = 0.4
+    box_min_lines: int = 4
+
+    # Knobs a skeleton record written before the feature existed lacks: it walked without it.
+    ABSENT_FROM_OLD_RECORDS_MEANS_OFF = ("site_echo_length", "toc_min_lines", "box_min_lines")
+
+    def __post_init__(self) -> None:
+        for name, fix in (("anchor_fraction", "must be a number in (0, 1] (0.5 = a line on half of a site's pages)"),
+                          ("box_fraction", "must be a number in (0, 1] (0.4 = a line on 40% of a site's pages)")):
+            if not _is_share(getattr(self, name)):
+                raise ConfigError(f"skeleton.{name}", getattr(self, name), fix)
+        for name, low, what in (("line_length", 1, "tokens"), ("echo_length", 1, "tokens"),
+                                ("site_echo_length", 0, "tokens, 0 = off"), ("toc_min_lines", 0, "lines, 0 = off"),
+                                ("toc_line_length", 1, "tokens"), ("box_min_lines", 0, "lines, 0 = off")):
+            v = getattr(self, name)
+            if not _is_int(v) or v < low:
+                raise ConfigError(f"skeleton.{name}", v, f"must be an integer >= {low} ({what})")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_record(cls, params: Mapping[str, Any]) -> SkeletonConfig:
+        """The ``params`` of a skeleton record (:meth:`to_dict`); a knob a record written
+        before it existed lacks is off (:attr:`ABSENT_FROM_OLD_RECORDS_MEANS_OFF`), any other
+        missing one takes its default. Raises ConfigError naming the key."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ConfigError("skeleton", unknown, f"unknown keys; known: {', '.join(sorted(known))}")
+        values = {name: 0 for name in cls.ABSENT_FROM_OLD_RECORDS_MEANS_OFF}
+        values.update(params)
+        return cls(**values)
+
+
+# The flat names TemplateConfig used before SkeletonConfig was nested in it (records, run
+# documents and --template-config values published then still read): flat name -> field.
+FLAT_SKELETON_NAMES: dict[str, str] = {
+    "skeleton_anchor_fraction": "anchor_fraction", "skeleton_line_length": "line_length",
+    "skeleton_echo_length": "echo_length", "skeleton_site_echo_length": "site_echo_length",
+    "skeleton_toc_lines": "toc_min_lines", "skeleton_toc_line_length": "toc_line_length",
+    "skeleton_box_fraction": "box_fraction", "skeleton_box_lines": "box_min_lines",
+}
+
+
+def _flat_name(name: str) -> dataclasses.Field:
+    """A flat pre-nesting name as an init-only input: None = not given (its value then lives
+    in ``skeleton``); given, it sets that SkeletonConfig field."""
+    return field(default=None, repr=False, compare=False, metadata={"flat_skeleton_name": FLAT_SKELETON_NAMES[name]})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemplateConfig:
+    """Detector parameters. The defaults scored best on the real documentation corpus
+    (bench/RESULTS.md "Template quality"): content damage <= 0.5 % (the issue's limit), the
+    issue's recall goals met (>= 70 % per site on average, >= 95 % overall), then the most
+    template tokens found (the block-miner knobs among 288 configs before the page skeleton
+    existed, then sigma_fraction, scoped MCFP and the anchor share among 32, then the
+    skeleton's gap line length, site echoes, tables of contents and boxes among 32). The
+    global passes are off by default: on that corpus they found no template the site passes
+    missed, only shared code idioms.
+
+    sigma_fraction:    per-group sigma as a share of the group's documents.
+    sigma_floor:       per-group sigma never goes below this many documents.
+    block_min_length:  tokens a frequent single line needs to be a template on its own.
+    run_min_length:    tokens a chain of frequent consecutive line pairs needs.
+    edge_anchors:      a page's start and end count as lines of 0 tokens (blocks.mine_blocks edges).
+    section_depth:     URL path segments that define a site section (0: sites only).
+    global_sigma:      documents for the global passes on a corpus without groups.
+    global_min_sites:  groups (sites) for the global passes when groups are given.
+    global_min_length: MCFP minimum length of the global pass; None (default) switches it off.
+    global_blocks:     run the block miner on the whole corpus (global_sigma / global_min_sites).
+    scoped_min_length: MCFP minimum length per group; None switches it off.
+    slots:             replace number tokens by a slot before mining.
+    skeleton:          the page-skeleton pass (:class:`SkeletonConfig`) run after the others;
+                       None switches it off.
+    middle_content_tokens: a run of lines that only site-section passes found, with at least this
+                       many tokens no pass found on both sides of it in its page, is content the
+                       pages of one URL section repeat (a reference sentence, a code idiom), not
+                       chrome, which sits at a page's top or bottom, or repeats across the site's
+                       sections (then a site-level pass finds it: a promo pasted mid-page): it is
+                       left out before the page-skeleton walk (:func:`.detector.middle_runs`; the
+                       ingest matcher applies the same rule); 0 switches this off.
+    exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
+                       corpus) at ingest to pages of the sites the detector mined too. Off: on those
+                       pages the detector's evidence decides (a site's share of pages, its chrome's
+                       place in the page), and the exact phrases apply to pages of other sites only;
+                       an exact phrase repeated by one large site is that site's content as often as
+                       its chrome (bench/RESULTS.md, "Damage on unseen sites").
+    engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
+
+    The flat ``skeleton_*`` names (:data:`FLAT_SKELETON_NAMES`) are accepted as inputs only,
+    so configs published before the nesting still build; they are never written.
+    """
+
+    sigma_fraction: float = 0.15
+    sigma_floor: int = 10
+    block_min_length: int = 8
+    run_min_length: int = 4
+    edge_anchors: bool = True
+    section_depth: int = 1
+    global_sigma: int = 20
+    global_min_sites: int = 3
+    global_min_length: int | None = None
+    global_blocks: bool = False
+    scoped_min_length: int | None = 12
+    slots: bool = True
+    skeleton: SkeletonConfig | None = field(default_factory=SkeletonConfig)
+    middle_content_tokens: int = 50
+    exact_phrases_on_sites: bool = False
+    engine: str = "bloomspan"
+    skeleton_anchor_fraction: float | None = _flat_name("skeleton_anchor_fraction")
+    skeleton_line_length: int | None = _flat_name("skeleton_line_length")
+    skeleton_echo_length: int | None = _flat_name("skeleton_echo_length")
+    skeleton_site_echo_length: int | None = _flat_name("skeleton_site_echo_length")
+    skeleton_toc_lines: int | None = _flat_name("skeleton_toc_lines")
+    skeleton_toc_line_length: int | None = _flat_name("skeleton_toc_line_length")
+    skeleton_box_fraction: float | None = _flat_name("skeleton_box_fraction")
+    skeleton_box_lines: int | None = _flat_name("skeleton_box_lines")
+
+    def __post_init__(self) -> None:
+        skeleton = self.skeleton
+        if isinstance(skeleton, bool):  # the flat form: skeleton on/off
+            skeleton = SkeletonConfig() if skeleton else None
+        elif isinstance(skeleton, Mapping):
+            skeleton = SkeletonConfig.from_record(skeleton) if skeleton else SkeletonConfig()
+        elif skeleton is not None and not isinstance(skeleton, SkeletonConfig):
+            raise ConfigError("skeleton", skeleton, "must be a SkeletonConfig, its fields as a dict, or None (off)")
+        flat = {FLAT_SKELETON_NAMES[n]: (n, getattr(self, n)) for n in FLAT_SKELETON_NAMES
+                if getattr(self, n) is not None}
+        if flat and skeleton is not None:
+            try:
+                skeleton = dataclasses.replace(skeleton, **{k: v for k, (_, v) in flat.items()})
+            except ConfigError as exc:  # name the key as the caller wrote it
+                given = next(n for k, (n, _) in flat.items() if exc.field == f"skeleton.{k}")
+                raise ConfigError(given, exc.value, str(exc).split(": ", 1)[1]) from None
+        object.__setattr__(self, "skeleton", skeleton)
+
+        if not isinstance(self.sigma_fraction, (int, float)) or isinstance(self.sigma_fraction, bool) \
+                or not 0.0 <= self.sigma_fraction <= 1.0:
+            raise ConfigError("sigma_fraction", self.sigma_fraction,
+                              "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
+        for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
+                                ("middle_content_tokens", 0, "tokens, 0 = off"),
+                                ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
+                                ("section_depth", 0, "0 = sites only"),
+                                ("global_sigma", 2, "a phrase in one document is not boilerplate"),
+                                ("global_min_sites", 2, "a phrase of one site is that site's template")):
+            v = getattr(self, name)
+            if not _is_int(v) or v < low:
+                raise ConfigError(name, v, f"must be an integer >= {low} ({what})")
+        for name in ("global_min_length", "scoped_min_length"):
+            v = getattr(self, name)
+            if v is not None and (not _is_int(v) or v < 2):
+                raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
+        for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(name, getattr(self, name), "must be True or False")
+        if self.engine not in ENGINES:
+            raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
+
+    @classmethod
+    def option_fields(cls) -> list[dataclasses.Field]:
+        """The fields a user sets (the flat pre-nesting names left out)."""
+        return [f for f in dataclasses.fields(cls) if "flat_skeleton_name" not in f.metadata]
+
+    def to_dict(self) -> dict:
+        """The nested JSON form (``"skeleton": {...}`` or None), read back by :meth:`from_dict`."""
+        out = {f.name: getattr(self, f.name) for f in self.option_fields()}
+        out["skeleton"] = None if self.skeleton is None else self.skeleton.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None) -> TemplateConfig:
+        """A config from :meth:`to_dict`'s form, or from the flat one written before the nesting;
+        missing keys take their defaults. Raises ConfigError naming an unknown or bad key."""
+        values = dict(values or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError("template_config", unknown,
+                              f"unknown TemplateConfig fields; known: {', '.join(sorted(known - set(FLAT_SKELETON_NAMES)))}"
+                              f" (and skeleton.{{{', '.join(f.name for f in dataclasses.fields(SkeletonConfig))}}})")
+        return cls(**values)
