@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from bloomspan.engine.mining.grow import grow_seeds
 
@@ -256,3 +257,62 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
              "not_left_maximal": int(len(cands) - kept.size), **{f"grow_{k}": v for k, v in cands.stats.items()}}
     return GrownPhrases(tokens, cands.df[kept].astype(np.int64), n_occ[kept].astype(np.int64), docs,
                         k_phrase.astype(np.int64), f.owner[frag].astype(np.int64), label.astype(np.int64), stats)
+
+
+# ---------------------------------------------------------------------- routing keys
+@njit(cache=True, nogil=True)
+def _sliding_min(kgram_hash, doc_offsets, length, k, out):
+    """out[window] = min of the (length - k + 1) k-gram hashes inside it, documents in order."""
+    span = length - k + 1
+    n_out = 0
+    n_in = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        n = doc_offsets[d + 1] - doc_offsets[d]
+        n_k = max(n - k + 1, 0)
+        for j in range(max(n - length + 1, 0)):
+            m = kgram_hash[n_in + j]
+            for t in range(1, span):
+                if kgram_hash[n_in + j + t] < m:
+                    m = kgram_hash[n_in + j + t]
+            out[n_out] = m
+            n_out += 1
+        n_in += n_k
+    return n_out
+
+
+def routing_k(length: int) -> int:
+    """The k-gram length of the routing minimizer for ``length``-windows: about half the window
+    (longer k-grams spread common phrases over more shards, shorter ones keep more
+    neighbouring windows on one shard)."""
+    return max(1, (length + 1) // 2)
+
+
+def routing_keys(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int, k: int) -> np.ndarray:
+    """uint64 (N,): the routing key of every ``length``-window (order of :func:`.windows.window_hashes`):
+    the smallest hash of the k-grams inside it (a minimizer). It depends only on the window's
+    strings, so every occurrence of a window goes to one growth shard; neighbouring windows
+    mostly share it, so an interval's tail goes to few shards (module docstring)."""
+    from .windows import window_counts, window_hashes
+
+    if not 1 <= k <= length:
+        raise ValueError(f"k={k}: must lie in [1, length={length}]")
+    kgram_hash, _ = window_hashes(ids, token_hash, doc_offsets, k)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    out = np.empty(int(window_counts(doc_offsets, length).sum()), dtype=np.uint64)
+    got = _sliding_min(kgram_hash, doc_offsets, np.int64(length), np.int64(k), out)
+    assert got == out.shape[0]
+    return out
+
+
+def routing_keys_reference(ids, token_hash, doc_offsets, length: int, k: int) -> np.ndarray:
+    """Plain twin of :func:`routing_keys`: every window's k-gram hashes, their minimum."""
+    from .windows import window_hashes_reference
+
+    kh, ks = window_hashes_reference(ids, token_hash, doc_offsets, k)
+    at = {int(s): int(h) for h, s in zip(kh.tolist(), ks.tolist())}
+    out = []
+    off = np.asarray(doc_offsets).tolist()
+    for d in range(len(off) - 1):
+        for s in range(off[d], off[d + 1] - length + 1):
+            out.append(min(at[s + t] for t in range(length - k + 1)))
+    return np.asarray(out, dtype=np.uint64)

@@ -18,6 +18,8 @@ from bloomspan.engine.distributed.sharded_growth import (
     fragments_for,
     grow_fragments,
     growth_shard_of,
+    routing_k,
+    routing_keys,
 )
 from bloomspan.engine.distributed.windows import (
     Segments,
@@ -125,10 +127,11 @@ def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, 
     used = np.unique(tokens)
     win = starts[flags]
     win_seg = np.searchsorted(seg.start, win, side="right") - 1
+    route = routing_keys(shard.ids, shard.token_hash, shard.doc_offsets, length, routing_k(length))[flags]
     worker_progress("cut", shard_no, 1, None)
     return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()],
                          win_seg.astype(np.int64), (win - seg.start[win_seg]).astype(np.int64),
-                         growth_shard_of(hashes[flags], n_growth))
+                         growth_shard_of(route, n_growth))
 
 
 def used_strings(part: ShardSegments) -> list[str]:

@@ -13,6 +13,9 @@ from bloomspan.engine.distributed.sharded_growth import (
     growth_shard_of,
     left_maximal,
     left_maximal_reference,
+    routing_k,
+    routing_keys,
+    routing_keys_reference,
 )
 from bloomspan.engine.distributed.windows import (
     distinct_document_counts,
@@ -59,7 +62,7 @@ def _sharded(tokens, offsets, sigma, length, n_doc_shards, n_growth, left_prune=
             np.zeros(0, np.uint32)
         ws = s[flags]
         w_seg = np.searchsorted(seg.start, ws, side="right") - 1
-        route = growth_shard_of(h[flags], n_growth)
+        route = growth_shard_of(routing_keys(ids, th, off, length, routing_k(length))[flags], n_growth)
         for g in range(n_growth):
             # Labels: positions in the full corpus, so coverage can be compared directly.
             per_growth[g].append(fragments_for(seg_offsets, seg_tokens, seg.doc + a, seg.start + offsets[a],
@@ -137,3 +140,14 @@ def test_a_fragment_starting_at_its_interval_has_no_left_neighbour():
     assert f.label.tolist() == [100, 201] and f.doc.tolist() == [0, 3] and f.owner.tolist() == [2, 2]
     assert fragments_for(seg_offsets, seg_tokens, np.asarray([0, 3]), np.asarray([100, 200]), np.asarray([0]),
                          np.asarray([0]), np.asarray([1]), 0, owner=2).doc.size == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=8),
+       length=st.integers(1, 6), k=st.integers(1, 6))
+def test_routing_keys_match_reference(docs, length, k):
+    k = min(k, length)
+    tokens, offsets = _corpus(docs)
+    th = string_hashes([f"s{i}" for i in range(6)])
+    assert np.array_equal(routing_keys(tokens, th, offsets, length, k),
+                          routing_keys_reference(tokens, th, offsets, length, k))
