@@ -11,7 +11,9 @@ import sys
 import time
 
 import pytest
+from click.testing import CliRunner
 
+from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.publish.template_index import physical_indices
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
@@ -168,6 +170,13 @@ def test_a_checkpoint_of_the_previous_version_resumes_and_a_newer_one_is_refused
     message = str(info.value)
     assert "checkpoint version 3, this bloomspan reads 1..2" in message and str(path) in message
     assert f"delete {path.parent}" in message and "\n" not in message
+    # `bloomspan mine` says the same in one line, no traceback.
+    res = CliRunner().invoke(cli, ["mine", "--url", opensearch_url, "--index", src, "--template-index",
+                                   f"{index_prefix}tpl", "--work-dir", str(tmp_path / "w"), "--lease-index",
+                                   f"{index_prefix}lease", "--sigma", "5", "--min-length", "5", "--engine", ENGINE,
+                                   "--progress", "none"])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "checkpoint version 3, this bloomspan reads 1..2" in res.output
     assert json.loads(path.read_text())["version"] == 3
 
     path.write_text(json.dumps({k: v for k, v in saved.items() if k != "version"}))
