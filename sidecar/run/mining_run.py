@@ -17,8 +17,8 @@ same work directory:
 The whole run holds the cluster lease (:mod:`.lease`) and a file lock on the work
 directory; the lease is checked right before the alias moves.
 
-A run never publishes a phrase set that would silently stop the cleaning: it refuses
-(:class:`RunRefusedError`, naming the flag; nothing published, the alias stays where it
+A run never publishes a phrase set that would silently stop the cleaning (:mod:`.run_guards`):
+it refuses (:class:`~.run_guards.RunRefusedError`, naming the flag; nothing published, the alias stays where it
 was, the unfinished run is discarded) when it read 0 usable documents (an empty index, a
 mistyped ``--field`` or a field that holds no text), when ``--sigma`` exceeds the
 documents read, or when it found 0 phrases while the alias holds a run with phrases.
@@ -53,7 +53,7 @@ from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
 from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents
 from bloomspan.sidecar.curation.store import load_curation
-from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, RunNotFoundError
+from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
 from bloomspan.sidecar.publish.publication import (
     coverage_for,
     document_sites,
@@ -66,7 +66,6 @@ from bloomspan.sidecar.publish.publication import (
 )
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
-    current_run_doc,
     new_run_id,
     physical_indices,
     physical_name,
@@ -79,6 +78,7 @@ from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
+from .run_guards import RunRefusedError, check_documents, check_phrases, no_documents
 from .run_state import FIRST_PHASE, Phase, RunState
 from .snapshot import Snapshot
 
@@ -90,11 +90,6 @@ MAX_BATCH = 10_000  # index.max_result_window default
 
 class _DryRunStop(Exception):
     """Raised right before the alias would move in a dry run: the run index is complete."""
-
-
-class RunRefusedError(BloomspanSidecarError):
-    """The run would publish an empty or useless phrase set; nothing was published.
-    ``field`` names the flag (``index``, ``field``, ``sigma``); the message starts with it."""
 
 
 @dataclass(frozen=True)
@@ -308,77 +303,6 @@ def _base_snapshot(work: Path, config: MineConfig):
     return snap
 
 
-def _mapped_fields(client, indices: list[str], limit: int = 20) -> list[str]:
-    """Dotted paths of the fields mapped in ``indices`` (sorted, at most ``limit``): what a
-    refusal over ``--field`` lists as the fields seen."""
-    try:
-        resp = client.indices.get_mapping(index=",".join(indices))
-    except Exception as exc:  # the message is a hint; never fail the refusal over it
-        log.debug("reading the source mapping failed: %s", exc)
-        return []
-    paths: set[str] = set()
-
-    def walk(props: dict, prefix: str) -> None:
-        for name, body in props.items():
-            if isinstance(body, dict) and "properties" in body:
-                walk(body["properties"], f"{prefix}{name}.")
-            else:
-                paths.add(prefix + name)
-
-    for body in resp.values():
-        walk((body.get("mappings") or {}).get("properties") or {}, "")
-    return sorted(paths)[:limit]
-
-
-def _no_documents(config: MineConfig, indices: list[str]) -> RunRefusedError:
-    return RunRefusedError(
-        f"--index {config.index}: {', '.join(indices)} hold{'s' if len(indices) == 1 else ''} no documents; "
-        "index documents first (nothing was published; --allow-empty publishes an empty run)",
-        index=config.index, field="index")
-
-
-def check_documents(config: MineConfig, client, indices: list[str], n_all: int, n_usable: int,
-                    skipped: dict[str, int]) -> None:
-    """Refuse a run that read no usable document or whose ``--sigma`` exceeds the documents
-    read (no phrase can occur in more documents than there are)."""
-    if config.allow_empty:
-        return
-    if n_all == 0:
-        raise _no_documents(config, indices)
-    if n_usable == 0:
-        why = ", ".join(f"{reason.replace('_', ' ')} in {n:,}" for reason, n in skipped.items() if n)
-        seen = _mapped_fields(client, indices)
-        raise RunRefusedError(
-            f"--field {config.field}: 0 of {n_all:,} documents have a text value in field {config.field!r}"
-            f"{f' ({why})' if why else ''}; fields seen: {', '.join(seen) or 'none mapped'} "
-            "(nothing was published)", index=config.index, field="field")
-    if config.sigma > n_usable:
-        raise RunRefusedError(
-            f"--sigma {config.sigma}: only {n_usable:,} document{'s' if n_usable != 1 else ''} of {config.index} "
-            f"{'have' if n_usable != 1 else 'has'} a text value in field {config.field!r}, and a phrase must occur "
-            f"in at least --sigma of them; give --sigma {max(2, n_usable)} or less (nothing was published)",
-            index=config.index, field="sigma")
-
-
-def check_phrases(config: MineConfig, client, n_records: int) -> None:
-    """Refuse to replace a run that has phrases with one that has none: the cleaner would
-    stop cleaning. A first run (no alias yet) may be empty."""
-    if config.allow_empty or n_records:
-        return
-    try:
-        current = current_run_doc(client, config.template_index)
-    except RunNotFoundError:
-        return
-    templates = current.get("templates") or {}
-    held = int(current.get("phrases") or 0) + int(templates.get("phrases") or 0) + int(templates.get("skeletons") or 0)
-    if held:
-        raise RunRefusedError(
-            f"--sigma {config.sigma} --min-length {config.min_length}: this run found 0 phrases, while "
-            f"{config.template_index} holds run {current.get('run_id')} with {held:,}; publishing it would stop "
-            "the cleaning, so nothing was published and the alias stays; lower --sigma or --min-length, or give "
-            "--allow-empty", index=config.template_index, field="sigma")
-
-
 def run_mining(config: MineConfig, progress: Progress | None = None, client=None) -> RunSummary:
     """Run (or resume) a mining run; see the module docstring."""
     work = Path(config.work_dir)
@@ -432,7 +356,7 @@ class _Run:
                                          f"is not mapped in {', '.join(unmapped)}; give a date or numeric field "
                                          "that changes with every update, or leave it out to compare _seq_no")
         if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
-            raise _no_documents(c, indices)
+            raise no_documents(c, indices)
         base = _base_snapshot(self.work, c)
         mode = c.scan_mode
         if mode == "auto":
