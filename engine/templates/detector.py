@@ -160,7 +160,9 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     (e.g. sections of one-section sites) is mined again only for groups that differ.
     anchor_coverage: bool (W,) tokens covered by phrases found outside the detector (a
     mining run's exact MCFP phrases, applied at ingest next to the detector's records):
-    the page-skeleton walk treats them as found too, so mining and ingest walk alike.
+    where ingest applies them on the walked pages (``config.exact_phrases_on_sites``, or a
+    corpus without levels) the page-skeleton walk treats them as found too, so mining and
+    ingest walk alike.
     """
     config = config or TemplateConfig()
     tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
@@ -265,7 +267,9 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     if config.skeleton:
         t0 = time.perf_counter()
         detected = coverage.copy()  # every level walks from the same anchors (as the ingest matcher does)
-        if anchor_coverage is not None:
+        # Ingest applies the exact phrases on pages of sites without records only (unless
+        # exact_phrases_on_sites), and every page a group's walk covers belongs to such a site.
+        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
             anchor_coverage = np.asarray(anchor_coverage, dtype=bool)
             if anchor_coverage.shape != detected.shape:
                 raise ValueError(f"anchor_coverage: must be bool of shape ({tokens.shape[0]},), "

@@ -92,14 +92,11 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     config = options.detector_config()
     sites = document_sites(site_values, url_values)
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
-    # The walk treats as found what ingest applies next to the records: the exact phrases only
-    # where they apply there (TemplateConfig.exact_phrases_on_sites; pages of mined sites have skeletons).
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
-                                 number_token_mask(vocabulary.tokens()),
-                                 anchor_coverage=mcfp_coverage if config.exact_phrases_on_sites else None)
+                                 number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
     records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
     records += [k.to_record(vocabulary.token) for k in detection.skeletons]
-    covered = detection.coverage | mcfp_coverage
+    covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
@@ -107,3 +104,18 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     log.info("templates phrases=%d skeletons=%d covered_share=%.4f", stats["phrases"], stats["skeletons"],
              stats["covered_share"])
     return records, stats
+
+
+def exact_phrases_applied(mcfp_coverage: np.ndarray, doc_offsets: np.ndarray, levels, detection, config) -> np.ndarray:
+    """bool (W,): the part of the exact phrases' coverage that ingest applies next to the
+    detector's records: all of it with ``exact_phrases_on_sites``, else the pages of sites the
+    detector has no record for (as :class:`~bloomspan.ingest.template_matcher.TemplateMatcher`)."""
+    mcfp_coverage = np.asarray(mcfp_coverage, dtype=bool)
+    if config.exact_phrases_on_sites or not levels:
+        return mcfp_coverage
+    known = {p.scope for p in detection.phrases if p.scope is not None}
+    known |= {k.scope for k in detection.skeletons if k.scope is not None}
+    n_docs = doc_offsets.shape[0] - 1
+    mined = np.asarray([any(level[d] in known for level in levels if level[d] is not None) for d in range(n_docs)],
+                       dtype=bool)
+    return mcfp_coverage & np.repeat(~mined, np.diff(doc_offsets))

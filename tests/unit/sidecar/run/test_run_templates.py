@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
@@ -102,3 +103,25 @@ def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrot
     with_sites = boilerplate_share("--site-field", "site", "--url-field", "url")
     skipped = boilerplate_share("--site-field", "site", "--url-field", "url", "--no-templates")
     assert with_sites > skipped > 0
+
+
+
+def test_the_covered_tokens_a_run_reports_are_what_the_cleaner_covers_on_its_pages(crawl):
+    """With whole-phrase matching the cleaner applies exactly what the run counted: the
+    detector's records, and the exact phrases only on pages of sites without records."""
+    from bloomspan.engine.mining.bloomspan import mine_bloomspan
+    from bloomspan.sidecar.corpora import read_jsonl
+    from bloomspan.sidecar.corpora.quality_eval import ingest_coverage, prepare_corpus
+    from bloomspan.sidecar.publish.phrase_records import phrase_records
+    from bloomspan.sidecar.run.run_templates import detect_run_templates
+
+    docs = list(read_jsonl(crawl))[:300] + [{**d, "site": "tiny.example"} for d in list(read_jsonl(crawl))[300:305]]
+    c = prepare_corpus(docs)
+    mined = mine_bloomspan(c.tokens, c.doc_offsets, MiningConfig(sigma=20, min_length=10))
+    exact = [{**r, "min_length": 10} for r in phrase_records(mined.phrases, c.vocabulary)]
+    records, stats = detect_run_templates(c.tokens, c.doc_offsets, c.block_offsets, c.vocabulary, c.sites, c.urls,
+                                          TemplateOptions(site_field="site", url_field="url"), mined.coverage)
+    covered = ingest_coverage(c, records[:1] + exact + records[1:], match="phrases")
+    assert int(covered.sum()) == stats["covered_tokens"]
+    tiny = np.arange(c.doc_offsets[300], c.tokens.shape[0])  # a site too small for records: exact phrases apply
+    assert covered[tiny].tolist() == mined.coverage[tiny].tolist() and mined.coverage[tiny].any()
