@@ -25,9 +25,19 @@ def peak_rss_bytes() -> int:
     return 0
 
 
+class RawCorpus:
+    """tokens.npy (uint32) and doc_offsets.npy (int64) memory-mapped: what the miner reads of a store."""
+
+    def __init__(self, folder: Path) -> None:
+        self.tokens = np.load(folder / "tokens.npy", mmap_mode="r")
+        self.doc_offsets = np.load(folder / "doc_offsets.npy", mmap_mode="r")
+        self.n_docs = int(self.doc_offsets.shape[0]) - 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--store", required=True)
+    ap.add_argument("--store", required=True, help="Corpus store, or a folder of tokens.npy + doc_offsets.npy (--raw).")
+    ap.add_argument("--raw", action="store_true", help="--store holds tokens.npy and doc_offsets.npy.")
     ap.add_argument("--engine", required=True)
     ap.add_argument("--sigma", type=int, required=True)
     ap.add_argument("--min-length", type=int, required=True)
@@ -50,7 +60,7 @@ def main() -> None:
         def mine(tokens, offsets, cfg):  # noqa: F811 - the textbook variant of the selector
             return mine_fhk(tokens, offsets, cfg, prune=False)
     config = MiningConfig(sigma=args.sigma, min_length=args.min_length, engine=engine)
-    store = CorpusStore.open(args.store)
+    store = RawCorpus(Path(args.store)) if args.raw else CorpusStore.open(args.store)
     # Compile on a slice of the same read-only memmaps: numba specialises on array flags, so
     # warming up on a plain array would leave the timed call to compile again.
     head = min(store.n_docs, 50)

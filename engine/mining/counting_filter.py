@@ -368,9 +368,25 @@ def build_counting_filter(tokens: np.ndarray, doc_offsets: np.ndarray, n_cells: 
     return counters
 
 
+@njit(cache=True)
+def _hot_bitmap_kernel(counters, threshold, bits):
+    for c in range(counters.shape[0]):
+        bits[c >> 3] |= np.uint8(counters[c] >= threshold) << np.uint8(c & 7)
+
+
 def hot_bitmap(counters: np.ndarray, threshold: int) -> np.ndarray:
-    """uint8 (n_cells // 8 + 1,): bit ``c % 8`` of byte ``c // 8`` set iff ``counters[c] >= threshold``."""
-    bits = np.packbits(counters >= threshold, bitorder="little")
+    """uint8 (ceil(n_cells / 8) + 1,): bit ``c % 8`` of byte ``c // 8`` set iff ``counters[c] >= threshold``.
+
+    A kernel rather than ``np.packbits(counters >= threshold)``, whose boolean temporary is
+    as large as the table."""
+    bits = np.zeros((counters.shape[0] + 7) // 8 + 1, dtype=np.uint8)
+    _hot_bitmap_kernel(counters, np.int64(threshold), bits)
+    return bits
+
+
+def hot_bitmap_reference(counters, threshold: int) -> np.ndarray:
+    """Readable twin of :func:`hot_bitmap`."""
+    bits = np.packbits(np.asarray(counters) >= threshold, bitorder="little")
     return np.concatenate([bits, np.zeros(1, dtype=np.uint8)])
 
 

@@ -8,12 +8,13 @@ memory differ. BloomSpan's cost follows what survives its filters, FHK's the cor
 suffix array costs ~25 bytes and a few hundred ns per token whatever the corpus, BloomSpan
 ~10 bytes and well under 100 ns per token on natural text, but its growth revisits the
 occurrences of nested repeats once per branch, so on a corpus made of heavily overlapping
-phrases (the article's Synthetic 2, LZ78 c/n 0.05) FHK is several times faster. The rule,
+phrases (the article's Synthetic 2) FHK is several times faster. The rule,
 fitted on the regimes of ``bench/engine_auto_bench.py`` (web crawl at strict and
 permissive sigma, Synthetic 1, Synthetic 2; table in bench/RESULTS.md): FHK when the
 sampled c/n (:mod:`.corpus_shape`) is below ``FHK_MAX_CN`` and the corpus has at most
 ``FHK_MAX_TOKENS`` tokens (past that FHK's memory, not its speed, decides), BloomSpan
-otherwise. Measuring c/n costs one LZ78 parse of at most 2**20 tokens (tens of ms).
+otherwise. Measuring c/n costs one LZ78 parse of at most 2**16 tokens (a few ms: on the
+smallest regime, Synthetic 2 mined by FHK in ~0.1 s, more would already cost 5 %).
 """
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ from .phrases import MiningResult
 
 logger = logging.getLogger(__name__)
 
-# Fitted on bench/engine_auto_bench.py: natural text and the web crawl sample at c/n >= 0.25,
-# Synthetic 1 at ~1.0 (BloomSpan faster on both), Synthetic 2 at ~0.05 (FHK faster).
-FHK_MAX_CN = 0.12
+# Fitted on bench/engine_auto_bench.py, c/n of the 2**16-token sample: the web crawl 0.45
+# (BloomSpan faster at every sigma measured), Synthetic 1 ~1.0 (BloomSpan faster), Synthetic 2
+# 0.10 (FHK faster).
+FHK_MAX_CN = 0.2
 FHK_MAX_TOKENS = 200_000_000
 
 

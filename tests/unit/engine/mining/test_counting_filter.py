@@ -237,6 +237,13 @@ def test_estimate_keys_is_exact_on_small_corpora_and_close_on_large(monkeypatch,
     assert estimate != exact and abs(estimate - exact) < 0.1 * exact
 
 
+@KERNEL
+@given(st.lists(st.integers(0, 255), max_size=40), st.integers(1, 255))
+def test_hot_bitmap_matches_reference(cells, threshold):
+    counters = np.array(cells, dtype=np.uint8)
+    assert cf.hot_bitmap(counters, threshold).tolist() == cf.hot_bitmap_reference(counters, threshold).tolist()
+
+
 def test_rejects_kgram_one_or_two():
     with pytest.raises(ValueError, match="kgram=2"):
         cf.build_counting_filter(np.zeros(2, np.uint32), np.array([0, 2]), 4, None, 2)
