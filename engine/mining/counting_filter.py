@@ -253,21 +253,21 @@ def _build_kernel(tokens, doc_offsets, bounds, frequent, kgram, counters, cells,
 def _query_kernel(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot, cells, offsets, pos, doc):
     """Candidates of documents [d_lo, d_hi) into the front of ``pos``/``doc``; returns their count.
 
-    Hash first, test second: the bit tests are independent loads the CPU overlaps, and the
-    compaction is branch-free (a branch on the loaded bit stalls on every misprediction;
-    testing inside the hashing loop measured twice as slow)."""
-    n = _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells, offsets, True)
-    base = doc_offsets[d_lo]
-    d = d_lo
+    One document at a time: its keys are hashed into ``cells`` (sized for the longest
+    document, so it stays in L1/L2), then their bits are tested. Hash first, test second:
+    the bit tests are independent loads the CPU overlaps, and the compaction is
+    branch-free (a branch on the loaded bit stalls on every misprediction; testing inside
+    the hashing loop measured twice as slow, and buffers for a whole chunk of documents
+    spilled out of cache)."""
     k = 0
-    for i in range(n):
-        c = cells[i]
-        p = base + np.int64(offsets[i])
-        while doc_offsets[d + 1] <= p:
-            d += 1
-        pos[k] = p
-        doc[k] = d
-        k += (hot[c >> 3] >> (c & 7)) & 1
+    for d in range(d_lo, d_hi):
+        n = _key_cells(tokens, doc_offsets, d, d + 1, frequent, kgram, n_cells, cells, offsets, True)
+        base = doc_offsets[d]
+        for i in range(n):
+            c = cells[i]
+            pos[k] = base + np.int64(offsets[i])
+            doc[k] = d
+            k += (hot[c >> 3] >> (c & 7)) & 1
     return k
 
 
@@ -402,8 +402,9 @@ def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters:
     n_cells = counters.shape[0]
     hot = hot_bitmap(counters, threshold)
     bounds, widest = _chunk_bounds(doc_offsets, QUERY_CHUNK_TOKENS)
-    cells = np.empty(widest, dtype=_cell_dtype(n_cells))
-    offsets = np.empty(widest, dtype=np.uint32)  # widest <= QUERY_CHUNK_TOKENS or one document's length
+    longest = int(np.diff(doc_offsets).max()) if doc_offsets.shape[0] > 1 else 1
+    cells = np.empty(max(longest, 1), dtype=_cell_dtype(n_cells))
+    offsets = np.empty(max(longest, 1), dtype=np.uint32)  # position inside its document
     pos = np.empty(widest, dtype=np.int64)
     doc = np.empty(widest, dtype=np.int32)
     out_pos, out_doc = [], []
