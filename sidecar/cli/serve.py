@@ -67,8 +67,10 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
                    "compares, `bloomspan promote RUN` moves it.")
 @click.option("--mine-index", default=None)
 @click.option("--mine-field", default="text", show_default=True)
-@click.option("--sigma", type=int, default=20, show_default=True)
-@click.option("--min-length", type=int, default=10, show_default=True)
+@click.option("--sigma", type=int, default=None,
+              help="Document frequency of service runs; default: that of the run they follow, else mine's 20.")
+@click.option("--min-length", type=int, default=None,
+              help="Phrase length of service runs; default: that of the run they follow, else mine's 10.")
 @click.option("--work-dir", default="./bloomspan-work", show_default=True)
 @click.option("--lease-index", default="bloomspan-lease", show_default=True, help="Lease that keeps one run at a time across replicas.")
 @click.option("--emerging-shingle", type=int, default=None, help="Watch k-token shingles for emerging boilerplate (off by default).")

@@ -1,8 +1,8 @@
 """Mining runs started by `bloomspan serve` (schedule, POST /runs, emerging boilerplate).
 
 A service run follows the run it replaces: the settings ``serve`` has flags for come from
-``serve`` (source index and field, ``--sigma``, ``--min-length``, connection, work
-directory, lease); every other setting of ``bloomspan mine`` (``--templates``,
+``serve`` (source index and field, connection, work directory, lease; ``--sigma`` and
+``--min-length`` when given, else the run's own values); every other setting of ``bloomspan mine`` (``--templates``,
 ``--site-field``, ``--url-field``, ``--template-config``, ``--timestamp-field``,
 ``--annotate``, engine, retention, paging) comes from the parameters recorded in the run
 document the template alias points at, when that run was mined from the same index and
@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError, LeaseHeldError
 from bloomspan.sidecar.publish.template_index import current_run_doc
 from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
@@ -29,8 +28,8 @@ if TYPE_CHECKING:  # state.py starts these runs: a runtime import would be a cyc
 log = logging.getLogger(__name__)
 
 # Run parameters (the run document's ``params``) a service run takes over from the run it follows.
-FOLLOWED_PARAMS = ("engine", "filter_bytes", "timestamp_field", "annotate", "batch_size", "slices", "keep_runs",
-                   "site_field", "templates", "url_field", "template_config")
+FOLLOWED_PARAMS = ("sigma", "min_length", "engine", "filter_bytes", "timestamp_field", "annotate", "batch_size",
+                   "slices", "keep_runs", "site_field", "templates", "url_field", "template_config")
 
 
 def previous_params(config: ServeConfig, client=None) -> dict:
@@ -39,9 +38,7 @@ def previous_params(config: ServeConfig, client=None) -> dict:
     template_index = config.template_index or "bloomspan-templates"
     try:
         if client is None:
-            client = ClusterConfig(url=config.upstream_url, username=config.username, password=config.password,
-                                   api_key=config.api_key, ca_certs=config.ca_certs,
-                                   verify_certs=config.verify_certs).client()
+            client = config.opensearch_client()
         doc = current_run_doc(client, template_index)
     except BloomspanSidecarError:
         return {}
@@ -67,14 +64,17 @@ def mine_config_for(config: ServeConfig, previous: dict | None = None):
     cleans) name the site and URL fields, so the first run detects templates as ``mine`` would."""
     if not previous:
         previous = {k: v for k, v in (("site_field", config.scope_field), ("url_field", config.url_field)) if v}
+    # serve's --sigma / --min-length, when given, win over the followed run's.
+    given = {k: getattr(config, k) for k in ("sigma", "min_length") if getattr(config, k) is not None}
+    previous = {**(previous or {}), **given}
 
-    return MineConfig(index=config.mine_index, url=config.upstream_url, field=config.mine_field, sigma=config.sigma,
-                      min_length=config.min_length, template_index=config.template_index or "bloomspan-templates",
+    return MineConfig(index=config.mine_index, url=config.upstream_url, field=config.mine_field,
+                      template_index=config.template_index or "bloomspan-templates",
                       work_dir=config.work_dir, username=config.username, password=config.password,
                       api_key=config.api_key, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
-                      lease_index=config.lease_index,
+                      lease_index=config.lease_index, timeout=config.upstream_timeout,
                       # --review: the run waits for `bloomspan promote`, so nothing of it reaches the documents yet.
-                      **{**(previous or {}), **({"dry_run": True, "annotate": False} if config.review else {})})
+                      **{**previous, **({"dry_run": True, "annotate": False} if config.review else {})})
 
 
 def mine_for_service(config: ServeConfig) -> dict:

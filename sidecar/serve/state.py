@@ -89,8 +89,10 @@ class ServeConfig:
     # Mining runs started by the schedule, POST /runs or emerging boilerplate.
     mine_index: str | None = None
     mine_field: str = "text"
-    sigma: int = 20
-    min_length: int = 10
+    # None: the value of the run a service run follows (the run behind the template alias,
+    # mined from the same index and field), else `bloomspan mine`'s default.
+    sigma: int | None = None
+    min_length: int | None = None
     work_dir: str = "./bloomspan-work"
     lease_index: str = "bloomspan-lease"
     # Emerging boilerplate (forgetful Bloom filter over k-token shingles); None: off.
@@ -139,6 +141,11 @@ class ServeConfig:
             raise ServeConfigError("mine_index", self.mine_index, "a schedule needs --mine-index (the index to mine)")
         if self.api_key and self.username:
             raise ServeConfigError("api_key", self.api_key, "give either --api-key or --username/--password, not both")
+        for name in ("sigma", "min_length"):
+            if getattr(self, name) is not None and getattr(self, name) < 2:
+                raise ServeConfigError(name, getattr(self, name), "must be >= 2 (or unset to follow the current run)")
+        if self.upstream_timeout <= 0:
+            raise ServeConfigError("upstream_timeout", self.upstream_timeout, "must be > 0 seconds")
         if self.emerging_shingle is not None and self.emerging_shingle < 2:
             raise ServeConfigError("emerging_shingle", self.emerging_shingle, "must be >= 2 tokens")
 

@@ -25,14 +25,16 @@ def test_a_scheduled_run_follows_the_templates_run_it_replaces(os_client, index_
                                   lease_index=f"{index_prefix}lease", sigma=5, min_length=5, engine="fhk",
                                   templates=True, site_field="site", url_field="url"), client=os_client)
     assert first.templates is not None
-    config = _serve_config(opensearch_url, index_prefix, tmp_path)
+    config = _serve_config(opensearch_url, index_prefix, tmp_path, sigma=None, min_length=None)  # serve's defaults
     followed = previous_params(config, os_client)
+    assert (followed["sigma"], followed["min_length"]) == (5, 5)
     assert (followed["templates"], followed["site_field"], followed["url_field"], followed["engine"]) == \
         (True, "site", "url", "fhk")
     summary = mine_for_service(config)
     assert summary["run_id"] != first.run_id and summary["templates"]["phrases"] == first.templates["phrases"]
     params = current_run_doc(os_client, tpl)["params"]
     assert (params["templates"], params["site_field"], params["url_field"]) == (True, "site", "url")
+    assert (params["sigma"], params["min_length"]) == (5, 5)  # not serve's flag defaults
 
 
 def test_a_refused_service_run_logs_one_line_and_keeps_the_current_run(os_client, index_prefix, opensearch_url,
