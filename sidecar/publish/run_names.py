@@ -37,6 +37,9 @@ REPORT_RENAMES = {"n_docs": "docs_mined", "n_tokens": "tokens_mined", "n_phrases
                   "doc_covered_fraction_histogram": "clutter_histogram", "top_hogs": "top_phrases"}
 STATS_RENAMES = {"documents": "docs_mined", "tokens": "tokens_mined", "n_docs": "docs_mined",
                  "n_tokens": "tokens_mined", "coverage_ratio": "covered_share"}
+# A run summary (``RunSummary.as_dict``, kept in a checkpoint once published) as earlier versions wrote it;
+# ``documents`` was a second copy of ``docs_stored``.
+SUMMARY_RENAMES = {"docs_stored": "docs_mined", "tokens": "tokens_mined", "documents": None}
 # Fields a reader asks for with ``_source`` so that a run document of either shape answers.
 EARLIER_RUN_FIELDS = tuple(RUN_DOCUMENT_RENAMES)
 
@@ -45,11 +48,10 @@ def _renamed(d: dict, renames: dict) -> dict:
     """``d`` with each earlier key under its current name (a current key already there wins)."""
     out = {}
     for key, value in d.items():
-        new = renames.get(key)
-        if new is None:
+        if key not in renames:
             out[key] = value
-        elif new not in d:
-            out[new] = value
+        elif renames[key] is not None and renames[key] not in d:  # None: a copy, dropped
+            out[renames[key]] = value
     return out
 
 
@@ -59,6 +61,12 @@ def current_report(report: dict) -> dict:
     if "stats" in rep and isinstance(rep["stats"], dict):
         rep["stats"] = _renamed(rep["stats"], STATS_RENAMES)
     return rep
+
+
+def current_summary(summary: dict) -> dict:
+    """A run summary saved by any version (a checkpoint of a run that published before it was
+    stopped) under the current names, so the run resumes after an upgrade."""
+    return _renamed(summary, SUMMARY_RENAMES)
 
 
 def current_names(run_doc: dict) -> dict:

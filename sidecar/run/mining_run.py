@@ -64,6 +64,7 @@ from bloomspan.sidecar.publish.publication import (
     run_report,
     site_clutter,
 )
+from bloomspan.sidecar.publish.run_names import current_summary
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
     new_run_id,
@@ -404,7 +405,7 @@ class _Run:
                 shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
                 raise
         state.seconds["total"] = time.perf_counter() - t_total
-        return RunSummary(**{**state.summary, "seconds": state.seconds, "resumed": self.resumed})
+        return RunSummary(**{**current_summary(state.summary), "seconds": state.seconds, "resumed": self.resumed})
 
     # ------------------------------------------------------------------ reading
     def _units(self) -> list[ScanUnit]:
