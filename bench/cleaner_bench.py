@@ -10,7 +10,8 @@ sites, new pages), as new documents reach the ingest hook. The clean is single-t
 core): each mode (and strip with ``fingerprint=True``) runs ``clean_batch`` over batches of
 ``--batch`` documents after a warm-up batch (numba compile excluded); MB/s counts the UTF-8
 bytes of the cleaned field. Appends a section to ``bench/RESULTS.md``. Target: >= 20 MB/s per core.
-``--templates`` adds two rows: strip with the template detector's records detected
+``--match windows phrases`` runs every mode with window matching (the default) and with
+whole phrases, in the same run, so the two can be compared. ``--templates`` adds two rows: strip with the template detector's records detected
 on the same pages, applied per site and URL section, with and without page skeletons.
 """
 from __future__ import annotations
@@ -73,6 +74,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3, help="passes per mode; the best is reported")
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--match", nargs="+", choices=("windows", "phrases"), default=["windows"],
+                    help="matching of the mined phrases (CleanerConfig.match); several: every mode with each")
     ap.add_argument("--templates", action="store_true",
                     help="also clean with the template detector's records (site-scoped, with page skeletons) "
                          "detected on the same --mine-docs pages")
@@ -104,15 +107,19 @@ def main(argv=None) -> int:
     docs = [{"text": d["text"], "site": d["site"], "url": d["url"]} for d in crawl[args.mine_docs:]]
     del crawl
     rows = {}
-    t0 = time.perf_counter()
-    matcher_cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), id_field=None))
-    build_s = time.perf_counter() - t0
-    for label, cfg in (("strip", {}), ("mark", {"mode": "mark"}), ("downweight", {"mode": "downweight"}),
-                       ("strip + fingerprint", {"fingerprint": True})):
-        cleaner = matcher_cleaner if not cfg else Cleaner(phrase_set, CleanerConfig(fields=("text",), id_field=None, **cfg))
-        rows[label] = r = run_mode(cleaner, docs, args.batch, args.repeats)
-        print(f"{label:22s} {r['mb_s_cpu']:7.1f} MB/s per CPU-second ({r['mb_s_wall']:.1f} wall)  "
-              f"{r['docs_s_cpu']:8.0f} docs/s  boilerplate {r['boilerplate_share']:.1%}", file=sys.stderr)
+    build_s = {}
+    for match in args.match:
+        t0 = time.perf_counter()
+        matcher_cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), id_field=None, match=match))
+        build_s[match] = time.perf_counter() - t0
+        for label, cfg in (("strip", {}), ("mark", {"mode": "mark"}), ("downweight", {"mode": "downweight"}),
+                           ("strip + fingerprint", {"fingerprint": True})):
+            cleaner = matcher_cleaner if not cfg else Cleaner(
+                phrase_set, CleanerConfig(fields=("text",), id_field=None, match=match, **cfg))
+            label = label if args.match == ["windows"] else f"{label}, match={match}"
+            rows[label] = r = run_mode(cleaner, docs, args.batch, args.repeats)
+            print(f"{label:22s} {r['mb_s_cpu']:7.1f} MB/s per CPU-second ({r['mb_s_wall']:.1f} wall)  "
+                  f"{r['docs_s_cpu']:8.0f} docs/s  boilerplate {r['boilerplate_share']:.1%}", file=sys.stderr)
     if templates is not None:
         scoped = CleanerConfig(fields=("text",), id_field=None, scope_field="site", url_field="url")
         no_skeleton = TemplateMatcher([r for r in found.records if r["kind"] != "skeleton"])
@@ -123,10 +130,11 @@ def main(argv=None) -> int:
                   f"{r['docs_s_cpu']:8.0f} docs/s  boilerplate {r['boilerplate_share']:.1%}", file=sys.stderr)
     lines = [
         f"\n### Cleaner throughput: {len(phrase_set):,} phrases, {len(docs):,} web pages "
-        f"({rows['strip']['mb']:.1f} MB), one core",
+        f"({next(iter(rows.values()))['mb']:.1f} MB), one core",
         f"`{command}` — {time.strftime('%Y-%m-%d %H:%M')} — {machine()}",
         "",
-        f"Matcher build: {build_s:.2f} s. Target: >= {TARGET_MB_S:.0f} MB/s per core. Per core = "
+        "Matcher build: " + ", ".join(f"{s:.2f} s ({m})" for m, s in build_s.items())
+        + f". Target: >= {TARGET_MB_S:.0f} MB/s per core. Per core = "
         f"per CPU-second of the single-threaded process (best of {args.repeats} passes); wall MB/s beside it, "
         f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
