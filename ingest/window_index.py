@@ -14,8 +14,9 @@ patterns' concatenated symbols (no copy of the window); the m entries, one per d
 an open-addressing table (T slots, a power of two >= 2n) from a window's 64-bit polynomial
 hash to its number; and for each window its *successor*, the window that follows its first
 occurrence in its pattern. Memory: 4 bytes per pattern symbol, about 40 bytes per distinct
-window and 12 per entry; an Aho–Corasick trie over the windows would hold ``length`` states
-per window instead.
+window, 4 per entry and 1 per pattern; an Aho–Corasick trie over the windows would hold
+``length`` states per window instead. Phrases matched whole that have exactly ``length``
+symbols can be held too (``whole``): each occurrence is then reported on its own.
 
 Scan (:func:`window_runs`, numba): one rolling hash per document that restarts after a
 symbol 0 (a token in no pattern, which no window holds). Inside boilerplate, consecutive
