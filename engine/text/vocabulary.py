@@ -312,6 +312,7 @@ class Vocabulary:
         self._rec = np.zeros((capacity, 4), dtype=np.int64)
         self._state = np.zeros(2, dtype=np.int64)  # [size, pool_len]
         self._n_docs = 0
+        self._strings: dict[int, str] = {}  # tokens decoded by token(): writing phrases asks for the same ones often
         self._table = np.zeros((1 << _MIN_TABLE_BITS, 2), dtype=np.uint64)
         self._shift = 32 - _MIN_TABLE_BITS
 
@@ -366,8 +367,11 @@ class Vocabulary:
         i = int(i)
         if not 0 <= i < len(self):
             raise IndexError(f"token id {i} out of range for a vocabulary of {len(self)}")
-        a, n = self._rec[i, _START], self._rec[i, _LENGTH]
-        return self._pool[a:a + n].tobytes().decode("utf-32-le", "surrogatepass")
+        text = self._strings.get(i)
+        if text is None:  # ids never change their token, so a decoded one stays valid
+            a, n = self._rec[i, _START], self._rec[i, _LENGTH]
+            text = self._strings[i] = self._pool[a:a + n].tobytes().decode("utf-32-le", "surrogatepass")
+        return text
 
     def tokens(self, ids: Iterable[int] | None = None) -> list[str]:
         """Tokens of ``ids`` (all tokens in id order when None)."""

@@ -36,6 +36,18 @@ def test_add_get_and_lookups():
         v.df[0] = 5  # read-only view
 
 
+
+def test_token_strings_stay_right_while_the_vocabulary_grows():
+    # token() keeps the strings it decoded; the arrays behind them are reallocated as the
+    # vocabulary grows, so a kept string must be the token's, not a view of old memory.
+    v = Vocabulary(capacity=1, pool_capacity=1)
+    first = [v.token(v.add(t)) for t in ODD_TOKENS]
+    for k in range(3000):
+        v.add(f"w{k}")
+    assert [v.token(i) for i in range(len(ODD_TOKENS))] == first == ODD_TOKENS
+    assert [v.token(i) for i in range(len(v))] == v.tokens() == v.tokens(range(len(v)))
+    assert Vocabulary.from_text(v.to_text(), len(v)).tokens([0, 3000]) == [ODD_TOKENS[0], "w2989"]
+
 @settings(derandomize=True, max_examples=40, deadline=None)
 @given(st.lists(tokens_strategy, max_size=60))
 def test_ids_are_first_occurrence_order(tokens):
