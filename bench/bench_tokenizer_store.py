@@ -19,7 +19,8 @@ import time
 import numpy as np
 
 from bloomspan.engine.text.corpus_store import CorpusStore
-from bloomspan.engine.text.tokenizer import char_tables, encode_batch, tokenize
+from bloomspan.engine.text.normalization import normalization_tables
+from bloomspan.engine.text.tokenizer import encode_batch, tokenize
 from bloomspan.engine.text.vocabulary import Vocabulary
 
 
@@ -72,7 +73,7 @@ def main() -> None:
     res["docs"] = len(texts)
     res["chars"] = sum(map(len, texts))
     encode_batch(["warm up", "разогрев"], Vocabulary())  # compile / load numba cache, build tables
-    char_tables()
+    normalization_tables()
 
     for label, data in [("mixed", texts), ("ascii", make_corpus(args.tokens // 5, ascii_only=True))]:
         v = Vocabulary()
