@@ -16,43 +16,30 @@ from dataclasses import replace
 
 import numpy as np
 
+from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.ingest.curation import CurationEntry, denying_entry
 
 log = logging.getLogger(__name__)
 
 REPORTED_PHRASES = 20  # filtered phrases named in the run report
-BLOCK_TOKENS = 1 << 22
 
 
 def global_denies(entries) -> list[CurationEntry]:
     return [e for e in entries if e.action == "deny" and e.scope is None]
 
 
-def coverage_of(tokens: np.ndarray, doc_offsets: np.ndarray, phrases: list[tuple[int, ...]]) -> np.ndarray:
-    """bool (W,): True inside an occurrence of any of ``phrases`` (token-id tuples).
-
-    tokens: uint32 (W,); doc_offsets: int64 (D+1,). Scanned in blocks of whole documents.
-    """
-    from bloomspan.engine.mining.coverage import coverage_mask
-    from bloomspan.ingest.matcher import build_automaton, scan_symbols
-
-    n_tokens = int(tokens.shape[0])
+def coverage_of(n_tokens: int, phrases) -> np.ndarray:
+    """bool (n_tokens,): True inside an occurrence of any of ``phrases`` (engine Phrases, with
+    the occurrence ``starts`` every engine returns), without another pass over the corpus."""
     if not phrases or n_tokens == 0:
         return np.zeros(n_tokens, dtype=bool)
-    automaton = build_automaton([tuple(int(t) + 1 for t in p) for p in phrases])
-    doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
-    starts, lengths = [], []
-    d0, n_docs = 0, doc_offsets.shape[0] - 1
-    while d0 < n_docs:
-        d1 = int(np.searchsorted(doc_offsets, doc_offsets[d0] + BLOCK_TOKENS, side="right")) - 1
-        d1 = min(max(d1, d0 + 1), n_docs)
-        a, b = int(doc_offsets[d0]), int(doc_offsets[d1])
-        sym = (np.asarray(tokens[a:b], dtype=np.int64) + 1).astype(np.int32)
-        start, end, _ = scan_symbols(automaton, sym, doc_offsets[d0:d1 + 1] - a)
-        starts.append(start + a)
-        lengths.append(end - start)
-        d0 = d1
-    return coverage_mask(n_tokens, np.concatenate(starts), np.concatenate(lengths))
+    missing = [p for p in phrases if p.starts is None or len(p.starts) != p.occurrences]
+    if missing:
+        raise ValueError(f"{len(missing)} phrase(s) carry no occurrence starts (or not all of them): the coverage "
+                         "after curation is built from the engine's occurrences")
+    starts = np.concatenate([np.asarray(p.starts, dtype=np.int64) for p in phrases])
+    lengths = np.concatenate([np.full(len(p.starts), p.length, dtype=np.int64) for p in phrases])
+    return coverage_mask(n_tokens, starts, lengths)
 
 
 def filter_mining_result(snapshot, result, entries, min_length: int | None = None) -> tuple[object, dict]:
@@ -72,7 +59,7 @@ def filter_mining_result(snapshot, result, entries, min_length: int | None = Non
     report = {"filtered": len(filtered), "filtered_phrases": filtered[:REPORTED_PHRASES]}
     if not filtered:
         return result, report
-    coverage = coverage_of(np.asarray(snapshot.tokens), snapshot.doc_offsets, [p.tokens for p in kept])
+    coverage = coverage_of(int(np.asarray(snapshot.tokens).shape[0]), kept)
     log.info("curation filtered %d of %d mined phrases", len(filtered), len(result.phrases))
     return replace(result, phrases=kept, coverage=coverage), report
 
