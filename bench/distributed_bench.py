@@ -43,7 +43,7 @@ def _child(code: str) -> dict:
 
 _PEAK = ("import json, resource, sys, time\n"
          "t = time.perf_counter()\n")
-_REPORT = ("print(json.dumps({'seconds': time.perf_counter() - t, 'tokens': s.tokens, "
+_REPORT = ("print(json.dumps({'seconds': time.perf_counter() - t, 'tokens': TOKENS, "
            "'peak_rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n")
 
 
@@ -51,7 +51,7 @@ def _single_file(path: Path, out: Path, sigma: int, min_length: int) -> dict:
     return _child(_PEAK + "from bloomspan.engine.mining.config import MiningConfig\n"
                   "from bloomspan.sidecar.run.jsonl_mining import mine_jsonl\n"
                   f"s = mine_jsonl({str(path)!r}, 'text', MiningConfig(sigma={sigma}, min_length={min_length}), "
-                  f"{str(out)!r}, id_field='id')\n" + _REPORT)
+                  f"{str(out)!r}, id_field='id')\n" + _REPORT.replace("TOKENS", "s.tokens"))
 
 
 def _mine_kwargs(url: str, prefix: str, name: str, work: Path, sigma: int, min_length: int) -> dict:
@@ -62,7 +62,7 @@ def _mine_kwargs(url: str, prefix: str, name: str, work: Path, sigma: int, min_l
 def _single_index(url: str, prefix: str, work: Path, sigma: int, min_length: int) -> dict:
     kwargs = json.dumps(_mine_kwargs(url, prefix, "one", work, sigma, min_length))
     return _child(_PEAK + "from bloomspan.sidecar.run.mining_run import MineConfig, run_mining\n"
-                  f"s = run_mining(MineConfig(**json.loads({kwargs!r})))\n" + _REPORT)
+                  f"s = run_mining(MineConfig(**json.loads({kwargs!r})))\n" + _REPORT.replace("TOKENS", "s.tokens_mined"))
 
 
 def _distributed(workers: int, memory: str, run) -> dict:
@@ -158,7 +158,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
                 config = MineConfig(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
                 s = run_mining_dask(config, DaskConfig(address))
                 stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
-                return s.tokens, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
+                return s.tokens_mined, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
 
             r = _distributed(k, a.memory_limit, run)
             if _published(client, prefix + name) != reference:
