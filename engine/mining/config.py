@@ -35,7 +35,7 @@ class MiningConfig:
     sigma: int
     min_length: int
     filter_bytes: int | None = None  # None: sized by the counted keys (filter_size_for)
-    engine: str = "bloomspan"
+    engine: str = "bloomspan"  # or "fhk", or "auto": BloomSpan or FHK by corpus shape (engines.choose_engine)
     # BloomSpan optimisations. Each is exact (see engine/mining/grow.py and engine/mining/coverage.py);
     # the switches exist so tests can prove the result does not depend on them.
     mask_skip: bool = True  # drop seed/branch occurrences inside a frequent document suffix

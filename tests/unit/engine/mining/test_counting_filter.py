@@ -207,14 +207,16 @@ def test_region_layout_caps_the_number_of_regions(monkeypatch):
 
 
 @pytest.mark.parametrize("kgram", [0, 3, 4])
-def test_query_chunks_do_not_change_candidates(monkeypatch, kgram):
+def test_candidates_on_a_larger_corpus_match_reference(kgram):
+    """Documents of very different lengths (the query's buffers are sized by the longest)."""
     tokens, offsets = random_corpus(5, 300, 12, max_len=30)
+    tokens = np.concatenate([tokens, np.tile(tokens[:20], 40)])
+    offsets = np.concatenate([offsets, [tokens.shape[0]]])
     counters = cf.build_counting_filter(tokens, offsets, 64, None, kgram)
-    whole = cf.candidate_occurrences(tokens, offsets, counters, 20, None, kgram)
-    monkeypatch.setattr(cf, "QUERY_CHUNK_TOKENS", 7)
-    chunked = cf.candidate_occurrences(tokens, offsets, counters, 20, None, kgram)
-    assert len(whole[0]) > 0
-    assert whole[0].tolist() == chunked[0].tolist() and whole[1].tolist() == chunked[1].tolist()
+    got = cf.candidate_occurrences(tokens, offsets, counters, 20, None, kgram)
+    want = cf.candidate_occurrences_reference(tokens, offsets, counters, 20, None, kgram)
+    assert len(got[0]) > 0
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
 @KERNEL
