@@ -178,9 +178,11 @@ class Curated:
 
 
 def allowed_record(entry: CurationEntry) -> dict:
-    """The phrase record an allow entry adds (its id derived from the entry's)."""
+    """The phrase record an allow entry adds (its id derived from the entry's). ``curation:
+    "allow"`` marks it as the operator's: it applies on every page of its scope, also where the
+    detector's records decide about a run's mined exact phrases."""
     rec = {"id": "allow-" + entry.id.split("-", 1)[1], "text": entry.text, "tokens": list(entry.tokens),
-           "length": len(entry.tokens), "df": 0}
+           "length": len(entry.tokens), "df": 0, "curation": "allow"}
     if entry.scope is not None:
         rec["scope"] = entry.scope
     return rec

@@ -213,7 +213,9 @@ class TemplateMatcher:
         # the sites the detector mined they apply only when the run says so (records written
         # before TemplateConfig.exact_phrases_on_sites existed: everywhere, as then).
         self.exact_on_sites = bool(mined.get("exact_phrases_on_sites", True))
-        self.is_exact = np.asarray([not (isinstance(r, Mapping) and "kind" in r) for r in records], dtype=bool)
+        # An operator's allow entry (curation "allow") is not a mined phrase: it applies everywhere.
+        self.is_exact = np.asarray([not (isinstance(r, Mapping) and ("kind" in r or r.get("curation") == "allow"))
+                                    for r in records], dtype=bool)
         # Skeletons keyed by integer token ids: line keys at ingest are then built from id arrays.
         self._skeleton_token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._skeleton_token_ids.__getitem__) for k in self.skeletons]

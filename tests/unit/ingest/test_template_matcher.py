@@ -118,3 +118,15 @@ def test_a_runs_exact_phrases_apply_only_to_pages_of_sites_the_detector_did_not_
     # records published before the setting existed apply the exact phrases everywhere, as they did
     for old in (TemplateMatcher(records()), TemplateMatcher(records(exact_phrases_on_sites=True))):
         assert _found(old, text, ["docs.a"]) == ["Quick search\nThe OLD behavior of a policy is deprecated"]
+
+
+def test_an_operators_allow_entry_applies_on_pages_of_sites_the_detector_mined():
+    from bloomspan.ingest.curation import CurationEntry, allowed_record
+
+    allow = allowed_record(CurationEntry(action="allow", tokens=("tells", "about")))
+    site_line = {"tokens": ["quick", "search"], "kind": "block", "scope": "docs.a", "block_lengths": [2]}
+    config = {"kind": "config", "template_config": {"run_min_length": 4, "slots": True,
+                                                     "exact_phrases_on_sites": False}}
+    matcher = TemplateMatcher([config, site_line, allow])
+    text = "Quick search\nPage 7 tells about alpha."
+    assert _found(matcher, text, ["docs.a"]) == ["Quick search", "tells about"]

@@ -147,7 +147,9 @@ def test_dry_run_leaves_the_alias_and_promote_moves_it(opensearch_url, os_client
     first = run_mining(_mine_config(opensearch_url, index_prefix, tmp_path / "work"))
     alias = f"{index_prefix}tpl"
     helpers.bulk(os_client, ({"_index": f"{index_prefix}src", "_id": f"n{i}", "_source": {
-        "site": "site0.example", "text": f"Subscribe to our weekly newsletter for more deals now. Item {i}."}}
+        # a site of its own: on the pages of site0 the detector's records, not a run's exact
+        # phrases, decide (TemplateConfig.exact_phrases_on_sites)
+        "site": "news.example", "text": f"Subscribe to our weekly newsletter for more deals now. Item {i}."}}
         for i in range(8)), refresh=True)
     dry = run_mining(_mine_config(opensearch_url, index_prefix, tmp_path / "work", dry_run=True))
     assert dry.dry_run and aliased_indices(os_client, alias) == [first.physical_index]
