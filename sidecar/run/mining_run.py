@@ -81,6 +81,7 @@ from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .run_guards import RunRefusedError, check_documents, check_phrases, no_documents
 from .run_state import FIRST_PHASE, Phase, RunState
+from .run_templates import exact_phrases_applied
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -624,7 +625,8 @@ class _Run:
                                      number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
         records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
         records += [k.to_record(vocab.token) for k in detection.skeletons]
-        covered = detection.coverage | result.coverage
+        # the exact phrases count where ingest applies them next to the detector's records
+        covered = detection.coverage | exact_phrases_applied(result.coverage, snap.doc_offsets, levels, detection, config)
         stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
                  "covered_tokens": int(covered.sum()),
                  "covered_share": float(covered.mean()) if covered.size else 0.0,

@@ -62,5 +62,5 @@ def test_template_config_reaches_the_detector():
 
     c = MineConfig(index="src", templates=True, template_config={"skeleton_site_echo_length": 6})
     assert c.detector_config().skeleton_site_echo_length == 6 and c.detector_config().slots is True
-    assert c.params()["template_config"]["skeleton_site_echo_length"] == 6
+    assert c.params()["template_config"]["skeleton"]["site_echo_length"] == 6
     assert MineConfig(index="src").params()["template_config"] is None
