@@ -335,7 +335,7 @@ def mine_fhk(
     tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
     sigma, min_length = config.sigma, config.min_length
     n_tokens, n_docs = int(tokens.size), int(doc_offsets.size - 1)
-    stats: dict = {"engine": "fhk", "n_tokens": n_tokens, "n_docs": n_docs, "pruned": bool(prune)}
+    stats: dict = {"engine": "fhk", "tokens_mined": n_tokens, "docs_mined": n_docs, "pruned": bool(prune)}
     t_start = time.perf_counter()
 
     t0 = time.perf_counter()

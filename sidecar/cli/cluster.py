@@ -45,7 +45,7 @@ def shared_mine_options(f):
         click.option("--field", default="text", show_default=True, help="Text field (dots for nested fields)."),
         click.option("--sigma", type=int, default=20, show_default=True, help="Minimum number of distinct documents."),
         click.option("--min-length", type=int, default=10, show_default=True, help="Minimum phrase length in tokens."),
-        click.option("--engine", type=click.Choice(["bloomspan", "fhk", "auto"]), default="bloomspan", show_default=True,
+        click.option("--engine", type=click.Choice(["bloomspan", "fhk", "auto"]), default="auto", show_default=True,
                      help="Exact miner: BloomSpan, FHK (suffix array), or auto (picked by corpus shape)."),
         click.option("--filter-bytes", type=int, default=None,
                      help="Counting-filter size (default: sized by the corpus, about 1 byte per counted window)."),

@@ -119,8 +119,8 @@ def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
     # The single-node report's keys, in its order (jsonl_mining._mine_store); reading and
     # mining overlap on the workers, so both timings are the whole distributed run.
     report.update({
-        "source": path, "engine": config.engine, "sigma": config.sigma, "min_length": config.min_length,
-        "documents": n_docs, "tokens": n_tokens, "vocabulary": int(dres.vocabulary_size),
+        "source": path, "engine": "bloomspan" if config.engine == "auto" else config.engine, "sigma": config.sigma, "min_length": config.min_length,
+        "vocabulary": int(dres.vocabulary_size),
         "phrases": len(dres.phrases), "seconds_tokenize": round(seconds, 4), "seconds_mine": round(seconds, 4),
         "ns_per_token_tokenize": round(seconds * 1e9 / n_tokens, 2),
         "ns_per_token_mine": round(seconds * 1e9 / n_tokens, 2),

@@ -206,11 +206,9 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
         entry["id"] = store.external_id(int(entry["doc"]))
     report.update({
         "source": source,
-        "engine": config.engine,
+        "engine": result.stats.get("engine", config.engine),  # the one that ran (auto picks one)
         "sigma": config.sigma,
         "min_length": config.min_length,
-        "documents": int(store.n_docs),
-        "tokens": int(store.n_tokens),
         "vocabulary": int(len(store.vocabulary)),
         "phrases": len(result.phrases),
         "seconds_tokenize": round(seconds_tokenize, 4),
@@ -237,7 +235,7 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
             columns.get(templates.url_field), templates, result.coverage)
         report["templates"]["seconds"] = round(time.perf_counter() - t2, 4)
     _write_outputs(out_dir, result.phrases, store.vocabulary, report, template_records)
-    log.info("mined engine=%s phrases=%d covered_share=%.4f seconds=%.2f out=%s", config.engine,
+    log.info("mined engine=%s phrases=%d covered_share=%.4f seconds=%.2f out=%s", report["engine"],
              len(result.phrases), report["covered_share"], seconds_mine, out_dir)
     return JsonlMiningSummary(out_dir, int(store.n_docs), int(store.n_tokens), len(result.phrases),
                               float(report["covered_share"]), seconds_tokenize, seconds_mine, report)

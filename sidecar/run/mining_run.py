@@ -105,7 +105,7 @@ class MineConfig:
     min_length: int = 10
     template_index: str = "bloomspan-templates"
     work_dir: str = "./bloomspan-work"
-    engine: str = "bloomspan"
+    engine: str = "auto"  # BloomSpan, or FHK where the corpus shape makes it faster (engines.choose_engine)
     filter_bytes: int | None = None
     username: str | None = None
     password: str | None = dc_field(default=None, repr=False)
