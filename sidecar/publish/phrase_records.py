@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from bloomspan.engine.mining.phrases import Phrase
+from bloomspan.ingest.phrase_set import stable_phrase_id
 
 
 def phrase_record(phrase: Phrase, token_strings: list[str]) -> dict:
@@ -27,6 +28,19 @@ def phrase_record(phrase: Phrase, token_strings: list[str]) -> dict:
         "occurrences": int(phrase.occurrences),
         "psi": int(phrase.psi),
     }
+
+
+def phrase_document(phrase: Phrase, token_strings: list[str], example_ids: list[str], doc_bitmap: str) -> dict:
+    """The phrase document of the template index (without ``kind`` and ``run_id``): the
+    phrase record under its stable ``phrase_id``, with example document ids and the encoded
+    roaring bitmap of its documents. Every run (single node or Dask) publishes this shape."""
+    return {"phrase_id": stable_phrase_id(token_strings, None), **phrase_record(phrase, token_strings),
+            "example_ids": example_ids, "doc_bitmap": doc_bitmap}
+
+
+def phrase_document_order(doc: dict) -> tuple:
+    """Sort key of published phrase documents: psi descending, length descending, text."""
+    return (-doc["psi"], -doc["length"], doc["text"])
 
 
 def phrase_records(phrases: Iterable[Phrase], vocabulary) -> Iterator[dict]:

@@ -16,12 +16,12 @@ from opensearchpy import helpers
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import MiningResult, documents_of
 from bloomspan.engine.mining.report import coverage_report, covered_per_doc
-from bloomspan.ingest.phrase_set import stable_phrase_id
 from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
 from bloomspan.sidecar.errors import BloomspanSidecarError
 from bloomspan.sidecar.run.checkpoint import keys_array
 
 from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap
+from .phrase_records import phrase_document, phrase_document_order
 from .template_index import COVERAGE_CHUNK_TOKENS
 
 log = logging.getLogger(__name__)
@@ -54,13 +54,9 @@ def phrase_documents_for(snapshot, result, doc_keys: list[str],
     for p in phrases:
         d = _documents_of_phrase(p, doc_offsets)
         tokens = vocab.tokens(p.tokens)
-        out.append(({
-            "phrase_id": stable_phrase_id(tokens, None), "text": " ".join(tokens), "tokens": tokens,
-            "length": p.length, "df": int(p.df), "occurrences": int(p.occurrences), "psi": int(p.psi),
-            "example_ids": [doc_keys[i] for i in d[:EXAMPLE_IDS].tolist()],
-            "doc_bitmap": encode_bitmap(bitmap_from_array(d)),
-        }, d))
-    out.sort(key=lambda pair: (-pair[0]["psi"], -pair[0]["length"], pair[0]["text"]))
+        out.append((phrase_document(p, tokens, [doc_keys[i] for i in d[:EXAMPLE_IDS].tolist()],
+                                    encode_bitmap(bitmap_from_array(d))), d))
+    out.sort(key=lambda pair: phrase_document_order(pair[0]))
     if progress:
         progress("bitmaps", len(phrases), len(phrases))
     return [doc for doc, _ in out], [d for _, d in out]
