@@ -40,19 +40,15 @@ class _PhraseStrings:
 
 
 def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:
-    """The phrase documents of :func:`bloomspan.sidecar.publish.publication.phrase_documents_for`,
-    field for field and in its order, from the bitmaps the growth shards encoded."""
-    from bloomspan.ingest.phrase_set import stable_phrase_id
+    """The phrase documents every run publishes (:func:`bloomspan.sidecar.publish.phrase_records.phrase_document`,
+    in its order), from the bitmaps the growth shards encoded."""
+    from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
 
     if progress:
         progress("bitmaps", 0, len(dres.phrases))
-    out = []
-    for p, (bitmap, examples) in zip(dres.phrases, dres.phrase_extras):
-        tokens = dres.vocabulary.tokens(p.tokens)
-        out.append({"phrase_id": stable_phrase_id(tokens, None), "text": " ".join(tokens), "tokens": tokens,
-                    "length": p.length, "df": int(p.df), "occurrences": int(p.occurrences), "psi": int(p.psi),
-                    "example_ids": [doc_keys[i] for i in examples], "doc_bitmap": bitmap})
-    out.sort(key=lambda d: (-d["psi"], -d["length"], d["text"]))
+    out = [phrase_document(p, dres.vocabulary.tokens(p.tokens), [doc_keys[i] for i in examples], bitmap)
+           for p, (bitmap, examples) in zip(dres.phrases, dres.phrase_extras)]
+    out.sort(key=phrase_document_order)
     if progress:
         progress("bitmaps", len(out), len(out))
     return out
