@@ -45,11 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     out = detect_templates_in_texts([d["text"] for d in docs], [d["site"] for d in docs], [d["url"] for d in docs])
     seconds = time.perf_counter() - t0
     st = out.detection.stats
-    tokens = st["tokens"]
+    tokens = st["tokens_mined"]
     passes = {k: v for k, v in st.items() if k.startswith("seconds_") and k != "seconds_total"}
     row = (f"| {args.docs:,} | {tokens:,} | {seconds:.1f} | {seconds / tokens * 1e9:.0f} | "
            + ", ".join(f"{k[8:]} {v:.1f}" for k, v in passes.items())
-           + f" | {len(out.records):,} | {st['coverage_ratio']:.1%} | {peak_rss_mib():,.0f} |")
+           + f" | {len(out.records):,} | {st['covered_share']:.1%} | {peak_rss_mib():,.0f} |")
     print(f"generated {args.docs:,} pages in {gen:.1f}s")
     print(row)
     if args.append:

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from bloomspan.engine.mining.corpus import validate_corpus
 from bloomspan.engine.text.slots import SLOT_ID, apply_slots
 
 from .blocks import check_blocks, flags_per_span, mine_blocks
@@ -165,13 +166,10 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     ingest walk alike.
     """
     config = config or TemplateConfig()
-    tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if doc_offsets.ndim != 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
-        raise ValueError(f"doc_offsets: must be int64 (D+1,) from 0 to len(tokens)={tokens.shape[0]}")
+    tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
     block_offsets = check_blocks(block_offsets, doc_offsets, tokens.shape[0])
     n_docs = doc_offsets.shape[0] - 1
-    stats: dict = {"config": config.to_dict(), "tokens": int(tokens.shape[0]), "documents": int(n_docs)}
+    stats: dict = {"config": config.to_dict(), "tokens_mined": int(tokens.shape[0]), "docs_mined": int(n_docs)}
     t_start = time.perf_counter()
     if config.slots:
         if is_number is None:
@@ -287,10 +285,10 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats["seconds_skeleton"] = time.perf_counter() - t0
     phrases = sort_template_phrases(phrases)
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
-                 covered_tokens=int(coverage.sum()), coverage_ratio=float(coverage.mean()) if coverage.size else 0.0,
+                 covered_tokens=int(coverage.sum()), covered_share=float(coverage.mean()) if coverage.size else 0.0,
                  pass_covered_tokens={k: int(v.sum()) for k, v in passes.items()},
                  seconds_total=time.perf_counter() - t_start)
-    logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["coverage_ratio"],
+    logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["covered_share"],
                 stats["seconds_total"])
     return TemplateDetection(phrases, coverage, passes, stats, skeletons)
 
