@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from .normalization import CLASS_MARK, CLASS_NON_STARTER, CLASS_SEPARATOR, CLASS_TOKEN, EXPANSION
+from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
 
 UNKNOWN = 0xFFFFFFFF  # id of a token missing from a frozen vocabulary (add_new=False)
@@ -440,8 +441,6 @@ class Vocabulary:
         order of first occurrence; unknown ones map to UNKNOWN unless ``add_new``. With
         ``count_df`` the D documents are counted into :attr:`df` and :attr:`n_docs`.
         """
-        from .tokenizer import line_flags_of, token_spans
-
         char_class, fold, expansions = tables
         if cps.dtype not in (np.uint8, np.uint16, np.uint32) or cps.ndim != 1 or cps.size != len(text):
             raise ValueError(f"cps must be 1-d uint8, uint16 or uint32 of len(text)={len(text)}, "
