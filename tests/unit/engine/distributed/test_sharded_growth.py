@@ -30,12 +30,7 @@ from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.engine.mining.phrases import Phrase, sort_phrases
 from bloomspan.engine.oracles.naive_oracle import mine_naive
-
-
-def _corpus(docs):
-    tokens = np.asarray([t for d in docs for t in d], dtype=np.uint32)
-    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
-    return tokens, offsets
+from tests.support.planted_corpora import corpus_of, nested_phrases, planted_corpus
 
 
 def _sharded(tokens, offsets, sigma, length, n_doc_shards, n_growth, left_prune=True):
@@ -79,27 +74,11 @@ def _sharded(tokens, offsets, sigma, length, n_doc_shards, n_growth, left_prune=
     return sort_phrases(phrases), coverage
 
 
-def _planted(rng, n_docs, vocab, phrases, doc_len=(20, 80)):
-    docs = []
-    for _ in range(n_docs):
-        doc = list(rng.integers(0, vocab, rng.integers(*doc_len)))
-        for p in phrases:
-            if rng.random() < 0.45:
-                at = int(rng.integers(0, len(doc) + 1))
-                if rng.random() < 0.2:  # boundary-touching: at the very start or end
-                    at = 0 if rng.random() < 0.5 else len(doc)
-                doc[at:at] = p
-        docs.append(doc)
-    return _corpus(docs)
-
-
 def test_sharded_growth_equals_the_single_engine_on_planted_nested_and_boundary_repeats():
     rng = np.random.default_rng(29)
     for trial in range(8):
         vocab = int(rng.integers(30, 400))
-        base = list(rng.integers(vocab, vocab + 50, 25))
-        phrases = [base, base[3:14], base[10:22] + [vocab + 60], list(rng.integers(vocab, vocab + 50, 12))]
-        tokens, offsets = _planted(rng, int(rng.integers(60, 140)), vocab, phrases)
+        tokens, offsets = planted_corpus(rng, int(rng.integers(60, 140)), vocab, nested_phrases(rng, vocab))
         sigma, length = int(rng.integers(3, 9)), int(rng.integers(3, 9))
         single = mine_bloomspan(tokens, offsets, MiningConfig(sigma=sigma, min_length=length))
         for n_growth in (1, 3, 7):
@@ -114,7 +93,7 @@ def test_sharded_growth_equals_the_single_engine_on_planted_nested_and_boundary_
        n_growth=st.integers(1, 4), left_prune=st.booleans())
 def test_sharded_growth_matches_the_definition(docs, sigma, length, n_doc_shards, n_growth, left_prune):
     """Dense tiny alphabets (nested, overlapping, self-overlapping repeats) against brute force."""
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     if tokens.size == 0:
         return
     got, _ = _sharded(tokens, offsets, sigma, length, min(n_doc_shards, len(docs)), n_growth, left_prune)
@@ -147,7 +126,7 @@ def test_a_fragment_starting_at_its_interval_has_no_left_neighbour():
        length=st.integers(1, 6), k=st.integers(1, 6))
 def test_routing_keys_match_reference(docs, length, k):
     k = min(k, length)
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     th = string_hashes([f"s{i}" for i in range(6)])
     assert np.array_equal(routing_keys(tokens, th, offsets, length, k),
                           routing_keys_reference(tokens, th, offsets, length, k))

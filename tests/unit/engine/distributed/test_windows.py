@@ -24,14 +24,7 @@ from bloomspan.engine.distributed.windows import (
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.oracles.naive_oracle import mine_naive
-
-
-def _corpus(draw_docs):
-    lens = [len(d) for d in draw_docs]
-    tokens = np.asarray([t for d in draw_docs for t in d], dtype=np.uint32)
-    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    return tokens, offsets
-
+from tests.support.planted_corpora import corpus_of, nested_phrases, planted_corpus
 
 docs_strategy = st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=12)
 
@@ -39,7 +32,7 @@ docs_strategy = st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), m
 @settings(max_examples=60, deadline=None)
 @given(docs=docs_strategy, length=st.integers(1, 6))
 def test_window_hashes_match_reference(docs, length):
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     th = string_hashes([f"w{i}" for i in range(6)])
     h, s = window_hashes(tokens, th, offsets, length)
     h_ref, s_ref = window_hashes_reference(tokens, th, offsets, length)
@@ -57,7 +50,7 @@ def test_window_hash_depends_only_on_the_window():
 @settings(max_examples=60, deadline=None)
 @given(docs=docs_strategy, length=st.integers(1, 4))
 def test_distinct_document_counts_match_reference(docs, length):
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     th = string_hashes([str(i) for i in range(6)])
     h, s = window_hashes(tokens, th, offsets, length)
     doc = np.searchsorted(offsets, s, side="right") - 1
@@ -90,7 +83,7 @@ def test_partition_and_membership():
 @settings(max_examples=80, deadline=None)
 @given(docs=docs_strategy, length=st.integers(1, 5), seed=st.integers(0, 1000))
 def test_frequent_segments_match_reference(docs, length, seed):
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     h, s = window_hashes(tokens, string_hashes([str(i) for i in range(6)]), offsets, length)
     frequent = np.random.default_rng(seed).random(s.size) < 0.5
     got = frequent_segments(s, frequent, offsets, length)
@@ -102,7 +95,7 @@ def test_frequent_segments_match_reference(docs, length, seed):
 @settings(max_examples=60, deadline=None)
 @given(docs=docs_strategy, length=st.integers(1, 5), seed=st.integers(0, 1000))
 def test_reduced_corpus_matches_reference(docs, length, seed):
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     h, s = window_hashes(tokens, string_hashes([str(i) for i in range(6)]), offsets, length)
     seg = frequent_segments(s, np.random.default_rng(seed).random(s.size) < 0.4, offsets, length)
     seg_off = np.concatenate([[0], np.cumsum(seg.end - seg.start)]).astype(np.int64)
@@ -148,27 +141,11 @@ def _reduce_and_mine(tokens, offsets, sigma, length, n_shards, **cfg):
     return res.phrases, global_coverage(red, res.coverage, tokens.size), red
 
 
-def _planted_corpus(rng, n_docs, vocab, phrases, doc_len=(20, 80)):
-    docs = []
-    for _ in range(n_docs):
-        doc = list(rng.integers(0, vocab, rng.integers(*doc_len)))
-        for p in phrases:
-            if rng.random() < 0.45:
-                at = int(rng.integers(0, len(doc) + 1))
-                if rng.random() < 0.2:  # boundary-touching: at the very start or end
-                    at = 0 if rng.random() < 0.5 else len(doc)
-                doc[at:at] = p
-        docs.append(doc)
-    return _corpus(docs)
-
-
 def test_reduction_is_exact_on_planted_nested_and_boundary_repeats():
     rng = np.random.default_rng(17)
     for trial in range(6):
         vocab = int(rng.integers(30, 400))
-        base = list(rng.integers(vocab, vocab + 50, 25))
-        phrases = [base, base[3:14], base[10:22] + [vocab + 60], list(rng.integers(vocab, vocab + 50, 12))]
-        tokens, offsets = _planted_corpus(rng, int(rng.integers(60, 140)), vocab, phrases)
+        tokens, offsets = planted_corpus(rng, int(rng.integers(60, 140)), vocab, nested_phrases(rng, vocab))
         sigma, length = int(rng.integers(3, 9)), int(rng.integers(3, 9))
         single = mine_bloomspan(tokens, offsets, MiningConfig(sigma=sigma, min_length=length))
         phrases_d, coverage_d, red = _reduce_and_mine(tokens, offsets, sigma, length, n_shards=int(rng.integers(1, 5)))
@@ -182,7 +159,7 @@ def test_reduction_is_exact_on_planted_nested_and_boundary_repeats():
        sigma=st.integers(2, 4), length=st.integers(2, 4), n_shards=st.integers(1, 3))
 def test_reduction_matches_the_definition(docs, sigma, length, n_shards):
     """Dense tiny alphabets (nested, overlapping, self-overlapping repeats) against brute force."""
-    tokens, offsets = _corpus(docs)
+    tokens, offsets = corpus_of(docs)
     if tokens.size == 0:
         return
     expect = mine_naive(tokens, offsets, sigma, length)

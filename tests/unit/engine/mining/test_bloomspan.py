@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bloomspan.engine.mining.bloomspan import mine_bloomspan, validate_corpus
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.mining.phrases import Phrase
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
@@ -133,19 +133,6 @@ def test_false_positives_are_counted_and_dropped():
     stats = result.stats
     assert (stats["candidate_bigrams"], stats["false_positive_bigrams"], stats["seeds"]) == (5, 3, 2)
     assert spelled(result.phrases, vocab) == [("a b c", 2, 2)]
-
-
-@pytest.mark.parametrize("tokens, offsets, message", [
-    (np.zeros((2, 2), np.uint32), [0, 4], "1-D"),
-    (np.array([1.5]), [0, 1], "uint32"),
-    (np.array([-1]), [0, 1], "2\\*\\*32"),
-    (np.array([1, 2], np.uint32), [0, 1], "end at len"),
-    (np.array([1, 2], np.uint32), [1, 2], "start at 0"),
-    (np.array([1, 2], np.uint32), [0, 2, 1, 2], "never decrease"),
-])
-def test_validation_names_the_problem(tokens, offsets, message):
-    with pytest.raises(ValueError, match=message):
-        validate_corpus(tokens, offsets)
 
 
 def test_config_flags_are_validated():
