@@ -244,6 +244,8 @@ class TemplateMatcher:
         self._plain_index = np.asarray([i for i, f in enumerate(slotted) if not f], dtype=np.int64)
         patterns = [tuple(symbol[t] for t in p.tokens) for p in self.phrase_set]
         self.scope_ids = {s: i for i, s in enumerate(self.phrase_set.scopes)}
+        # Scopes the detector has records for (phrases or skeletons): a run's exact phrases stand down there.
+        self._mined_scopes = frozenset(self.scope_ids) | {k.scope for k in self.skeletons if k.scope is not None}
         self.phrase_scope = np.asarray([-1 if p.scope is None else self.scope_ids[p.scope] for p in self.phrase_set],
                                        dtype=np.int64)
         # Windows: mcfp phrases only (a block phrase is a whole line by definition).
@@ -488,8 +490,8 @@ class TemplateMatcher:
         aligned &= (anchor != 1) | (m_start == tok_off[m_doc])
         aligned &= (anchor != 2) | (m_end == tok_off[m_doc + 1])
         if not self.exact_on_sites and self.is_exact.any():
-            known = set(self.scope_ids) | {k.scope for k in self.skeletons if k.scope is not None}
-            mined_site = np.asarray([any(x in known for x in _scope_names(sc)) for sc in scopes], dtype=bool)
+            mined_site = np.asarray([any(x in self._mined_scopes for x in _scope_names(sc)) for sc in scopes],
+                                    dtype=bool)
             aligned &= ~(self.is_exact[m_idx] & mined_site[m_doc])
         ps = self.phrase_scope[m_idx]
         if not (ps >= 0).any():
