@@ -87,16 +87,34 @@ def coverage_report(coverage: np.ndarray, doc_offsets: np.ndarray, phrases: Iter
     last bin includes 1.0). Empty documents have no fraction: they are counted in
     ``empty_docs`` and left out of the histogram and the fraction statistics.
     """
+    _check_top_bins(top, bins)
+    coverage, doc_offsets = _check(coverage, doc_offsets)
+    return coverage_report_from_counts(covered_per_doc(coverage, doc_offsets), doc_offsets, phrases, vocabulary,
+                                       top=top, bins=bins)
+
+
+def _check_top_bins(top, bins) -> None:
     if not isinstance(top, int) or top < 0:
         raise ValueError(f"top={top!r}: must be an int >= 0")
     if not isinstance(bins, int) or bins < 1:
         raise ValueError(f"bins={bins!r}: must be an int >= 1")
-    coverage, doc_offsets = _check(coverage, doc_offsets)
-    phrases = list(phrases)
-    n_tokens = int(coverage.size)
-    n_docs = int(doc_offsets.size - 1)
-    covered = covered_per_doc(coverage, doc_offsets)
+
+
+def coverage_report_from_counts(covered: np.ndarray, doc_offsets: np.ndarray, phrases: Iterable[Phrase],
+                                vocabulary: Vocabulary | None = None, top: int = 20, bins: int = 10) -> dict:
+    """:func:`coverage_report` from the covered tokens of each document (int (D,), what
+    :func:`covered_per_doc` returns) instead of the mask: a run whose mask is spread over
+    several processes sums its per-document counts, and no process needs the mask."""
+    _check_top_bins(top, bins)
+    covered = np.asarray(covered, dtype=np.int64)
+    doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
     lengths = np.diff(doc_offsets)
+    if covered.shape != lengths.shape or np.any(covered < 0) or np.any(covered > lengths):
+        raise ValueError(f"covered must be one count per document (D={lengths.size}) in 0..its length, got "
+                         f"shape {covered.shape}")
+    phrases = list(phrases)
+    n_tokens = int(doc_offsets[-1])
+    n_docs = int(doc_offsets.size - 1)
     nonempty = np.flatnonzero(lengths > 0)
     c, n = covered[nonempty], lengths[nonempty]
     # Integer arithmetic puts a fraction of exactly k/bins into bin k.
