@@ -15,7 +15,7 @@ from opensearchpy import helpers
 
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import MiningResult, documents_of
-from bloomspan.engine.mining.report import coverage_report, covered_per_doc
+from bloomspan.engine.mining.report import coverage_report_from_counts, covered_per_doc
 from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
 from bloomspan.sidecar.errors import BloomspanSidecarError
 from bloomspan.sidecar.run.checkpoint import keys_array
@@ -87,7 +87,12 @@ def coverage_for(result, n_tokens: int) -> list:
 
 def site_clutter(site_of_doc: dict[int, str], coverage: np.ndarray, doc_offsets: np.ndarray, top: int) -> list[dict]:
     """Most cluttered sites: covered share of each site's tokens (sites with >= 1 token)."""
-    covered = covered_per_doc(coverage, doc_offsets)
+    return site_clutter_from_counts(site_of_doc, covered_per_doc(coverage, doc_offsets), doc_offsets, top)
+
+
+def site_clutter_from_counts(site_of_doc: dict[int, str], covered: np.ndarray, doc_offsets: np.ndarray,
+                             top: int) -> list[dict]:
+    """:func:`site_clutter` from each document's covered tokens (int (D,)) instead of the mask."""
     lengths = np.diff(doc_offsets)
     tok = defaultdict(int)
     cov = defaultdict(int)
@@ -144,7 +149,14 @@ def document_sites(site_values: list | None, url_values: list | None) -> list[st
 def run_report(snapshot, result, doc_keys: list[str], phrase_docs: list[dict], top: int, bins: int) -> dict:
     """The engine's coverage report with keys for documents, and the top phrases taken from
     ``phrase_docs`` (ordered by text on ties, not by token ids, which differ between runs)."""
-    rep = coverage_report(result.coverage, snapshot.doc_offsets, [], None, top=top, bins=bins)
+    return run_report_from_counts(snapshot, covered_per_doc(result.coverage, snapshot.doc_offsets), doc_keys,
+                                  phrase_docs, top, bins)
+
+
+def run_report_from_counts(snapshot, covered: np.ndarray, doc_keys: list[str], phrase_docs: list[dict], top: int,
+                           bins: int) -> dict:
+    """:func:`run_report` from each document's covered tokens (int (D,)) instead of the mask."""
+    rep = coverage_report_from_counts(covered, snapshot.doc_offsets, [], None, top=top, bins=bins)
     rep["phrases"] = len(phrase_docs)
     n_tokens = snapshot.n_tokens
     rep["top_phrases"] = [{"rank": k, "text": p["text"], "length": p["length"], "df": p["df"],
