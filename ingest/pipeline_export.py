@@ -1,46 +1,64 @@
-"""A native OpenSearch ingest pipeline from a phrase set, for users who cannot route writes
-through the bulk proxy.
+"""A native ingest pipeline (OpenSearch or Elasticsearch) from a mining run, for users who
+cannot route writes through the bulk proxy.
 
-Each phrase becomes a case-insensitive Java regex over the *original* text: its tokens in
-order, separated by runs of non-letter/non-digit characters, bounded so that it matches
-whole tokens only — the same match the tokenizer-based cleaner makes, expressed for the
-cluster's ``gsub`` processor. Phrases are packed into alternations of at most
-``phrases_per_processor`` and applied longest first. A final ``script`` processor (Painless)
-computes (gsub and trim processors tidy the whitespace left behind) ``bloomspan.boilerplate_ratio``.
+It applies what a ``gsub`` can say exactly of what ``bloomspan clean --scope-field site
+--url-field url`` applies (:class:`~bloomspan.ingest.template_matcher.TemplateMatcher`), by the
+same rules, and removes nothing the cleaner keeps:
 
-Needs OpenSearch >= 2.12 (the ``copy`` processor). Limits compared with the proxy (say so to users):
+* the template detector's records (``templates``) as Java regexes (:mod:`.pipeline_regex`):
+  whole lines (``(?m)^…$``), two-line templates and lines at the text's start or end of at
+  least ``run_min_length`` tokens (a pair alone is then a chain the matcher keeps), scoped and
+  global phrases; slots as ``[0-9]+``;
+* each scoped record only on its scope (:mod:`.pipeline_scopes`): one ``gsub`` per site
+  holding the alternation of its records, one per site section (two where the detector's
+  middle rule applies, below), every ``if`` the same Painless condition with its own params;
+* the run's exact phrases (``phrases``) only on pages of sites the detector mined nothing for,
+  unless the run's config sets ``exact_phrases_on_sites`` (the matcher's rule), packed
+  ``phrases_per_processor`` to a ``gsub``;
+* the detector's middle rule (``middle_content_tokens``: a run of lines that only section
+  records found, with that many uncovered tokens on both sides, is content a section repeats):
+  section records apply only where fewer tokens than that precede them (the page's first
+  tokens, marked by a :data:`~.pipeline_regex.SENTINEL` inserted and removed around them) or
+  follow them, where the rule cannot hold. Section records run first, on the text as sent,
+  so those counts bound the uncovered tokens the matcher counts.
 
-* only the ``top`` phrases by Ψ go in: every processor is a regex pass over the text, so
-  cost grows with the phrase count, where the proxy's Aho–Corasick scan is one pass for any
-  number of phrases; the pipeline is also fixed at creation time (re-run this after each
-  mining run; the proxy reloads itself);
-* punctuation after a removed phrase goes with it, up to the next token or line break
-  (the cleaner's junction rules, which keep a sentence end or a bracket, are finer);
-* the ratio is by characters (1 − clean length / original length), not by tokens;
-* no ``mark`` mode (no spans or phrase ids), no site scope, no RAG chunks, no
-  fingerprints, no emerging-boilerplate detection;
-* whole phrases only: the proxy's window matching (any ``min_length`` run of a phrase's
-  tokens) would need one alternation per window;
-* of the template detector's records (``templates=``) only what a regex over the whole text
-  can say exactly: unscoped whole-line templates (``(?m)^…$``), two-line templates and lines
-  at the text's start or end (Java's text anchors) of at least ``run_min_length`` tokens, and
-  slots as ``[0-9]+``; site- and section-scoped records, page skeletons and shorter line
-  pairs (valid only inside a longer chain) are left out, and :func:`template_patterns`
-  counts them (``bloomspan pipeline`` prints the counts);
-* the token boundary is Java's ``[\\p{L}\\p{N}]``, the same classes Python's
-  ``str.isalnum`` covers for practical text, but case folding is the regex engine's
-  (``(?iu)``), not Python's ``str.lower``.
+Left out, and counted in :attr:`PipelineExport.left_out` (``bloomspan pipeline`` prints it):
+page skeletons, pairs shorter than ``run_min_length`` (valid only inside a longer chain),
+records beyond the top ``top`` of their scope by Ψ, scoped records without ``scope_field``,
+section records without ``url_field``, and window matching (whole phrases only: each
+``min_length`` window would need an alternation of its own). Other limits against the proxy:
+the pipeline is fixed until exported again; whitespace left behind is tidied by ``gsub``/``trim``
+(the cleaner's junction rules are finer); the ratio is by characters; no ``mark`` mode, chunks or
+fingerprints; the text field and the scope and URL fields are top-level keys.
+
+Elasticsearch has no ``copy`` processor: ``engine="elasticsearch"`` copies with ``set`` +
+``copy_from`` (7.11 and later); both need ingest-common and lang-painless
+(:meth:`bloomspan.sidecar.cluster.engine.ClusterEngine.missing_processors` says which a node lacks).
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .errors import IngestConfigError
+from .pipeline_regex import (
+    BEFORE_SENTINEL,
+    INLINE_FLAGS,
+    SENTINEL,
+    SLOT_TOKEN,
+    alternation,
+    block_regex,
+    first_tokens_regex,
+    inline_regex,
+    phrase_regex,
+    tokens_after_below,
+)
+from .pipeline_scopes import CHANGED, STATE_FIELD, STATE_SCRIPT, condition, state_params
 
-TOKEN_CLASS = r"[\p{L}\p{N}]"
-SEPARATOR = r"[^\p{L}\p{N}]+"
+__all__ = ["ENGINES", "MODES", "PipelineExport", "build_pipeline", "export_pipeline", "phrase_regex"]
+
 MODES = ("strip", "downweight")
+ENGINES = ("opensearch", "elasticsearch")
 ORIGINAL = "_bloomspan_original"
 MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/run/annotate.py)
 
@@ -54,132 +72,229 @@ if (original instanceof String && cleaned instanceof String && original.length()
   if (!(ctx.get('bloomspan') instanceof Map)) { ctx.bloomspan = new HashMap(); }
   ctx.bloomspan.boilerplate_ratio = Math.max(ratio, params.min_ratio);
 }
-"""
+""".strip()
 
 
-def phrase_regex(tokens: Sequence[str]) -> str:
-    """Java regex matching ``tokens`` as whole tokens, any separators between them."""
-    if not tokens:
-        raise ValueError("a phrase needs at least one token")
-    return SEPARATOR.join(re.escape(t) for t in tokens)
+@dataclass
+class PipelineExport:
+    """body: the ``_ingest/pipeline`` body; left_out: reason -> records left out;
+    applied: what went in (``exact_phrases``, ``site_records``, ``section_records``,
+    ``global_records``, ``sites``, ``sections``); notes: one line each for the user."""
+
+    body: dict
+    left_out: dict[str, int] = field(default_factory=dict)
+    applied: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def left_out_line(self) -> str:
+        """``left out of the pipeline …: 38 page skeletons, …`` (empty reasons omitted)."""
+        names = {"skeletons": "page skeletons", "short_line_pairs": "line pairs shorter than run_min_length",
+                 "beyond_top": "records beyond --top in their scope",
+                 "scoped_without_scope_field": "scoped records (no --scope-field)",
+                 "sections_without_url_field": "section records (no --url-field)"}
+        parts = [f"{n:,} {names[k]}" for k, n in self.left_out.items() if n]
+        return ("left out of the pipeline (the proxy and `bloomspan clean` apply them): "
+                + ", ".join(parts + ["window matching (whole phrases only)"]))
 
 
-SLOT_TOKEN = "<num>"  # bloomspan.engine.text.slots.SLOT_TOKEN: any number token (ASCII digits)
-SLOT_REGEX = "[0-9]+"
-_LINE_GAP = r"[^\p{L}\p{N}\n]*"  # what a line may hold around its tokens: punctuation and spaces
-_LINE_SEPARATOR = r"[^\p{L}\p{N}\n]+"  # between the tokens of one line
+@dataclass(frozen=True)
+class _Record:
+    pattern: str  # one alternative (no flags)
+    psi: int
+    length: int
+    scope: str | None
 
 
-def _token_regex(token: str) -> str:
-    return SLOT_REGEX if token == SLOT_TOKEN else re.escape(token)
+def _is_section(scope: str) -> bool:
+    return "/" in scope  # "site/folder"; a site name holding "/" is treated as a section (edge-only: safe)
 
 
-def template_regex(tokens: Sequence[str], block_lengths: Sequence[int], anchor: str | None) -> str:
-    """Java regex of a whole-line template: its lines in order, each exactly one line of the
-    text (only punctuation and spaces around the tokens), the text's first line for anchor
-    "start", its last for "end"; slots match any number."""
-    lines, k = [], 0
-    for n in block_lengths:
-        lines.append(_LINE_GAP + _LINE_SEPARATOR.join(_token_regex(t) for t in tokens[k:k + n]) + _LINE_GAP)
-        k += n
-    body = r"\n".join(lines)
-    start = r"\A" if anchor == "start" else "^"
-    end = r"\z" if anchor == "end" else r"(?:\n|\z)"
-    return f"(?imu){start}{body}{end}"
+def _record_pattern(r: Mapping, run_min_length: int) -> str | None:
+    """The alternative of one detector record, or None for a pair below ``run_min_length``."""
+    tokens = [str(t) for t in (r.get("tokens") or str(r.get("text", "")).split(" "))]
+    if r.get("kind") == "block":
+        blocks, anchor = [int(n) for n in r["block_lengths"]], r.get("anchor")
+        if (len(blocks) == 2 or anchor is not None) and len(tokens) < run_min_length:
+            return None
+        return block_regex(tokens, blocks, anchor)
+    return inline_regex(tokens)
 
 
-def template_patterns(records: Iterable[dict], run_min_length: int = 4) -> tuple[list[tuple[str, int]], dict]:
-    """``(patterns, left_out)`` for the template detector's records: ``(regex, psi)`` per record
-    a pipeline can express exactly (module docstring), and per reason the number left out."""
-    patterns: list[tuple[str, int]] = []
-    left_out = {"scoped": 0, "skeletons": 0, "short_line_pairs": 0}
-    for r in records:
-        kind = r.get("kind", "mcfp")
-        if kind == "config":
+def _chunks(items: Sequence, size: int) -> list[Sequence]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _gsub(target: str, pattern: str, tag: str, condition_params: dict, replacement: str = "") -> dict:
+    return {"gsub": {"field": target, "pattern": pattern, "replacement": replacement, "ignore_missing": True,
+                     "tag": tag, "if": condition(**condition_params)}}
+
+
+def _copy(source: str, target: str, engine: str) -> dict:
+    if engine == "elasticsearch":  # no copy processor there
+        return {"set": {"field": target, "copy_from": source, "ignore_empty_value": True, "override": True}}
+    return {"copy": {"source_field": source, "target_field": target, "ignore_missing": True, "override_target": True}}
+
+
+def _validate(field_name: str, mode: str, top: int, phrases_per_processor: int, engine: str,
+              scope_field: str | None, url_field: str | None) -> None:
+    if mode not in MODES:
+        raise IngestConfigError("mode", mode, f"a pipeline supports {', '.join(MODES)} (mark needs the proxy or `bloomspan clean`)")
+    if engine not in ENGINES:
+        raise IngestConfigError("engine", engine, f"must be one of {', '.join(ENGINES)}")
+    for name, value in (("top", top), ("phrases_per_processor", phrases_per_processor)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise IngestConfigError(name, value, "must be an integer >= 1")
+    if not field_name or not isinstance(field_name, str):
+        raise IngestConfigError("field", field_name, "name the text field to clean")
+    for name, value in (("scope_field", scope_field), ("url_field", url_field)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise IngestConfigError(name, value, "must be a non-empty field name or None")
+    if url_field is not None and scope_field is None:
+        raise IngestConfigError("url_field", url_field, "sections are folders of a site: give scope_field too")
+    if len({field_name, scope_field or field_name, url_field or field_name}) != 1 + bool(scope_field) + bool(url_field):
+        raise IngestConfigError("field", field_name, "the text, scope and URL fields must differ")
+
+
+def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | None, url_field: str | None,
+                      top: int, left_out: dict) -> tuple[list[_Record], dict, set[str]]:
+    """The exportable detector records (top ``top`` per scope by Ψ), the detector's config,
+    and the scopes it mined (phrases or skeletons: where a run's exact phrases stand down)."""
+    if not templates:
+        return [], {}, set()
+    configs = [r.get("template_config") or {} for r in templates if r.get("kind") == "config"]
+    config = dict(configs[0]) if configs else {}
+    run_min_length = int(config.get("run_min_length", 4))
+    mined: set[str] = set()
+    by_scope: dict[str | None, list[_Record]] = {}
+    for r in templates:
+        kind, scope = r.get("kind"), r.get("scope")
+        if kind in ("config", None):  # no kind: the run's exact phrases (they come as ``phrases``)
             continue
+        if scope is not None:
+            mined.add(scope)
         if kind == "skeleton":
             left_out["skeletons"] += 1
             continue
-        if r.get("scope"):
-            left_out["scoped"] += 1
+        if scope is not None and scope_field is None:
+            left_out["scoped_without_scope_field"] += 1
             continue
-        tokens = list(r.get("tokens") or str(r.get("text", "")).split(" "))
-        psi = len(tokens) * int(r.get("df") or 0)
-        if kind == "block":
-            blocks, anchor = list(r["block_lengths"]), r.get("anchor")
-            if (len(blocks) == 2 or anchor is not None) and len(tokens) < run_min_length:
-                left_out["short_line_pairs"] += 1
-                continue
-            patterns.append((template_regex(tokens, blocks, anchor), psi))
-        elif SLOT_TOKEN in tokens:
-            body = SEPARATOR.join(_token_regex(t) for t in tokens)
-            patterns.append((f"(?iu)(?<!{TOKEN_CLASS})(?:{body})(?!{TOKEN_CLASS})[^\\p{{L}}\\p{{N}}\\n]*", psi))
-    return patterns, left_out
+        if scope is not None and _is_section(scope) and url_field is None:
+            left_out["sections_without_url_field"] += 1
+            continue
+        pattern = _record_pattern(r, run_min_length)
+        if pattern is None:
+            left_out["short_line_pairs"] += 1
+            continue
+        n = len(r.get("tokens") or str(r.get("text", "")).split(" "))
+        by_scope.setdefault(scope, []).append(_Record(pattern, n * int(r.get("df") or 0), n, scope))
+    kept: list[_Record] = []
+    for scope in sorted(by_scope, key=lambda s: (s is not None, s or "")):
+        ranked = sorted(by_scope[scope], key=lambda x: (-x.psi, -x.length, x.pattern))
+        left_out["beyond_top"] += max(0, len(ranked) - top)
+        kept.extend(sorted(ranked[:top], key=lambda x: (-x.length, x.pattern)))  # longest first
+    return kept, config, mined
 
 
-def _alternation(phrases: Sequence[Sequence[str]]) -> str:
-    body = "|".join(phrase_regex(p) for p in phrases)
-    # Whole tokens only: no letter/digit right before or after. The punctuation and spaces
-    # after the phrase, up to the next token or line break, go with it ("experience!" leaves
-    # no lone "!"); an opening bracket of the next token on the same line goes too.
-    return f"(?iu)(?<!{TOKEN_CLASS})(?:{body})(?!{TOKEN_CLASS})[^\\p{{L}}\\p{{N}}\\n]*"
+def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip", top: int = 500,
+                    phrases_per_processor: int = 50, description: str | None = None,
+                    templates: Sequence[Mapping] | None = None, scope_field: str | None = None,
+                    url_field: str | None = None, engine: str = "opensearch") -> PipelineExport:
+    """The pipeline for a run (module docstring).
+
+    phrases:   the run's exact phrases (objects with ``.tokens``, ``.df``, ``.scope``), ranked
+               by Ψ = length × df, the top ``top`` kept.
+    templates: the template detector's records (``templates.jsonl``, a config record first),
+               or None for a run without the detector.
+    scope_field, url_field: the document's site and URL keys, as ``bloomspan clean``'s.
+    engine:    "opensearch" or "elasticsearch" (which copy processor exists).
+    """
+    _validate(field, mode, top, phrases_per_processor, engine, scope_field, url_field)
+    left_out = {"skeletons": 0, "short_line_pairs": 0, "beyond_top": 0, "scoped_without_scope_field": 0,
+                "sections_without_url_field": 0}
+    records, config, mined = _detector_records(templates, scope_field, url_field, top, left_out)
+    exact_on_sites = bool(config.get("exact_phrases_on_sites", True)) if templates else True
+    middle = int(config.get("middle_content_tokens", 0)) if templates else 0
+    exact: dict[str | None, list[tuple[tuple[str, ...], int]]] = {}
+    for p in phrases:
+        if templates and SLOT_TOKEN in p.tokens:
+            continue  # slotted phrases are the detector's: they come with its records
+        scope = getattr(p, "scope", None)
+        if scope is not None and scope_field is None:
+            left_out["scoped_without_scope_field"] += 1
+            continue
+        exact.setdefault(scope, []).append((tuple(p.tokens), int(p.df or 0)))
+    if not records and not exact:
+        raise IngestConfigError("phrases", 0, "the phrase set is empty: mine first")
+    target = field if mode == "strip" else f"{field}_clean"
+    always: dict = {}  # every cleaning processor checks the document first (a non-string text would fail a gsub)
+
+    processors: list[dict] = [_copy(field, ORIGINAL if mode == "strip" else target, engine)]
+    processors.append({"script": {"lang": "painless", "source": STATE_SCRIPT, "tag": "bloomspan-state",
+                                      "params": state_params(target, scope_field, url_field, SENTINEL)}})
+    sections = sorted({r.scope for r in records if r.scope is not None and _is_section(r.scope)})
+    sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
+    if sections and middle > 0:
+        edge_scopes = {s: True for s in sections}
+        processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark",
+                                {"any_of": edge_scopes, "edge": True}, replacement="$0" + SENTINEL))
+    for scope in sections:
+        alts = [r.pattern for r in records if r.scope == scope]
+        if middle > 0:
+            processors.append(_gsub(target, alternation([f"(?:{a}){BEFORE_SENTINEL}" for a in alts]),
+                                    f"bloomspan-section-top:{scope}", {"scope": scope, "edge": True}))
+            processors.append(_gsub(target, alternation([f"(?:{a}){tokens_after_below(middle)}" for a in alts]),
+                                    f"bloomspan-section-bottom:{scope}", {"scope": scope}))
+        else:
+            processors.append(_gsub(target, alternation(alts), f"bloomspan-section:{scope}", {"scope": scope}))
+    if sections and middle > 0:
+        processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", {"any_of": edge_scopes, "edge": True}))
+    for scope in sites:
+        alts = [r.pattern for r in records if r.scope == scope]
+        processors.append(_gsub(target, alternation(alts), f"bloomspan-site:{scope}", {"scope": scope}))
+    global_alts = [r.pattern for r in records if r.scope is None]
+    for k, chunk in enumerate(_chunks(global_alts, phrases_per_processor)):
+        processors.append(_gsub(target, alternation(chunk), f"bloomspan-templates-{k}", always))
+    n_exact = 0
+    guard = None if (exact_on_sites or not mined) else {"none_of": {s: True for s in sorted(mined)}}
+    for scope in sorted(exact, key=lambda s: (s is not None, s or "")):
+        ranked = sorted(exact[scope], key=lambda r: (-len(r[0]) * r[1], -len(r[0]), r[0]))
+        left_out["beyond_top"] += max(0, len(ranked) - top)
+        ordered = sorted((r[0] for r in ranked[:top]), key=lambda t: (-len(t), t))  # longest first
+        n_exact += len(ordered)
+        params = {"scope": scope} if scope is not None else (guard if guard is not None else always)
+        for k, chunk in enumerate(_chunks(ordered, phrases_per_processor)):
+            tag = f"bloomspan-phrases-{k}" if scope is None else f"bloomspan-phrases:{scope}-{k}"
+            processors.append(_gsub(target, alternation([inline_regex(t) for t in chunk], INLINE_FLAGS), tag, params))
+    original = ORIGINAL if mode == "strip" else field
+    changed = {"lang": "painless", "source": CHANGED, "params": {"a": target, "b": original}}
+    for pattern, replacement in ((r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n"), (r"[ \t]{2,}", " ")):
+        processors.append({"gsub": {"field": target, "pattern": pattern, "replacement": replacement,
+                                    "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}})
+    processors.append({"trim": {"field": target, "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}})
+    processors.append({"script": {"lang": "painless", "source": _RATIO_SCRIPT, "tag": "bloomspan-ratio",
+                                  "params": {"original": original, "target": target, "min_ratio": MIN_RATIO}}})
+    temporary = ([ORIGINAL] if mode == "strip" else []) + [STATE_FIELD]
+    processors.append({"remove": {"field": temporary, "ignore_missing": True, "tag": "bloomspan-temporary"}})
+    applied = {"exact_phrases": n_exact, "site_records": sum(r.scope in sites for r in records),
+               "section_records": sum(r.scope in sections for r in records),
+               "global_records": len(global_alts), "sites": len(sites), "sections": len(sections)}
+    notes = []
+    if guard is not None:
+        notes.append(f"the run's exact phrases apply only on pages outside the {len(mined):,} scopes the detector "
+                     "mined (exact_phrases_on_sites is off), as in `bloomspan clean`")
+    if sections and middle > 0:
+        notes.append(f"section records apply within {middle} tokens of a page's start or end (the detector's "
+                     "middle rule; the cleaner also finds them between lines of the site)")
+    what = f"{n_exact} boilerplate phrases" + (f" and {len(records)} template records" if templates else "")
+    body = {"description": description or f"bloomspan: {mode} {what} from field {field}", "processors": processors}
+    return PipelineExport(body, left_out, applied, notes)
 
 
 def build_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip", top: int = 500,
                    phrases_per_processor: int = 50, description: str | None = None,
-                   templates: Sequence[dict] | None = None) -> dict:
-    """The ``_ingest/pipeline`` body for ``phrases`` (records with ``.tokens``, ``.df``, in Ψ order
-    or any order: they are ranked by Ψ = length × df here, then applied longest first).
+                   templates: Sequence[Mapping] | None = None, scope_field: str | None = None,
+                   url_field: str | None = None, engine: str = "opensearch") -> dict:
+    """The ``_ingest/pipeline`` body of :func:`export_pipeline`."""
+    return export_pipeline(phrases, field, mode, top, phrases_per_processor, description, templates,
+                           scope_field, url_field, engine).body
 
-    ``templates``: the template detector's records (a config record first, as in
-    ``templates.jsonl``); what :func:`template_patterns` can express runs before the
-    phrases, one ``gsub`` per template (the top ``top`` by Ψ)."""
-    if mode not in MODES:
-        raise IngestConfigError("mode", mode, f"a pipeline supports {', '.join(MODES)} (mark needs the proxy or `bloomspan clean`)")
-    if not isinstance(top, int) or top < 1:
-        raise IngestConfigError("top", top, "must be an integer >= 1")
-    if not isinstance(phrases_per_processor, int) or phrases_per_processor < 1:
-        raise IngestConfigError("phrases_per_processor", phrases_per_processor, "must be an integer >= 1")
-    if not field:
-        raise IngestConfigError("field", field, "name the text field to clean")
-    records = [(tuple(p.tokens), int(p.df or 0)) for p in phrases
-               if not (templates and SLOT_TOKEN in p.tokens)]  # slotted phrases go with the templates
-    template_regexes: list[str] = []
-    if templates:
-        configs = [r.get("template_config") or {} for r in templates if r.get("kind") == "config"]
-        run_min_length = int((configs[0] if configs else {}).get("run_min_length", 4))
-        found, _ = template_patterns(templates, run_min_length)
-        template_regexes = [rx for rx, _ in sorted(found, key=lambda f: -f[1])[:top]]
-    if not records and not template_regexes:
-        raise IngestConfigError("phrases", 0, "the phrase set is empty: mine first")
-    ranked = sorted(records, key=lambda r: (-len(r[0]) * r[1], -len(r[0]), r[0]))[:top]
-    ordered = sorted((r[0] for r in ranked), key=lambda t: (-len(t), t))  # longest first
-    target = field if mode == "strip" else f"{field}_clean"
-    processors: list[dict] = []
-    if mode == "downweight":
-        processors.append({"copy": {"source_field": field, "target_field": target, "ignore_missing": True,
-                                    "override_target": True}})
-    for k, regex in enumerate(template_regexes):
-        processors.append({"gsub": {"field": target, "pattern": regex, "replacement": "", "ignore_missing": True,
-                                    "tag": f"bloomspan-template-{k}"}})
-    for i in range(0, len(ordered), phrases_per_processor):
-        chunk = ordered[i:i + phrases_per_processor]
-        processors.append({"gsub": {"field": target, "pattern": _alternation(chunk), "replacement": "",
-                                    "ignore_missing": True,
-                                    "tag": f"bloomspan-phrases-{i // phrases_per_processor}"}})
-    for pattern, replacement in ((r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n"), (r"[ \t]{2,}", " ")):
-        processors.append({"gsub": {"field": target, "pattern": pattern, "replacement": replacement,
-                                    "ignore_missing": True, "tag": "bloomspan-tidy"}})
-    processors.append({"trim": {"field": target, "ignore_missing": True, "tag": "bloomspan-tidy"}})
-    if mode == "strip":
-        # The ratio needs the original: kept in a temporary field, removed at the end.
-        processors.insert(0, {"copy": {"source_field": field, "target_field": ORIGINAL, "ignore_missing": True,
-                                       "override_target": True}})
-    processors.append({"script": {"lang": "painless", "source": _RATIO_SCRIPT.strip(), "tag": "bloomspan-ratio",
-                                  "params": {"original": ORIGINAL if mode == "strip" else field, "target": target,
-                                             "min_ratio": MIN_RATIO}}})
-    if mode == "strip":
-        processors.append({"remove": {"field": ORIGINAL, "ignore_missing": True}})
-    what = f"{len(ordered)} boilerplate phrases" + (f" and {len(template_regexes)} templates" if templates else "")
-    return {"description": description or f"bloomspan: {mode} {what} from field {field}",
-            "processors": processors}

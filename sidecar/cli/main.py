@@ -252,19 +252,31 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
 @connection_options
 @click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
 @click.option("--field", default="text", show_default=True)
+@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped records.")
+@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
-@click.option("--top", type=int, default=500, show_default=True, help="Phrases (by length x df) the pipeline removes.")
+@click.option("--top", type=int, default=500, show_default=True,
+              help="Phrases (by length x df) the pipeline removes, and records per site or section.")
+@click.option("--engine", "target_engine", type=click.Choice(["auto", "opensearch", "elasticsearch"]), default="auto",
+              show_default=True, help="Processors of which engine; auto: the cluster's (OpenSearch with --print alone).")
 @click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
-def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_only, **conn):
-    """Export the top phrases as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
+def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_field, mode, top, target_engine,
+             print_only, **conn):
+    """Export the run as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.errors import IngestError
+    from bloomspan.ingest.errors import IngestConfigError, IngestError
     from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.pipeline_export import build_pipeline, template_patterns
+    from bloomspan.ingest.pipeline_export import export_pipeline
 
     cluster = cluster_config(**conn)
     client = checked_client(cluster) if template_index or not print_only else None
+    engine = None
+    if client is not None:
+        from bloomspan.sidecar.cluster.engine import engine_of
+
+        engine = engine_of(client)
+    flavour = target_engine if target_engine != "auto" else (engine.product if engine is not None else "opensearch")
     templates = None  # the template detector's records, when the run has them
     try:
         if phrases_path:
@@ -273,37 +285,48 @@ def pipeline(phrases_path, template_index, pipeline_id, field, mode, top, print_
             phrase_set = PhraseSet.from_jsonl(phrases_path)
             templates = run_template_records(phrases_path)
         else:
-            from bloomspan.sidecar.publish.template_reader import current_run, load_phrase_set
+            from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run, load_phrase_set
 
             physical = current_run(client, template_index)
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
             phrase_set = load_phrase_set(client, physical)
-            from bloomspan.sidecar.publish.template_reader import cleaning_records
-
             records, with_templates = cleaning_records(client, physical)
             templates = records if with_templates else None
-        body = build_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates)
+        export = export_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates,
+                                 scope_field=scope_field, url_field=url_field, engine=flavour)
+    except IngestConfigError as exc:
+        flag = {"field": "--field", "scope_field": "--scope-field", "url_field": "--url-field", "top": "--top"}
+        if exc.field in flag:
+            raise click.BadParameter(str(exc), param_hint=flag[exc.field]) from None
+        raise click.ClickException(str(exc)) from None
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
+    body = export.body
     if templates:
-        _, left_out = template_patterns(templates)
-        click.echo("left out of the pipeline (the proxy and `bloomspan clean` apply them): "
-                   f"{left_out['scoped']:,} site- or section-scoped records, {left_out['skeletons']:,} page "
-                   f"skeletons, {left_out['short_line_pairs']:,} short line pairs, and window matching", err=True)
+        a = export.applied
+        click.echo(f"pipeline: {a['exact_phrases']:,} exact phrases, {a['site_records']:,} site records on "
+                   f"{a['sites']:,} sites, {a['section_records']:,} section records on {a['sections']:,} sections, "
+                   f"{a['global_records']:,} global records, {len(body['processors']):,} processors", err=True)
+        for note in export.notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(export.left_out_line(), err=True)
+        if scope_field is None:
+            click.echo("note: template records are scoped per site; without --scope-field only global ones apply",
+                       err=True)
     if print_only:
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))
         return
-    from bloomspan.sidecar.cluster.engine import engine_of
-
-    engine = engine_of(client)
+    if engine.product != flavour:
+        raise click.BadParameter(f"{cluster.safe_url} runs {engine.name}, not {flavour}", param_hint="--engine")
     missing = engine.missing_processors(sorted({kind for processor in body["processors"] for kind in processor}))
     if missing:  # Elasticsearch's integ-test zip has neither ingest-common nor lang-painless
         raise click.ClickException(f"--url {cluster.safe_url}: {engine.name} lacks the ingest processor(s) "
-                                   f"{', '.join(missing)} the pipeline needs; clean through `bloomspan serve` instead")
+                                   f"{', '.join(missing)} the pipeline needs (modules ingest-common and "
+                                   "lang-painless); clean through `bloomspan serve` instead")
     client.ingest.put_pipeline(id=pipeline_id, body=body)
-    click.echo(f"put ingest pipeline {pipeline_id}: {body['description']}; index with ?pipeline={pipeline_id} "
-               f"or set index.default_pipeline")
+    click.echo(f"put ingest pipeline {pipeline_id} on {engine.name}: {body['description']}; index with "
+               f"?pipeline={pipeline_id} or set index.default_pipeline")
 
 
 from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402
