@@ -53,7 +53,7 @@ if (st.ok && site != null && !site.isEmpty()) {
       int end = u.length();
       for (String d : ['/', '?', '#']) { int w = u.indexOf(d, 2); if (w >= 0 && w < end) { end = w; } }
       String netloc = u.substring(2, end);
-      if ((netloc.indexOf('[') >= 0) != (netloc.indexOf(']') >= 0)) { st.ok = false; }
+      if (netloc.indexOf('[') >= 0 || netloc.indexOf(']') >= 0) { st.ok = false; }
       u = u.substring(end);
     }
     int f = u.indexOf('#');
@@ -109,8 +109,10 @@ def condition(**params) -> dict:
 def document_scopes(site: object, url: object) -> list[str] | None:
     """:data:`STATE_SCRIPT`'s scopes in Python (None where it sets ``ok`` false): what
     ``template_scopes(site, url)`` gives for string fields, and None where the cleaner
-    refuses the document (a scope or URL that is not a string, a URL urlsplit rejects for
-    an unbalanced bracket in its host)."""
+    refuses the document (a scope or URL that is not a string), and where it might (a host
+    with brackets: urlsplit validates the IPv6 address in them; the pipeline leaves such a page
+    as sent). Not mirrored: urlsplit's refusal of a non-ASCII host whose NFKC form holds one of
+    ``/?#@:``, where the cleaner leaves the page as sent and the pipeline cleans it."""
     if (site is not None and not isinstance(site, str)) or (url is not None and not isinstance(url, str)):
         return None
     if not site:
@@ -128,7 +130,7 @@ def document_scopes(site: object, url: object) -> list[str] | None:
     if u.startswith("//"):
         end = min([w for w in (u.find(d, 2) for d in "/?#") if w >= 0], default=len(u))
         netloc = u[2:end]
-        if ("[" in netloc) != ("]" in netloc):
+        if "[" in netloc or "]" in netloc:  # urlsplit validates a bracketed host: not done here, so refused
             return None
         u = u[end:]
     u = u.split("#", 1)[0].split("?", 1)[0]
