@@ -187,7 +187,7 @@ def _mine(dclient, config, indices, units, pits, relay):
         return ShardLayout(global_docs, [h[1] for h in shard_headers])
 
     dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
-                       phrase_documents=True, run=run)
+                       phrase_documents=True, coverage_bitmaps=True, run=run)
     return dres, doc_keys, skipped, n_all, time.perf_counter() - t0
 
 
@@ -211,29 +211,30 @@ def _curation_report(client, config, result, dres) -> dict:
 def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys, skipped, n_all, seconds,
              t_total, progress):
     from bloomspan.sidecar.publish.publication import (
-        coverage_for,
         document_sites,
         json_safe,
         read_document_fields,
-        run_report,
-        site_clutter,
+        run_report_from_counts,
+        site_clutter_from_counts,
     )
     from bloomspan.sidecar.publish.template_index import publish
     from bloomspan.sidecar.run.mining_run import RunSummary
 
     c = config
     figures = _CorpusFigures(dres.doc_offsets, skipped)
-    result = _Result(dres.phrases, dres.coverage, {"engine": "distributed", **dres.stats})
+    # No process holds the mask: the report and the published coverage come from the
+    # shards' per-document counts and bitmaps (curation only reads it to filter, refused here).
+    result = _Result(dres.phrases, None, {"engine": "distributed", **dres.stats})
     phrase_docs = _phrase_documents(dres, doc_keys, progress)
-    report = run_report(figures, result, doc_keys, phrase_docs, c.top, c.bins)
+    report = run_report_from_counts(figures, dres.coverage.covered, doc_keys, phrase_docs, c.top, c.bins)
     if c.site_field:
         values = read_document_fields(client, indices, [c.site_field], doc_keys, c.batch_size)
         sites = document_sites(values.get(c.site_field), None)
-        report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
-                                                      dres.coverage, dres.doc_offsets, c.top)
+        report["most_cluttered_sites"] = site_clutter_from_counts(
+            {d: s for d, s in enumerate(sites) if s is not None}, dres.coverage.covered, dres.doc_offsets, c.top)
     report["curation"] = _curation_report(client, c, result, dres)
     n_tokens = figures.n_tokens
-    covered = int(np.count_nonzero(dres.coverage))
+    covered = dres.coverage.covered_tokens
     # The run document of mining_run._Run._phase_publish, field for field.
     run_doc = {"source_index": c.index, "field": c.field, "started_at": started_at, "finished_at": _now_iso(),
                "docs_seen": n_all, "docs_skipped": sum(skipped.values()), "tokens_mined": n_tokens,
@@ -242,7 +243,7 @@ def _publish(client, config, lease, run_id, started_at, indices, dres, doc_keys,
                "stats": json_safe({"engine": result.stats, "kind": "full", "seconds": seconds, "incremental": None,
                                    "scan_docs_per_second": None})}
     res = publish(client, c.template_index, run_id, phrase_docs=phrase_docs, doc_keys=doc_keys,
-                  coverage=coverage_for(result, n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
+                  coverage=dres.coverage.bitmaps(), run_doc=run_doc, keep_runs=c.keep_runs,
                   bulk_docs=c.bulk_docs, before_swap=lease.check, progress=progress)
     seconds = {**seconds, "total": time.perf_counter() - t_total}
     log.info("dask run %s published %s: docs=%d tokens=%d phrases=%d covered_share=%.4f", run_id,

@@ -108,12 +108,13 @@ def _document_ids(client, shards, run: str, with_id_field: bool):
 
 
 def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
-    from bloomspan.engine.mining.report import coverage_report
+    from bloomspan.engine.mining.report import coverage_report_from_counts
     from bloomspan.sidecar.run.jsonl_mining import _write_outputs
 
     n_tokens = int(dres.doc_offsets[-1])
     n_docs = int(dres.doc_offsets.shape[0] - 1)
-    report = coverage_report(dres.coverage, dres.doc_offsets, dres.phrases, dres.vocabulary, top=top)
+    report = coverage_report_from_counts(dres.coverage.covered, dres.doc_offsets, dres.phrases, dres.vocabulary,
+                                         top=top)
     for entry in report.get("most_cluttered_docs", []):
         entry["id"] = ids[int(entry["doc"])]
     # The single-node report's keys, in its order (jsonl_mining._mine_store); reading and

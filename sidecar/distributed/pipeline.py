@@ -14,10 +14,12 @@ Stages (``sidecar/distributed/DESIGN.md`` has the reasoning and the costs at sca
    with the interval tail after it; every growth shard returns exactly the maximal phrases
    starting with its windows (:mod:`bloomspan.engine.distributed.sharded_growth`).
 6. ``cover``: the occurrences go back to their document shards, which build their coverage
-   masks (bit-packed to the driver); phrase bitmaps are encoded on the growth shards.
+   masks and send the driver per-document covered counts and, for an index run, the
+   coverage bitmaps of the published shape (:mod:`.coverage`); phrase bitmaps are encoded
+   on the growth shards.
 
-The driver keeps futures, small headers, the phrases and, at the end, the full corpus'
-coverage mask (what publication and the report take).
+The driver keeps futures, small headers (per document: its shard number, length and
+covered count), the phrases and the compressed coverage bitmap: nothing per token.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from bloomspan.engine.mining.config import MiningConfig
 
 from . import tasks
 from .cluster import ProgressRelay
+from .coverage import CoverageReduction
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +86,12 @@ class TokenStrings:
 @dataclass
 class DistributedResult:
     """phrases: engine Phrases over ``vocabulary`` ids (global first-occurrence ids with
-    ``global_ids``, else ids of the strings in sorted order), in phrase order; coverage: bool
-    (W,) of the full corpus; phrase_extras (``phrase_documents``): per phrase its encoded
+    ``global_ids``, else ids of the strings in sorted order), in phrase order; coverage: the
+    reduced per-document counts (and bitmaps, when asked for) of the full corpus; phrase_extras (``phrase_documents``): per phrase its encoded
     document bitmap and first document numbers, built on the workers."""
 
     phrases: list
-    coverage: np.ndarray
+    coverage: CoverageReduction
     doc_offsets: np.ndarray
     vocabulary: TokenStrings
     vocabulary_size: int | None
@@ -110,14 +113,15 @@ def worker_bytes_sent(client) -> int:
 
 
 def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: ProgressRelay, *,
-                global_ids: bool, phrase_documents: bool = False, n_partitions: int | None = None,
-                run: str = "run") -> DistributedResult:
+                global_ids: bool, phrase_documents: bool = False, coverage_bitmaps: bool = False,
+                n_partitions: int | None = None, run: str = "run") -> DistributedResult:
     """Mine the shards (futures of :class:`.shards.ShardCorpus`, in global order).
 
     ``layout_of(headers)`` turns the shards' headers (``(n_docs, doc_lengths)`` per shard, in
     order) into a :class:`ShardLayout`. ``global_ids``: number tokens as the single-node run
     over the same input order does (needed for JSON Lines output). ``phrase_documents``:
     build each phrase's document bitmap on the workers (index runs publish them).
+    ``coverage_bitmaps``: build the published coverage bitmaps too (:mod:`.coverage`).
     """
     from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
 
@@ -185,20 +189,34 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     relay.totals["grow"] = G
     summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"{key}-phrases-{g}",
                                retries=2) for g, gr in enumerate(grown)]
-    packed = []
-    for k, h in enumerate(headers):
+    n_tokens = int(doc_offsets[-1])
+    covers = []
+    for k in range(len(shards)):
         occ = [client.submit(tasks.occurrences_for, gr, k, key=f"{key}-occ-{g}-{k}") for g, gr in enumerate(grown)]
-        packed.append(client.submit(tasks.shard_coverage, int(h[2][-1]), occ, key=f"{key}-cover-{k}", retries=2))
+        # Where the shard's documents start in the full corpus (8 B per document) travels
+        # inside the task, not scattered: scattered data dies with its worker, a task's
+        # arguments are re-sent when Dask re-runs it.
+        starts = doc_offsets[layout.global_docs[k]] if coverage_bitmaps else None
+        covers.append(client.submit(tasks.shard_coverage, shards[k], occ, starts, n_tokens,
+                                    key=f"{key}-cover-{k}", retries=2))
     _wait(client, grown, relay, "grow")
     seconds["grow"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     summaries = client.gather(summaries)
-    coverage = _place_coverage(client.gather(packed), layout, [h[2] for h in headers], doc_offsets)
+    coverage = CoverageReduction(layout.global_docs, n_tokens, coverage_bitmaps)
+    shard_of = {f.key: k for k, f in enumerate(covers)}
+    coverage_bytes = 0
+    from distributed import as_completed
+
+    for future in as_completed(covers):
+        part = future.result()
+        coverage_bytes += part.nbytes
+        coverage.add(shard_of[future.key], part)
+    del covers
     seconds["coverage"] = time.perf_counter() - t0
 
     from bloomspan.engine.mining.phrases import Phrase, phrase_order_key
 
-    n_tokens = int(doc_offsets[-1])
     rows = []
     for sm in summaries:
         for j, t in enumerate(sm.tokens):
@@ -227,6 +245,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         "growth_shards": G,
         "growth_fragment_tokens": int(growth.get("fragment_tokens", 0)),
         "growth": growth,
+        "coverage_sent_bytes": coverage_bytes,
         "worker_bytes_sent": worker_bytes_sent(client) - sent0,
         "seconds": {**seconds, "total": time.perf_counter() - t_all},
     })
@@ -236,21 +255,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
              stats["worker_bytes_sent"], stats["seconds"]["total"])
     return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size,
                              [r[1] for r in rows] if phrase_documents else None, stats)
-
-
-def _place_coverage(packed: list[np.ndarray], layout: ShardLayout, shard_doc_offsets: list[np.ndarray],
-                    doc_offsets: np.ndarray) -> np.ndarray:
-    """bool (W,): the full corpus' coverage from each document shard's packed mask."""
-    out = np.zeros(int(doc_offsets[-1]), dtype=bool)
-    for bits, gdocs, off in zip(packed, layout.global_docs, shard_doc_offsets):
-        n = int(off[-1])
-        if n == 0:
-            continue
-        mask = np.unpackbits(bits, count=n).view(bool)
-        lens = np.diff(off)
-        dst = np.repeat(doc_offsets[gdocs] - off[:-1], lens) + np.arange(n, dtype=np.int64)
-        out[dst] = mask
-    return out
 
 
 def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:

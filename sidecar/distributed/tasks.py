@@ -31,7 +31,9 @@ from bloomspan.engine.distributed.windows import (
     window_hashes,
 )
 
+from . import coverage
 from .cluster import worker_progress
+from .coverage import ShardCoverage
 from .shards import ShardCorpus
 
 
@@ -203,13 +205,11 @@ def occurrences_for(grown: GrownPhrases, owner: int) -> tuple[np.ndarray, np.nda
     return grown.occ_label[mine], grown.lengths()[grown.occ_phrase[mine]]
 
 
-def shard_coverage(n_tokens: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """uint8 (ceil(n_tokens / 8),): this document shard's coverage mask, bit-packed."""
-    from bloomspan.engine.mining.coverage import coverage_mask
-
-    starts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    return np.packbits(coverage_mask(int(n_tokens), starts, lengths))
+def shard_coverage(shard: ShardCorpus, parts: list[tuple[np.ndarray, np.ndarray]], global_starts: np.ndarray | None,
+                   n_tokens_total: int) -> ShardCoverage:
+    """This document shard's covered tokens per document (and coverage bitmaps), runs where
+    the shard is (:func:`.coverage.shard_coverage`)."""
+    return coverage.shard_coverage(shard.doc_offsets, parts, global_starts, n_tokens_total)
 
 
 # ---------------------------------------------------------------------- global token ids

@@ -1,0 +1,113 @@
+"""Coverage reduced from document shards equals the single mask's: the report (from
+per-document counts), the site clutter and the published coverage bitmaps, byte for byte,
+with documents of a shard scattered anywhere in the global order (as an index run numbers
+them) and with the chunked coverage of large corpora."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bloomspan.engine.mining.coverage import coverage_mask
+from bloomspan.engine.mining.report import coverage_report, coverage_report_from_counts
+from bloomspan.sidecar.distributed import coverage as dcov
+from bloomspan.sidecar.distributed.coverage import CoverageReduction, shard_coverage
+from bloomspan.sidecar.publish.bitmaps import coverage_bitmaps, encode_bitmap
+from bloomspan.sidecar.publish.publication import site_clutter, site_clutter_from_counts
+
+
+def _split(rng, lengths: np.ndarray, n_shards: int):
+    """A corpus of documents ``lengths`` dealt to shards at random; per shard its global
+    document numbers (ascending within the shard, as shards keep their read order)."""
+    owner = rng.integers(0, n_shards, lengths.size)
+    return [np.flatnonzero(owner == k) for k in range(n_shards)]
+
+
+def _occurrences(rng, doc_offsets: np.ndarray, n: int):
+    """Random occurrences (start, length) that stay inside their document."""
+    lengths = np.diff(doc_offsets)
+    docs = np.flatnonzero(lengths > 0)
+    if docs.size == 0 or n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    d = rng.choice(docs, n)
+    at = rng.integers(0, lengths[d])
+    ln = 1 + rng.integers(0, lengths[d] - at)
+    return doc_offsets[d] + at, ln
+
+
+def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True):
+    """Run the document shards' coverage and the driver's reduction over a global corpus."""
+    n_tokens = int(doc_offsets[-1])
+    red = CoverageReduction(shards_docs, n_tokens, with_bitmaps)
+    doc_of = np.searchsorted(doc_offsets, starts, side="right") - 1
+    for k in reversed(range(len(shards_docs))):  # any order
+        gdocs = shards_docs[k]
+        local_len = np.diff(doc_offsets)[gdocs]
+        local_off = np.concatenate([[0], np.cumsum(local_len)]).astype(np.int64)
+        where = np.full(doc_offsets.size - 1, -1, dtype=np.int64)
+        where[gdocs] = np.arange(gdocs.size)
+        mine = where[doc_of] >= 0
+        local_starts = local_off[where[doc_of[mine]]] + (starts[mine] - doc_offsets[doc_of[mine]])
+        # two growth shards' parts, as the pipeline sends them
+        half = local_starts.size // 2
+        parts = [(local_starts[:half], lens[mine][:half]), (local_starts[half:], lens[mine][half:])]
+        red.add(k, shard_coverage(local_off, parts, doc_offsets[gdocs] if with_bitmaps else None, n_tokens))
+    return red
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_shards=st.integers(1, 6),
+       n_occ=st.integers(0, 60), top=st.integers(0, 8), bins=st.integers(1, 12))
+def test_reduced_report_and_bitmaps_equal_the_mask(seed, n_docs, n_shards, n_occ, top, bins):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 30, n_docs)  # empty documents included
+    doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    starts, lens = _occurrences(rng, doc_offsets, n_occ)
+    mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
+    red = _reduce(doc_offsets, starts, lens, _split(rng, lengths, n_shards))
+    assert coverage_report_from_counts(red.covered, doc_offsets, [], top=top, bins=bins) == \
+        coverage_report(mask, doc_offsets, [], top=top, bins=bins)
+    assert red.covered_tokens == int(mask.sum())
+    assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in coverage_bitmaps(mask)]
+    sites = {d: f"s{d % 3}" for d in range(n_docs) if d % 4}
+    assert site_clutter_from_counts(sites, red.covered, doc_offsets, top) == \
+        site_clutter(sites, mask, doc_offsets, top)
+
+
+def test_chunked_coverage_of_large_corpora(monkeypatch):
+    """Beyond COVERAGE_CHUNK_TOKENS the published coverage is chunks of chunk-relative
+    positions; a shard's covered positions land in the chunks of their global position."""
+    monkeypatch.setattr(dcov, "COVERAGE_CHUNK_TOKENS", 64)
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 40, 30)
+    doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    starts, lens = _occurrences(rng, doc_offsets, 40)
+    mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
+    red = _reduce(doc_offsets, starts, lens, _split(rng, lengths, 4))
+    expected = coverage_bitmaps(mask, 64)
+    assert len(expected) > 5
+    assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in expected]
+
+
+def test_json_lines_reduction_sends_no_bitmaps_and_refuses_to_publish_them():
+    doc_offsets = np.array([0, 5, 9], dtype=np.int64)
+    red = _reduce(doc_offsets, np.array([1, 6]), np.array([3, 2]), [np.array([1]), np.array([0])],
+                  with_bitmaps=False)
+    assert red.covered.tolist() == [3, 2]
+    with pytest.raises(ValueError, match="without bitmaps"):
+        red.bitmaps()
+
+
+def test_a_missing_or_repeated_shard_is_an_error():
+    red = CoverageReduction([np.array([0]), np.array([1])], 4, True)
+    part = shard_coverage(np.array([0, 2]), [], np.array([0]), 4)
+    red.add(0, part)
+    with pytest.raises(ValueError, match="twice"):
+        red.add(0, part)
+    with pytest.raises(ValueError, match="1 shard"):
+        red.bitmaps()
+
+
+def test_counts_out_of_range_are_refused():
+    with pytest.raises(ValueError, match="one count per document"):
+        coverage_report_from_counts(np.array([3]), np.array([0, 2]), [])
