@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -33,11 +35,13 @@ def _cpu(usage) -> float:
 
 def _child(code: str) -> dict:
     before = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
+    load0 = os.getloadavg()[0]
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if res.returncode:
         raise SystemExit(f"single-node run failed:\n{res.stderr[-3000:]}")
     out = json.loads(res.stdout.strip().splitlines()[-1])
     out["cpu_seconds"] = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - before
+    out["load_average"] = [load0, os.getloadavg()[0]]
     return out
 
 
@@ -65,9 +69,51 @@ def _single_index(url: str, prefix: str, work: Path, sigma: int, min_length: int
                   f"s = run_mining(MineConfig(**json.loads({kwargs!r})))\n" + _REPORT.replace("TOKENS", "s.tokens_mined"))
 
 
+class _PeakRSS:
+    """Peak resident memory of this process (the driver, which hosts the local scheduler)
+    while a run is in flight, sampled every 50 ms from /proc (ru_maxrss would include the
+    bench's own bulk load before the run)."""
+
+    def __init__(self):
+        self.peak = self.base = self._now()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    @staticmethod
+    def _now() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, self._now())
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._now())
+
+
+def _stage_seconds(task_stream: list[dict]) -> dict:
+    """Seconds the workers' threads spent per stage (task key ``bloomspan-<run>-<stage>-...``):
+    computing, and receiving task inputs from other workers."""
+    out: dict[str, float] = {}
+    for t in task_stream:
+        parts = str(t["key"]).strip("()'").split("-")
+        stage = parts[2] if len(parts) > 2 and parts[0].endswith("bloomspan") else "other"
+        for ss in t.get("startstops", ()):
+            name = stage if ss["action"] == "compute" else f"{ss['action']}"
+            out[name] = out.get(name, 0.0) + ss["stop"] - ss["start"]
+    return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
+
+
 def _distributed(workers: int, memory: str, run) -> dict:
     """``run(scheduler_address)`` on a fresh LocalCluster of ``workers`` processes."""
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_task_stream
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
@@ -75,15 +121,21 @@ def _distributed(workers: int, memory: str, run) -> dict:
         client.run(lambda: __import__("bloomspan.engine.mining.bloomspan"))  # imports (not numba caches) off the clock
         cpu = lambda: client.run(lambda: _cpu(resource.getrusage(resource.RUSAGE_SELF)))  # noqa: E731
         w0, d0 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
+        load0 = os.getloadavg()[0]
         t = time.perf_counter()
-        tokens, stats = run(cluster.scheduler_address)
+        with _PeakRSS() as driver_rss, get_task_stream(client) as ts:
+            tokens, stats = run(cluster.scheduler_address)
         seconds = time.perf_counter() - t
         w1, d1 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return {"seconds": seconds, "cpu_seconds": (d1 - d0) + sum(w1[k] - w0[k] for k in w1), "tokens": tokens,
-            "peak_rss_per_worker": max(peaks.values()), "worker_bytes_sent": stats["worker_bytes_sent"],
+    workers_cpu = sum(w1[k] - w0[k] for k in w1)
+    return {"seconds": seconds, "cpu_seconds": (d1 - d0) + workers_cpu, "driver_cpu_seconds": d1 - d0,
+            "workers_cpu_seconds": workers_cpu, "tokens": tokens, "load_average": [load0, os.getloadavg()[0]],
+            "peak_rss_per_worker": max(peaks.values()), "driver_peak_rss": driver_rss.peak,
+            "driver_rss_growth": driver_rss.peak - driver_rss.base, "worker_bytes_sent": stats["worker_bytes_sent"],
             "windows_sent_bytes": stats["windows_sent_bytes"], "reduced_tokens": stats["reduced_tokens"],
-            "growth_fragment_tokens": stats["growth_fragment_tokens"], "stage_seconds": stats["seconds"]}
+            "growth_fragment_tokens": stats["growth_fragment_tokens"], "stage_seconds": stats["seconds"],
+            "task_seconds": _stage_seconds(ts.data)}
 
 
 def _file_runs(a, path: Path, work: Path) -> list[tuple]:
@@ -194,18 +246,25 @@ def main(argv=None) -> None:
     source = f"live index at {a.index_url}" if a.index_url else "file"
     print(f"\n{tokens / 1e6:.1f} M tokens ({path.stat().st_size / 2**20:.0f} MiB JSONL, {source}), sigma={a.sigma}, "
           f"min_length={a.min_length}; output identical in every run\n")
-    print("| run | wall s | CPU s | speed-up vs single | peak RSS per process | worker bytes sent / token "
-          "| window counts B / token | growth tokens / token | reduced share |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| run | wall s | CPU s | of which driver | speed-up vs single (wall) | CPU vs single | load avg "
+          "| peak RSS per worker | driver peak RSS | worker bytes sent / token | window counts B / token "
+          "| growth tokens / token | reduced share |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+
     def per_token(r: dict, k: str, f: str) -> str:
         return "—" if k not in r else f.format(r[k] / tokens)
 
+    mib = lambda r, k: "—" if k not in r else f"{r[k] / 2**20:.0f} MiB"  # noqa: E731
     for name, r in rows:
         fmt = lambda k, f, r=r: per_token(r, k, f)  # noqa: E731
         rss = r.get("peak_rss_per_worker", r.get("peak_rss"))
-        print(f"| {name} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {base / r['seconds']:.2f}× "
-              f"| {rss / 2**20:.0f} MiB | {fmt('worker_bytes_sent', '{:.2f}')} | {fmt('windows_sent_bytes', '{:.2f}')} "
-              f"| {fmt('growth_fragment_tokens', '{:.3f}')} | {fmt('reduced_tokens', '{:.3f}')} |")
+        load = "–".join(f"{x:.1f}" for x in r["load_average"])
+        driver = f"{r['driver_cpu_seconds']:.1f}" if "driver_cpu_seconds" in r else "—"
+        print(f"| {name} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {driver} | {base / r['seconds']:.2f}× "
+              f"| {r['cpu_seconds'] / rows[0][1]['cpu_seconds']:.2f}× | {load} | {rss / 2**20:.0f} MiB "
+              f"| {mib(r, 'driver_peak_rss')} | {fmt('worker_bytes_sent', '{:.2f}')} "
+              f"| {fmt('windows_sent_bytes', '{:.2f}')} | {fmt('growth_fragment_tokens', '{:.3f}')} "
+              f"| {fmt('reduced_tokens', '{:.3f}')} |")
 
 
 if __name__ == "__main__":
