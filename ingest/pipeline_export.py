@@ -151,8 +151,10 @@ def _validate(field_name: str, mode: str, top: int, phrases_per_processor: int, 
             raise IngestConfigError(name, value, "must be a non-empty field name or None")
     if url_field is not None and scope_field is None:
         raise IngestConfigError("url_field", url_field, "sections are folders of a site: give scope_field too")
-    if len({field_name, scope_field or field_name, url_field or field_name}) != 1 + bool(scope_field) + bool(url_field):
-        raise IngestConfigError("field", field_name, "the text, scope and URL fields must differ")
+    if scope_field == field_name:
+        raise IngestConfigError("scope_field", scope_field, f"is the text field {field_name!r}: name the site field")
+    if url_field is not None and url_field in (field_name, scope_field):
+        raise IngestConfigError("url_field", url_field, "is the text or scope field: name the URL field")
 
 
 def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | None, url_field: str | None,

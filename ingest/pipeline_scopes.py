@@ -26,7 +26,6 @@ STATE_SCRIPT = """
 def target = ctx[params.target];
 Map st = new HashMap();
 st.ok = target instanceof String;
-st.edge = st.ok && target.indexOf(params.sentinel) < 0;
 List scopes = new ArrayList();
 def site = params.scope_field == null ? null : ctx[params.scope_field];
 def url = params.url_field == null ? null : ctx[params.url_field];
@@ -74,6 +73,7 @@ if (st.ok && site != null && !site.isEmpty()) {
   }
 }
 st.scopes = scopes;
+st.edge = st.ok && target.indexOf(params.sentinel) < 0;
 ctx[params.state] = st;
 """.strip()
 

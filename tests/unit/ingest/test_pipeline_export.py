@@ -90,7 +90,8 @@ def test_elasticsearch_form_copies_with_set_and_has_no_copy_processor():
                                            ({"field": ""}, "field"), ({"engine": "solr"}, "engine"),
                                            ({"scope_field": ""}, "scope_field"),
                                            ({"url_field": "url"}, "url_field"),
-                                           ({"scope_field": "text"}, "field")])
+                                           ({"scope_field": "text"}, "scope_field"),
+                                           ({"scope_field": "site", "url_field": "site"}, "url_field")])
 def test_bad_parameters_name_the_field(kwargs, field):
     with pytest.raises(IngestConfigError) as err:
         build_pipeline(_set(2), **kwargs)
