@@ -270,7 +270,7 @@ class PhraseSet:
         return [p.to_dict() for p in self._phrases]
 
 
-NOT_PHRASE_KINDS = ("skeleton", "config")  # records of the template detector that hold no phrase
+NOT_PHRASE_KINDS = ("skeleton", "line_shape", "config")  # records of the template detector that hold no phrase
 
 
 def is_phrase_record(obj: Any) -> bool:

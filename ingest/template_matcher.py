@@ -24,6 +24,9 @@ mined, so its coverage of the mined corpus equals the detector's coverage:
   per site): after the phrases, each page's lines are walked from its edges as in mining,
   with the lines the phrases covered as detected anchors, and the navigation between them
   is covered too.
+* ``kind="line_shape"`` records (:class:`~bloomspan.engine.templates.line_shapes.LineShapeModel`,
+  one per site and page edge): then the lines at each page's edges whose fixed words repeat
+  in a template shape are covered from their first fixed word to their last, as in mining.
 
 Built on the public pieces of :mod:`.matcher` (:func:`build_automaton`,
 :func:`scan_symbols`, :func:`merge_spans`); records are validated by :class:`PhraseSet`
@@ -42,6 +45,7 @@ import numpy as np
 
 from bloomspan.engine.templates.blocks import flags_per_span, line_starts_batch
 from bloomspan.engine.templates.detector import middle_runs
+from bloomspan.engine.templates.line_shapes import LineShapeModel, local_indices, model_coverage
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
@@ -137,7 +141,7 @@ def read_records(path: str | os.PathLike) -> list[dict]:
 def is_template_record(obj: Any) -> bool:
     """True for records only the template matcher understands (detector config, skeletons,
     line-anchored blocks, slotted phrases); a file with none of them is a plain phrase set."""
-    return isinstance(obj, Mapping) and (obj.get("kind") in ("config", "skeleton", "block") or bool(obj.get("slots")))
+    return isinstance(obj, Mapping) and (obj.get("kind") in ("config", "skeleton", "line_shape", "block") or bool(obj.get("slots")))
 
 
 def _scope_names(scopes: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -199,9 +203,15 @@ class TemplateMatcher:
         if not isinstance(slots, bool):
             raise ValueError(f"slots={slots!r}: must be True or False (as TemplateConfig.slots when mined)")
         self.skeletons: list[PageSkeleton] = []
+        self.line_shapes: list[LineShapeModel] = []
         phrase_records = []
         for i, r in enumerate(records):
-            if isinstance(r, Mapping) and r.get("kind") == "skeleton":
+            if isinstance(r, Mapping) and r.get("kind") == "line_shape":
+                try:
+                    self.line_shapes.append(LineShapeModel.from_record(r, f"{source}: record {i + 1}"))
+                except (ValueError, TypeError) as e:
+                    raise PhraseSetError(str(e), source=source, line=i + 1) from None
+            elif isinstance(r, Mapping) and r.get("kind") == "skeleton":
                 try:
                     self.skeletons.append(PageSkeleton.from_record(r, f"{source}: record {i + 1}"))
                 except (ValueError, TypeError) as e:
@@ -374,7 +384,48 @@ class TemplateMatcher:
                                          np.unique(phr[phr_doc == d]).astype(np.int64)))
         if self.skeletons:
             results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, names, is_number)
+        if self.line_shapes:
+            results = self._apply_line_shapes(scopes, results, line_start, tok_off, ids, names, is_number)
         return results
+
+    def _apply_line_shapes(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
+        """Add what each page's line-shape models cover (mining's :func:`model_coverage`, on the
+        batch's tokens with numbers read as the slot when ``slots``, as mined)."""
+        n_tok = int(tok_off[-1])
+        slot_id = len(names)  # every number token is the one slot token, as in mining
+        tokens = np.where(is_number[ids], slot_id, ids).astype(np.int64) if self.slots and n_tok else \
+            ids.astype(np.int64)
+        id_of = {t: i for i, t in enumerate(names)}
+        if self.slots:
+            id_of[SLOT_TOKEN] = slot_id
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        ends = np.append(starts[1:], n_tok).astype(np.int64)
+        doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)
+        mask = np.zeros(n_tok, dtype=bool)
+        for model in self.line_shapes:
+            docs = [d for d in range(len(results)) if tok_off[d + 1] > tok_off[d]
+                    and (model.scope is None or model.scope in _scope_names(scopes[d]))]
+            if not docs:
+                continue
+            lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
+            page_lines = np.concatenate([[0], np.cumsum([doc_lines[d + 1] - doc_lines[d] for d in docs])]).astype(np.int64)
+            fixed_ids = np.asarray([id_of.get(t, -1) for t in model.fixed], dtype=np.int64)
+            mask |= model_coverage(model, local_indices(tokens, fixed_ids), starts[lines], ends[lines], page_lines)
+        if not mask.any():
+            return results
+        out = []
+        for d, match in enumerate(results):
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if not mask[a:b].any():
+                out.append(match)
+                continue
+            m = match.token_mask() | mask[a:b]
+            rise = np.flatnonzero(m & ~np.concatenate([[False], m[:-1]]))
+            fall = np.flatnonzero(m & ~np.concatenate([m[1:], [False]])) + 1
+            out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, rise.astype(np.int64),
+                                     fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
+                                     match.phrases))
+        return out
 
     def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
         """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` and

@@ -139,6 +139,11 @@ class TemplateConfig:
                        sections (then a site-level pass finds it: a promo pasted mid-page): it is
                        left out before the page-skeleton walk (:func:`.detector.middle_runs`; the
                        ingest matcher applies the same rule); 0 switches this off.
+    line_shape_gap:    longest run of changing tokens between two fixed tokens of a line-shape
+                       template (:mod:`.line_shapes`: a line at a page's first or last lines whose
+                       fixed words, on most of a site's pages there, repeat in the same order while
+                       the words between them change: "Next: X, Previous: Y, Up: Z"); 0 switches
+                       line shapes off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -165,6 +170,7 @@ class TemplateConfig:
     slots: bool = True
     skeleton: SkeletonConfig | None = field(default_factory=SkeletonConfig)
     middle_content_tokens: int = 50
+    line_shape_gap: int = 4
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
     skeleton_anchor_fraction: float | None = _flat_name("skeleton_anchor_fraction")
@@ -200,6 +206,7 @@ class TemplateConfig:
                               "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
                                 ("middle_content_tokens", 0, "tokens, 0 = off"),
+                                ("line_shape_gap", 0, "tokens, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),

@@ -18,6 +18,9 @@ as one pass among several and takes the union:
 5. **page skeletons** (``skeleton``, a :class:`.config.SkeletonConfig`; :mod:`.page_skeleton`): per group of the first level
    (or the whole corpus), the variable navigation between and around the lines the passes
    above found, walked from each page's edges (local tables of contents, "Previous: <title>").
+6. **line shapes** (``line_shape_gap``; :mod:`.line_shapes`): per group of the first level, lines
+   at a page's edges whose fixed words repeat in order while the words between them change
+   ("Next: X, Previous: Y, Up: Z", where no whole line repeats and the walk has no anchor).
 
 With ``slots`` every number token is replaced by the slot id before all passes
 (:mod:`bloomspan.engine.text.slots`), so "© 2019 …" and "© 2024 …" are one template.
@@ -42,6 +45,7 @@ from bloomspan.engine.text.slots import SLOT_ID, apply_slots
 
 from .blocks import check_blocks, flags_per_span, mine_blocks
 from .config import SkeletonConfig, TemplateConfig  # noqa: F401  (importable from here as before)
+from .line_shapes import LineShapeModel, mine_line_shapes
 from .page_skeleton import PageSkeleton, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
@@ -53,13 +57,15 @@ logger = logging.getLogger(__name__)
 class TemplateDetection:
     """phrases: every pass's phrases in psi order; coverage: bool (W,) union of the passes;
     pass_coverage: name -> bool (W,) per pass; stats: JSON-serialisable; skeletons: the
-    page-skeleton models per group (empty when ``skeleton`` is off)."""
+    page-skeleton models per group (empty when ``skeleton`` is off); line_shapes: the
+    line-shape models per group and page edge (empty when ``line_shape_gap`` is 0)."""
 
     phrases: list[TemplatePhrase]
     coverage: np.ndarray
     pass_coverage: dict[str, np.ndarray] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     skeletons: list[PageSkeleton] = field(default_factory=list)
+    line_shapes: list[LineShapeModel] = field(default_factory=list)
 
 
 def url_section(url: str | None, depth: int) -> str | None:
@@ -283,6 +289,16 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
             skeletons.extend(r.skeletons)
             stats["skeleton_groups"].update(r.stats)
         stats["seconds_skeleton"] = time.perf_counter() - t0
+    line_shapes: list[LineShapeModel] = []
+    if config.line_shape_gap > 0:
+        t0 = time.perf_counter()
+        r = mine_line_shapes(tokens, doc_offsets, block_offsets, levels[0] if levels else None,
+                             levels[1] if len(levels) > 1 else None,
+                             lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor), config.line_shape_gap)
+        passes["line_shapes"] = r.coverage
+        coverage |= r.coverage
+        line_shapes = r.models
+        stats.update(r.stats, seconds_line_shapes=time.perf_counter() - t0)
     phrases = sort_template_phrases(phrases)
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
                  covered_tokens=int(coverage.sum()), covered_share=float(coverage.mean()) if coverage.size else 0.0,
@@ -290,7 +306,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
                  seconds_total=time.perf_counter() - t_start)
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["covered_share"],
                 stats["seconds_total"])
-    return TemplateDetection(phrases, coverage, passes, stats, skeletons)
+    return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes)
 
 
 def middle_runs(coverage: np.ndarray, doc_offsets: np.ndarray, min_side: int,
@@ -387,7 +403,8 @@ class TextTemplates:
     records:    the detector's configuration (:func:`config_record`, kind "config"), one
                 ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
                 then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
-                "skeleton"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
+                "skeleton"), then one per line-shape model (:meth:`LineShapeModel.to_record`,
+                kind "line_shape"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
     char_spans: per document, its covered [start, end) character spans.
     scopes:     per document, the scopes it belongs to (what the matcher takes).
     """
@@ -423,6 +440,7 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
                                  number_token_mask(vocab.tokens()) if config.slots else None)
     records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
     records += [s.to_record(vocab.token) for s in detection.skeletons]
+    records += [m.to_record(vocab.token) for m in detection.line_shapes]
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
     return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),
                          scopes)

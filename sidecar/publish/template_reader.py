@@ -27,7 +27,7 @@ from bloomspan.sidecar.publish.phrase_records import document_record
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
-TEMPLATE_KINDS = ["template", "skeleton", "template_config"]
+TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "template_config"]
 BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
@@ -104,7 +104,7 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
     record, phrase records, skeleton records). The phrase records' ``kind`` becomes
     ``template_kind``; skeletons are stored whole under ``skeleton``."""
     out: list[tuple[str, dict]] = []
-    n_skeleton = 0
+    n_skeleton = n_shape = 0
     for rec in template_records:
         kind = rec.get("kind")
         if kind == "config":
@@ -112,6 +112,9 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
         elif kind == "skeleton":
             out.append((f"skeleton-{n_skeleton:06d}", {"kind": "skeleton", "scope": rec.get("scope"), "skeleton": rec}))
             n_skeleton += 1
+        elif kind == "line_shape":  # stored whole, as a skeleton (the field is an opaque object)
+            out.append((f"line-shape-{n_shape:06d}", {"kind": "line_shape", "scope": rec.get("scope"), "skeleton": rec}))
+            n_shape += 1
         else:
             src = {"kind": "template", "phrase_id": rec["id"], "template_kind": kind,
                    **{k: rec[k] for k in ("text", "tokens", "length", "df", "occurrences", "slots") if k in rec}}
@@ -133,7 +136,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
             phrases.append(document_record(src))
         elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
-        elif src["kind"] == "skeleton":
+        elif src["kind"] in ("skeleton", "line_shape"):
             skeletons.append(src["skeleton"])
         else:
             templates.append(document_record(src))
@@ -141,7 +144,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
     if config is None:
         log.info("loaded phrases index=%s count=%d", index, len(phrases))
         return phrases, False
-    skeletons.sort(key=lambda r: r.get("scope") or "")
+    skeletons.sort(key=lambda r: (r.get("kind") or "", r.get("scope") or "", r.get("edge") or ""))
     log.info("loaded templates index=%s phrases=%d templates=%d skeletons=%d", index, len(phrases), len(templates),
              len(skeletons))
     return [config] + phrases + templates + skeletons, True

@@ -96,6 +96,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
                                  number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
     records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
     records += [k.to_record(vocabulary.token) for k in detection.skeletons]
+    records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,

@@ -140,6 +140,8 @@ def test_detector_finds_web_templates_without_damage(web):
     dict(skeleton=False),
     dict(middle_content_tokens=0),
     dict(sigma_floor=3, block_min_length=3, scoped_min_length=4, middle_content_tokens=3),
+    dict(line_shape_gap=0),
+    dict(sigma_floor=3, skeleton=False, line_shape_gap=12),
 ])
 def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     """The records written for ingest find exactly what the detector covered."""
@@ -149,6 +151,7 @@ def test_ingest_matcher_reproduces_detector_coverage(web, overrides):
     det = detect_templates(tokens, offsets, bo, cfg, levels, number_token_mask(vocab.tokens()))
     records = [config_record(cfg)] + [p.to_record(vocab.token) for p in det.phrases]
     records += [k.to_record(vocab.token) for k in det.skeletons]
+    records += [m.to_record(vocab.token) for m in det.line_shapes]
     matcher = TemplateMatcher(records, cfg.run_min_length, cfg.slots)
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(docs))]
     found = matcher.find_batch(texts, scopes)

@@ -1,0 +1,132 @@
+"""Line-shape templates: the kernels against their plain twin, the records, and the cleaner
+covering exactly what mining reported on generated Texinfo-style pages."""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates_in_texts
+from bloomspan.engine.templates.line_shapes import (
+    RECORD_VERSION,
+    LineShapeModel,
+    shape_key,
+    shape_lines,
+    shape_lines_reference,
+)
+from bloomspan.ingest.template_matcher import TemplateMatcher, template_scopes
+
+
+@st.composite
+def lines_of_local(draw):
+    n_fixed = draw(st.integers(1, 5))
+    local = draw(st.lists(st.integers(-1, n_fixed - 1), min_size=0, max_size=60))
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(local)), max_size=8))) | {0, len(local)})
+    return local, cuts[:-1], cuts[1:], draw(st.integers(0, 4)), draw(st.integers(1, 3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines_of_local())
+def test_shape_kernels_equal_their_plain_twin(case):
+    local, starts, ends, max_gap, min_fixed = case
+    got = shape_lines(np.asarray(local, dtype=np.int32), np.asarray(starts, dtype=np.int64),
+                      np.asarray(ends, dtype=np.int64), max_gap, min_fixed)
+    want = shape_lines_reference(local, starts, ends, max_gap, min_fixed)
+    assert [a.tolist() for a in got] == [list(w) for w in want]
+
+
+def test_a_shape_key_tells_order_and_length_apart():
+    keys = {shape_key(s) for s in [(0, 1), (1, 0), (0, 1, 1), (0, 0, 1), (0,), (1,)]}
+    assert len(keys) == 6
+
+
+WORDS = [f"w{i}" for i in range(400)]
+
+
+def texinfo_site(n_pages: int, seed: int, site: str = "manual.example") -> list[dict]:
+    """Pages with a "Next: X, Previous: Y, Up: Z [Contents][Index]" bar at top and bottom:
+    the titles change per page, so no whole line repeats. Truth: the bar's words from
+    "Next" to "Index" (by character span)."""
+    rng = random.Random(seed)
+    titles = [" ".join(rng.choice(WORDS[:150]).title() for _ in range(rng.randint(1, 3))) for _ in range(n_pages)]
+    pages = []
+    for p in range(n_pages):
+        bar = (f"Next: {titles[(p + 1) % n_pages]}, Previous: {titles[p - 1]}, "
+               f"Up: {titles[p // 5]}   [Contents][Index]")
+        body = "\n".join(" ".join(rng.choice(WORDS[150:]) for _ in range(rng.randint(8, 20)))
+                         for _ in range(rng.randint(4, 9)))
+        text = f"{bar}\n{titles[p]}\n{body}\n{bar}"
+        spans = [[0, len(bar)], [len(text) - len(bar), len(text)]]
+        pages.append({"text": text, "site": site, "url": f"https://{site}/html_node/{p}.html", "spans": spans})
+    return pages
+
+
+def _mask(match) -> np.ndarray:
+    return match.token_mask()
+
+
+def test_the_cleaner_covers_exactly_the_tokens_mining_reported():
+    pages = texinfo_site(30, 1) + texinfo_site(25, 2, "other.example")
+    texts = [p["text"] for p in pages]
+    sites, urls = [p["site"] for p in pages], [p["url"] for p in pages]
+    run = detect_templates_in_texts(texts, sites, urls)
+    shapes = [r for r in run.records if r.get("kind") == "line_shape"]
+    assert {(r["scope"], r["edge"]) for r in shapes} == {(s, e) for s in set(sites) for e in ("start", "end")}
+    records = [json.loads(json.dumps(r)) for r in run.records]  # as read back from templates.jsonl
+    matcher = TemplateMatcher(records)
+    found = matcher.find_batch(texts, [template_scopes(s, u) for s, u in zip(sites, urls)])
+    mined = run.detection.coverage
+    offsets = np.concatenate([[0], np.cumsum([m.n_tokens for m in found])])
+    for d, m in enumerate(found):
+        assert _mask(m).tolist() == mined[offsets[d]:offsets[d + 1]].tolist(), f"page {d}"
+    # Every bar is found from "Next" to "Index"; no body line is touched.
+    for d, (page, m) in enumerate(zip(pages, found)):
+        covered = {(int(a), int(b)) for a, b in zip(m.span_char_start, m.span_char_end)}
+        starts = [a for a, _ in covered]
+        assert 0 in starts and any(b == len(page["text"]) - 1 for _, b in covered), f"page {d}: {covered}"
+        body_start = page["text"].index("\n", page["text"].index("\n") + 1)
+        body_end = page["text"].rindex("\n")
+        assert not any(body_start < a < body_end for a, _ in covered), f"page {d}: {covered}"
+
+
+def test_without_line_shapes_the_bars_stay():
+    pages = texinfo_site(30, 3)
+    run = detect_templates_in_texts([p["text"] for p in pages], [p["site"] for p in pages],
+                                    [p["url"] for p in pages], TemplateConfig(skeleton=None, line_shape_gap=0))
+    assert not [r for r in run.records if r.get("kind") == "line_shape"]
+    with_shapes = detect_templates_in_texts([p["text"] for p in pages], [p["site"] for p in pages],
+                                            [p["url"] for p in pages], TemplateConfig(skeleton=None))
+    assert with_shapes.detection.coverage.sum() > run.detection.coverage.sum()
+
+
+def test_content_lines_at_page_edges_are_not_a_shape():
+    """Pages that open and close with prose of one vocabulary: the frequent words do not make
+    the same ordered shape on enough pages, so nothing is covered."""
+    rng = random.Random(5)
+    common = ["the", "of", "and", "to", "in"]
+    texts = ["\n".join(" ".join(rng.choice(common + WORDS[:60]) for _ in range(rng.randint(6, 14)))
+                       for _ in range(6)) for _ in range(40)]
+    run = detect_templates_in_texts(texts, ["prose.example"] * 40, [f"https://prose.example/{i}.html" for i in range(40)],
+                                    TemplateConfig(skeleton=None))
+    assert "line_shapes" not in run.detection.pass_coverage or not run.detection.pass_coverage["line_shapes"].any()
+
+
+def test_records_read_back_and_versions():
+    model = LineShapeModel(scope="s", edge="end", fixed=(7, 9, 3), shapes=((0, 1, 2), (2, 0, 1)), max_gap=4,
+                           sigma=10, documents=40)
+    rec = model.to_record(lambda i: f"t{i}")
+    assert rec["kind"] == "line_shape" and rec["version"] == RECORD_VERSION and rec["fixed"] == ["t7", "t9", "t3"]
+    back = LineShapeModel.from_record(json.loads(json.dumps(rec)))
+    assert back.shapes == model.shapes and back.fixed == ("t7", "t9", "t3") and back.keys.tolist() == model.keys.tolist()
+    old = {k: v for k, v in rec.items() if k not in ("version", "edge_lines", "min_fixed", "sigma", "documents")}
+    assert LineShapeModel.from_record(old).edge_lines == back.edge_lines
+    with pytest.raises(ValueError, match="version=2 is newer"):
+        LineShapeModel.from_record({**rec, "version": RECORD_VERSION + 1})
+    with pytest.raises(ValueError, match="lacks 'shapes'"):
+        LineShapeModel.from_record({k: v for k, v in rec.items() if k != "shapes"})
+    with pytest.raises(ValueError, match="indices into"):
+        LineShapeModel(scope=None, edge="start", fixed=("a",), shapes=((0, 1),), max_gap=2)
