@@ -83,23 +83,24 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
         frequent = frequent_bitmap(df, sigma)
         del df
     stats.update(vocabulary=vocab, frequent_words=n_frequent)
+    max_id = vocab - 1  # every stage checks its arrays against it instead of a pass to find it
 
     threshold = filter_threshold(sigma)
     kgram = min_length if config.kgram_filter and min_length >= 3 else 0
     with _timed(stats, "counting_filter"):
-        n_keys = estimate_keys(ids, doc_offsets, frequent, kgram)  # the table is sized by what it counts
+        n_keys = estimate_keys(ids, doc_offsets, frequent, kgram, max_id=max_id)  # the table is sized by what it counts
         n_cells = config.filter_size_for(n_keys)
-        counters = build_counting_filter(ids, doc_offsets, n_cells, frequent, kgram)
+        counters = build_counting_filter(ids, doc_offsets, n_cells, frequent, kgram, max_id=max_id)
     stats.update(filter_keys=n_keys, filter_bytes=n_cells, filter_threshold=threshold, filter_kgram=kgram,
                  filter_fill_ratio=fill_ratio(counters))
 
     with _timed(stats, "candidates"):
-        pos, doc = candidate_occurrences(ids, doc_offsets, counters, threshold, frequent, kgram)
+        pos, doc = candidate_occurrences(ids, doc_offsets, counters, threshold, frequent, kgram, max_id=max_id)
         del counters
     stats["candidate_occurrences"] = int(pos.shape[0])
 
     with _timed(stats, "seeds"):
-        seeds = gather_seeds(ids, rank_of, pos, doc, sigma, n_frequent)
+        seeds = gather_seeds(ids, rank_of, pos, doc, sigma, n_frequent, max_id=max_id)
         del pos, doc
     stats.update(candidate_bigrams=seeds.n_candidate_bigrams, false_positive_bigrams=seeds.n_false_positives,
                  seeds=seeds.n_seeds, seed_occurrences=seeds.n_seed_occurrences)
@@ -107,7 +108,7 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
     with _timed(stats, "grow"):
         cands = grow_seeds(ids, rank_of, doc_offsets, seeds.pos, seeds.doc, seeds.lo, seeds.hi, sigma,
                            min_length, n_frequent, mask_skip=config.mask_skip, left_prune=config.left_prune,
-                           inplace=True)
+                           inplace=True, max_id=max_id)
     stats.update(cands.stats)
 
     with _timed(stats, "maximal"):

@@ -48,6 +48,8 @@ Fibonacci hashing and multiply-shift (:func:`cell_of`; no division).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -69,6 +71,11 @@ _MIX1_U64 = np.uint64(_MIX1)
 _MIX2_U64 = np.uint64(_MIX2)
 _S32 = np.uint64(32)
 _S33 = np.uint64(33)
+_S58 = np.uint64(58)
+_DEBRUIJN = 0x03F79D71B4CB0A89  # every 6-bit window of it distinct: (lowest bit * it) >> 58 names the bit
+_DEBRUIJN_U64 = np.uint64(_DEBRUIJN)
+_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+_DEBRUIJN_INDEX[[((1 << i) * _DEBRUIJN & _MASK64) >> 58 for i in range(64)]] = np.arange(64)
 _TWO32 = 2**32
 
 # Tables up to this many cells are incremented in hash order; larger ones region by region.
@@ -76,6 +83,8 @@ DIRECT_MAX_CELLS = 8 * 1024 * 1024
 REGION_CELLS = 256 * 1024      # a region of the partitioned build: a quarter of a 1 MiB L2
 MAX_REGIONS = 4096             # scatter targets of one partitioning pass
 BUILD_CHUNK_TOKENS = (1 << 20, 1 << 25)  # bounds of the build's chunk (sized by the table)
+HOT_REGION_BYTES = 256 * 1024  # a slice of the hot bitmap the query tests at a time: a quarter of L2
+QUERY_CHUNK_TOKENS = (1 << 18, 1 << 23)  # bounds of the query's chunk (sized by the table)
 KEY_SAMPLE_CHUNK_TOKENS = 1 << 16  # the table size is estimated on every 16th chunk of this size
 KEY_SAMPLE_EVERY = 16
 
@@ -249,47 +258,93 @@ def _build_kernel(tokens, doc_offsets, bounds, frequent, kgram, counters, cells,
 
 
 @njit(cache=True)
-def _mark_candidates(tokens, doc_offsets, frequent, kgram, n_cells, hot, cells, offsets, passed):
-    """Set ``passed[p]`` for every candidate position; returns their number.
-
-    One document at a time: its keys are hashed into ``cells`` (sized for the longest
-    document, so it stays in L1/L2), then their bits are tested. Hashing first, testing
-    second lets the CPU issue the bit loads of a whole document ahead of the branches on
-    them; testing inside the hashing loop measured three times slower, and a branch-free
-    compaction that wrote a position and a document for every key twice as slow, at 100 M
-    tokens."""
-    hits = 0
-    for d in range(doc_offsets.shape[0] - 1):
-        n = _key_cells(tokens, doc_offsets, d, d + 1, frequent, kgram, n_cells, cells, offsets, True)
-        base = doc_offsets[d]
-        for i in range(n):
-            c = cells[i]
-            if (hot[c >> 3] >> (c & 7)) & 1:
-                passed[base + np.int64(offsets[i])] = 1
-                hits += 1
-    return hits
+def _lowest_bit(word):
+    """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiply)."""
+    return _DEBRUIJN_INDEX[((word & (~word + np.uint64(1))) * _DEBRUIJN_U64) >> _S58]
 
 
 @njit(cache=True)
-def _collect_candidates(passed, doc_offsets, n_hits):
-    pos = np.empty(n_hits, dtype=np.int64)
-    doc = np.empty(n_hits, dtype=np.int32)
+def _query_chunk(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot, buf, shift, n_regions, hits):
+    """Candidate positions of documents [d_lo, d_hi), as offsets from ``doc_offsets[d_lo]``,
+    ascending, into ``hits``; returns their number.
+
+    The chunk's keys are hashed into ``buf.cells`` / ``buf.offsets`` first. A hot bitmap that
+    fits in L2 (``n_regions == 1``) is tested in position order, so the hits come out sorted.
+    A larger one gets the (cell, offset) pairs radix-partitioned by bitmap region first (the
+    build's counting sort, carrying the offsets), so the bit tests walk one cache-sized slice
+    of the bitmap after the other; the hits, then out of order, are set in a bit array over
+    the chunk and read back in order."""
+    cells = buf.cells
+    offsets = buf.offsets
+    n = _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells, offsets, True)
     k = 0
-    d = 0
-    for p in range(passed.shape[0]):
-        if passed[p]:
+    if n_regions <= 1:
+        for i in range(n):
+            c = cells[i]
+            hits[k] = offsets[i]
+            k += (hot[c >> 3] >> (c & 7)) & 1  # branch-free: the write is undone by not counting it
+        return k
+    start = np.zeros(n_regions + 1, dtype=np.int64)
+    for i in range(n):
+        start[(cells[i] >> shift) + 1] += 1
+    for r in range(n_regions):
+        start[r + 1] += start[r]
+    sorted_cells = buf.scratch_cells
+    sorted_offsets = buf.scratch_offsets
+    for i in range(n):
+        c = cells[i]
+        r = c >> shift
+        j = start[r]
+        sorted_cells[j] = c
+        sorted_offsets[j] = offsets[i]
+        start[r] = j + 1
+    passed = buf.passed
+    one = np.uint64(1)
+    for i in range(n):
+        c = sorted_cells[i]
+        if (hot[c >> 3] >> (c & 7)) & 1:
+            o = sorted_offsets[i]
+            passed[o >> 6] |= one << np.uint64(o & 63)
+    span = doc_offsets[d_hi] - doc_offsets[d_lo]
+    for w in range((span + 63) >> 6):
+        word = passed[w]
+        if word:
+            passed[w] = 0  # clean for the next chunk
+            while word:
+                hits[k] = (w << 6) + _lowest_bit(word)
+                k += 1
+                word &= word - one
+    return k
+
+
+@njit(cache=True)
+def _place_candidates(doc_offsets, bounds, counts, offsets, pos, doc):
+    """Absolute positions and documents of the chunks' candidate offsets (chunk c holds
+    ``counts[c]`` of them, ascending, from ``doc_offsets[bounds[c]]``)."""
+    k = 0
+    for c in range(bounds.shape[0] - 1):
+        base = doc_offsets[bounds[c]]
+        d = bounds[c]
+        for _ in range(counts[c]):
+            p = base + np.int64(offsets[k])
             while doc_offsets[d + 1] <= p:
                 d += 1
             pos[k] = p
             doc[k] = d
             k += 1
-    return pos, doc
 
 
-def _bitmap(tokens, frequent):
+def _largest_id(tokens, max_id) -> int:
+    """``max_id`` when the caller knows it (it saves a pass over the corpus), else found."""
+    if max_id is not None:
+        return int(max_id)
+    return int(tokens.max()) if tokens.size else 0
+
+
+def _bitmap(tokens, frequent, max_id=None):
     if frequent is None:
-        return np.full((int(tokens.max()) if tokens.size else 0) // 8 + 1, 0xFF, dtype=np.uint8)
-    if frequent.dtype != np.uint8 or (tokens.size and frequent.shape[0] * 8 <= int(tokens.max())):
+        return np.full(_largest_id(tokens, max_id) // 8 + 1, 0xFF, dtype=np.uint8)
+    if frequent.dtype != np.uint8 or (tokens.size and frequent.shape[0] * 8 <= _largest_id(tokens, max_id)):
         raise ValueError(f"frequent: a uint8 bitmap with a bit for every token id "
                          f"(got {frequent.dtype}{frequent.shape})")
     return frequent
@@ -326,11 +381,12 @@ def count_keys(tokens: np.ndarray, doc_offsets: np.ndarray, frequent: np.ndarray
 
 
 def estimate_keys(tokens: np.ndarray, doc_offsets: np.ndarray, frequent: np.ndarray | None = None,
-                  kgram: int = 0, sample_every: int = KEY_SAMPLE_EVERY) -> int:
+                  kgram: int = 0, sample_every: int = KEY_SAMPLE_EVERY, max_id: int | None = None) -> int:
     """:func:`count_keys`, exact on corpora of up to ``sample_every`` chunks of
     ``KEY_SAMPLE_CHUNK_TOKENS``; on larger ones counted on every ``sample_every``-th chunk
-    of documents and scaled by tokens. Only the table's size depends on it, never a result."""
-    frequent = _bitmap(tokens, frequent)
+    of documents and scaled by tokens. Only the table's size depends on it, never a result.
+    max_id: the largest token id if known (else one pass finds it; also below)."""
+    frequent = _bitmap(tokens, frequent, max_id)
     kgram = _kgram(kgram)
     bounds, _ = _chunk_bounds(doc_offsets, KEY_SAMPLE_CHUNK_TOKENS)
     n_chunks = bounds.shape[0] - 1
@@ -358,7 +414,7 @@ def region_layout(n_cells: int) -> tuple[int, int]:
 
 
 def build_counting_filter(tokens: np.ndarray, doc_offsets: np.ndarray, n_cells: int,
-                          frequent: np.ndarray | None = None, kgram: int = 0) -> np.ndarray:
+                          frequent: np.ndarray | None = None, kgram: int = 0, max_id: int | None = None) -> np.ndarray:
     """Count every key (see the module docstring) into ``n_cells`` saturating byte counters.
 
     tokens: uint32 (W,); doc_offsets: int64 (D+1,); frequent: uint8 bitmap of the frequent
@@ -367,7 +423,7 @@ def build_counting_filter(tokens: np.ndarray, doc_offsets: np.ndarray, n_cells: 
     """
     if n_cells < 1:
         raise ValueError(f"n_cells={n_cells}: must be >= 1")
-    frequent = _bitmap(tokens, frequent)
+    frequent = _bitmap(tokens, frequent, max_id)
     kgram = _kgram(kgram)
     shift, n_regions = region_layout(n_cells)
     lo, hi = BUILD_CHUNK_TOKENS
@@ -405,26 +461,70 @@ def hot_bitmap_reference(counters, threshold: int) -> np.ndarray:
     return np.concatenate([bits, np.zeros(1, dtype=np.uint8)])
 
 
+class QueryBuffers(NamedTuple):
+    """Scratch of the query, sized for its widest chunk of documents (``n_cells <= 2**32``:
+    uint32 cells; else int64). cells/offsets: a chunk's keys and their positions in it;
+    scratch_cells/scratch_offsets: the same, partitioned by bitmap region (empty when the
+    bitmap is tested directly); passed: uint64 bit array over the chunk's positions."""
+
+    cells: np.ndarray
+    offsets: np.ndarray
+    scratch_cells: np.ndarray
+    scratch_offsets: np.ndarray
+    passed: np.ndarray
+
+
+def query_layout(n_cells: int) -> tuple[int, int, int]:
+    """``(shift, n_regions, chunk_tokens)`` of the query: the hot bitmap (an eighth of the
+    table) is tested in regions of ``2**shift`` cells, each ``HOT_REGION_BYTES`` of bitmap;
+    (0, 1, ...) when the whole bitmap fits in one. Chunks hold enough keys to touch most of
+    the bitmap's cache lines once per pass."""
+    region_cells = 8 * HOT_REGION_BYTES
+    if n_cells <= region_cells:
+        return 0, 1, QUERY_CHUNK_TOKENS[0]
+    shift = (region_cells - 1).bit_length()
+    lo, hi = QUERY_CHUNK_TOKENS
+    return shift, -(-n_cells >> shift), min(hi, max(lo, n_cells // 8))
+
+
 def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters: np.ndarray, threshold: int,
-                          frequent: np.ndarray | None = None, kgram: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                          frequent: np.ndarray | None = None, kgram: int = 0,
+                          max_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Start positions of the counted keys (see :func:`build_counting_filter`) whose cell
     reads >= ``threshold``.
 
-    Returns ``(pos, doc)``: int64 (C,) ascending positions and int32 (C,) their documents.
+    One pass over the corpus, a chunk of documents at a time (:func:`_query_chunk`); each
+    chunk's hits are kept as uint32 offsets (4 bytes per candidate, no array the length of
+    the corpus) and placed at the end. Returns ``(pos, doc)``: int64 (C,) ascending positions
+    and int32 (C,) their documents.
     """
-    frequent = _bitmap(tokens, frequent)
+    frequent = _bitmap(tokens, frequent, max_id)
     kgram = _kgram(kgram)
     n_cells = counters.shape[0]
     hot = hot_bitmap(counters, threshold)
-    longest = max(int(np.diff(doc_offsets).max()) if doc_offsets.shape[0] > 1 else 1, 1)
-    cells = np.empty(longest, dtype=_cell_dtype(n_cells))
-    offsets = np.empty(longest, dtype=np.uint32)  # position inside its document
-    passed = np.zeros(tokens.shape[0], dtype=np.uint8)
-    with np.errstate(over="ignore"):
-        hits = _mark_candidates(tokens, doc_offsets, frequent, np.int64(kgram), np.int64(n_cells), hot, cells,
-                                offsets, passed)
-    del hot, cells, offsets
-    return _collect_candidates(passed, doc_offsets, np.int64(hits))
+    shift, n_regions, chunk_tokens = query_layout(n_cells)
+    bounds, widest = _chunk_bounds(doc_offsets, chunk_tokens)
+    partitioned = n_regions > 1
+    cell_dtype = _cell_dtype(n_cells)
+    buf = QueryBuffers(np.empty(widest, dtype=cell_dtype), np.empty(widest, dtype=np.uint32),
+                       np.empty(widest if partitioned else 0, dtype=cell_dtype),
+                       np.empty(widest if partitioned else 0, dtype=np.uint32),
+                       np.zeros(widest // 64 + 1 if partitioned else 0, dtype=np.uint64))
+    hits = np.empty(widest, dtype=np.uint32)
+    found, counts = [], np.zeros(bounds.shape[0] - 1, dtype=np.int64)
+    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+        for c in range(bounds.shape[0] - 1):
+            k = _query_chunk(tokens, doc_offsets, bounds[c], bounds[c + 1], frequent, np.int64(kgram),
+                             np.int64(n_cells), hot, buf, np.int64(shift), np.int64(n_regions), hits)
+            counts[c] = k
+            found.append(hits[:k].copy())
+    del hot, buf, hits
+    offsets = np.concatenate(found) if found else np.zeros(0, dtype=np.uint32)
+    del found
+    pos = np.empty(offsets.shape[0], dtype=np.int64)
+    doc = np.empty(offsets.shape[0], dtype=np.int32)
+    _place_candidates(doc_offsets, bounds, counts, offsets, pos, doc)
+    return pos, doc
 
 
 def _key_cells_reference(tokens, doc_offsets, n_cells, frequent, kgram):

@@ -320,10 +320,11 @@ def _grow_kernel(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, sigma
             c_df[:n_cand].copy(), c_seed[:n_cand].copy(), stats)
 
 
-def _check(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, dead_from):
+def _check(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, dead_from, max_id=None):
     if tokens.dtype != np.uint32 or rank_of.dtype != np.uint32:
         raise ValueError(f"tokens/rank_of dtypes {tokens.dtype}/{rank_of.dtype}: must be uint32")
-    if tokens.size and rank_of.shape[0] <= int(tokens.max()):
+    largest = int(max_id) if max_id is not None else int(tokens.max()) if tokens.size else 0
+    if tokens.size and rank_of.shape[0] <= largest:
         raise ValueError(f"rank_of{rank_of.shape}: needs an entry for every token id")
     if doc_offsets.dtype != np.int64:
         raise ValueError(f"doc_offsets dtype {doc_offsets.dtype}: must be int64")
@@ -337,18 +338,19 @@ def _check(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, dead_from):
 
 def grow_seeds(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, sigma: int, min_length: int,
                n_frequent: int, mask_skip: bool = True, left_prune: bool = True,
-               dead_from: np.ndarray | None = None, inplace: bool = False) -> Candidates:
+               dead_from: np.ndarray | None = None, inplace: bool = False, max_id: int | None = None) -> Candidates:
     """Grow every seed, in the given order, into its right-maximal candidates.
 
     tokens: uint32 (W,); rank_of: uint32 (V,) word-filter ranks (rare words: ``n_frequent``);
     doc_offsets: int64 (D+1,); pos/doc: int64/int32 (C,) occurrence buffer (rearranged in
     place if ``inplace``, else copied); seed_lo/seed_hi: int64 (S,) seed slices of it,
     processing order;
-    dead_from: int64 (D,) frequent-suffix mask, updated in place (default: a fresh one).
+    dead_from: int64 (D,) frequent-suffix mask, updated in place (default: a fresh one);
+    max_id: the largest token id if known (else one pass over tokens finds it).
     """
     if dead_from is None:
         dead_from = new_suffix_mask(doc_offsets)
-    _check(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, dead_from)
+    _check(tokens, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, dead_from, max_id)
     buf_pos = pos if inplace else pos.copy()
     buf_doc = doc if inplace else doc.copy()
     lo, hi, length, df, seed, stats = _grow_kernel(

@@ -164,8 +164,9 @@ def _finish(tokens, pos, doc, g_lo, g_hi, g_df, sigma) -> SeedSet:
     )
 
 
-def _check(tokens, rank_of, pos, doc):
-    if rank_of.dtype != np.uint32 or (tokens.size and rank_of.shape[0] <= int(tokens.max())):
+def _check(tokens, rank_of, pos, doc, max_id=None):
+    largest = int(max_id) if max_id is not None else int(tokens.max()) if tokens.size else 0
+    if rank_of.dtype != np.uint32 or (tokens.size and rank_of.shape[0] <= largest):
         raise ValueError(f"rank_of ({rank_of.dtype}{rank_of.shape}): need uint32 with an entry for every token id")
     if pos.dtype != np.int64 or doc.dtype != np.int32 or pos.shape != doc.shape:
         raise ValueError(f"pos ({pos.dtype}{pos.shape}) / doc ({doc.dtype}{doc.shape}): "
@@ -173,14 +174,15 @@ def _check(tokens, rank_of, pos, doc):
 
 
 def gather_seeds(tokens: np.ndarray, rank_of: np.ndarray, pos: np.ndarray, doc: np.ndarray, sigma: int,
-                 n_frequent: int) -> SeedSet:
+                 n_frequent: int, max_id: int | None = None) -> SeedSet:
     """Group candidate bigram occurrences, count exact df, keep seeds, order them by psi.
 
     tokens:  uint32 (W,) token ids (seed keys are reported in these);
     rank_of: uint32 (V,) word-filter ranks; every candidate's two tokens rank < n_frequent;
-    pos/doc: int64 (C,) / int32 (C,) candidate occurrences, positions ascending.
+    pos/doc: int64 (C,) / int32 (C,) candidate occurrences, positions ascending;
+    max_id:  the largest token id if known (else one pass over tokens finds it).
     """
-    _check(tokens, rank_of, pos, doc)
+    _check(tokens, rank_of, pos, doc, max_id)
     if n_frequent >= 2**32 - 1:
         raise ValueError(f"n_frequent={n_frequent}: ranks must fit in 32 bits")
     pos2, doc2, g_lo, g_hi, g_df = _group_kernel(tokens, rank_of, pos, doc)

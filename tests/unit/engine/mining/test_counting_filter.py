@@ -262,3 +262,40 @@ def test_cell_of_matches_reference_and_stays_in_range(h, n_cells):
 def test_rejects_empty_table():
     with pytest.raises(ValueError, match="n_cells=0"):
         cf.build_counting_filter(np.zeros(2, np.uint32), np.array([0, 2]), 0)
+
+
+@pytest.mark.parametrize("kgram", [0, 3, 5])
+@pytest.mark.parametrize("chunk_tokens", [64, 1000, 10**6])
+def test_partitioned_query_matches_reference(monkeypatch, kgram, chunk_tokens):
+    """A hot bitmap larger than HOT_REGION_BYTES is tested region by region, in chunks of
+    documents, with the hits read back from a bit array; positions and documents must be
+    those of the reference, ascending, whatever the chunking (one chunk, many, a document
+    longer than a chunk)."""
+    tokens, offsets = random_corpus(7, 3000, 200, max_len=40)
+    tokens = np.concatenate([tokens, np.tile(tokens[:25], 20)])  # one long document
+    offsets = np.concatenate([offsets, [tokens.shape[0]]])
+    n_cells = 6000
+    counters = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
+    want = cf.candidate_occurrences_reference(tokens, offsets, counters, 3, None, kgram)
+    monkeypatch.setattr(cf, "HOT_REGION_BYTES", 32)
+    monkeypatch.setattr(cf, "QUERY_CHUNK_TOKENS", (chunk_tokens, chunk_tokens))
+    shift, n_regions, _ = cf.query_layout(n_cells)
+    assert (shift, n_regions) == (8, 24)
+    pos, doc = cf.candidate_occurrences(tokens, offsets, counters, 3, None, kgram)
+    assert 0 < len(want[0]) < cf.count_keys(tokens, offsets, None, kgram)  # some keys pass, not all
+    assert pos.tolist() == want[0].tolist() and doc.tolist() == want[1].tolist()
+
+
+def test_query_layout_tests_small_bitmaps_directly():
+    assert cf.query_layout(8 * cf.HOT_REGION_BYTES)[:2] == (0, 1)
+    shift, n, chunk = cf.query_layout(10**10)
+    assert n << shift >= 10**10 and (n - 1) << shift < 10**10
+    assert cf.QUERY_CHUNK_TOKENS[0] <= chunk <= cf.QUERY_CHUNK_TOKENS[1]
+
+
+@KERNEL
+@given(st.integers(1, 2**64 - 1))
+def test_lowest_bit_matches_reference(word):
+    with np.errstate(over="ignore"):
+        got = int(cf._lowest_bit(np.uint64(word)))
+    assert got == (word & -word).bit_length() - 1
