@@ -88,6 +88,10 @@ def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
     global _listener
     from numba.core import event
 
+    from .kernel_loading import lean_cache_loads
+
+    lean_cache_loads()  # a command that runs kernels loads them from the cache, mostly
+
     class _Listener(event.Listener):
         def __init__(self):
             self.watch: CompileWatch | None = None
