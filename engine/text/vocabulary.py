@@ -365,6 +365,9 @@ class Vocabulary:
 
     def token(self, i: int) -> str:
         """The token with id ``i``."""
+        text = self._strings.get(i)  # first: writing phrases asks for the same few ids again and again
+        if text is not None:
+            return text
         i = int(i)
         if not 0 <= i < len(self):
             raise IndexError(f"token id {i} out of range for a vocabulary of {len(self)}")
