@@ -19,6 +19,7 @@ from bloomspan.engine.templates.line_shapes import (
     shape_lines_reference,
 )
 from bloomspan.ingest.template_matcher import TemplateMatcher, template_scopes
+from tests.support.navigation_pages import WORDS, texinfo_site
 
 
 @st.composite
@@ -44,27 +45,6 @@ def test_a_shape_key_tells_order_and_length_apart():
     assert len(keys) == 6
 
 
-WORDS = [f"w{i}" for i in range(400)]
-
-
-def texinfo_site(n_pages: int, seed: int, site: str = "manual.example") -> list[dict]:
-    """Pages with a "Next: X, Previous: Y, Up: Z [Contents][Index]" bar at top and bottom:
-    the titles change per page, so no whole line repeats. Truth: the bar's words from
-    "Next" to "Index" (by character span)."""
-    rng = random.Random(seed)
-    titles = [" ".join(rng.choice(WORDS[:150]).title() for _ in range(rng.randint(1, 3))) for _ in range(n_pages)]
-    pages = []
-    for p in range(n_pages):
-        bar = (f"Next: {titles[(p + 1) % n_pages]}, Previous: {titles[p - 1]}, "
-               f"Up: {titles[p // 5]}   [Contents][Index]")
-        body = "\n".join(" ".join(rng.choice(WORDS[150:]) for _ in range(rng.randint(8, 20)))
-                         for _ in range(rng.randint(4, 9)))
-        text = f"{bar}\n{titles[p]}\n{body}\n{bar}"
-        spans = [[0, len(bar)], [len(text) - len(bar), len(text)]]
-        pages.append({"text": text, "site": site, "url": f"https://{site}/html_node/{p}.html", "spans": spans})
-    return pages
-
-
 def _mask(match) -> np.ndarray:
     return match.token_mask()
 
@@ -83,11 +63,12 @@ def test_the_cleaner_covers_exactly_the_tokens_mining_reported():
     offsets = np.concatenate([[0], np.cumsum([m.n_tokens for m in found])])
     for d, m in enumerate(found):
         assert _mask(m).tolist() == mined[offsets[d]:offsets[d + 1]].tolist(), f"page {d}"
-    # Every bar is found from "Next" to "Index"; no body line is touched.
+    # Every top bar is found from "Next" to "Index", every bottom one from "Previous" to "Top";
+    # no body line is touched.
     for d, (page, m) in enumerate(zip(pages, found)):
         covered = {(int(a), int(b)) for a, b in zip(m.span_char_start, m.span_char_end)}
         starts = [a for a, _ in covered]
-        assert 0 in starts and any(b == len(page["text"]) - 1 for _, b in covered), f"page {d}: {covered}"
+        assert 0 in starts and any(b == len(page["text"]) for _, b in covered), f"page {d}: {covered}"
         body_start = page["text"].index("\n", page["text"].index("\n") + 1)
         body_end = page["text"].rindex("\n")
         assert not any(body_start < a < body_end for a, _ in covered), f"page {d}: {covered}"
