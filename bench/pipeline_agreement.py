@@ -9,16 +9,40 @@ through the cleaner ``bloomspan clean --phrases out/phrases.jsonl --scope-field 
 --url-field url`` builds.
 
     python -m bench.pipeline_agreement --url http://127.0.0.1:9200 --mine-docs 1000 --new-docs 300 --append
+
+``--baseline-rev REV`` measures the pipeline that ``ingest/pipeline_export.py`` of commit REV
+exports from the same run on the same pages too (its module read with ``git show``).
 """
 from __future__ import annotations
 
 import argparse
+import subprocess
 import time
+import types
 from pathlib import Path
 
 from tests.support.pipeline_agreement import run
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def baseline_exporter(rev: str):
+    """``(phrases_path) -> body``: the export of ``ingest/pipeline_export.py`` at ``rev``, as its
+    ``bloomspan pipeline --phrases`` called it (phrases plus the run's template records)."""
+    source = subprocess.run(["git", "show", f"{rev}:ingest/pipeline_export.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType(f"pipeline_export_{rev}")
+    module.__package__ = "bloomspan.ingest"
+    exec(compile(source, f"{rev}:ingest/pipeline_export.py", "exec"), module.__dict__)
+
+    def body_of(phrases_path):
+        from bloomspan.ingest.phrase_set import PhraseSet
+        from bloomspan.ingest.run_files import run_template_records
+
+        return module.build_pipeline(PhraseSet.from_jsonl(phrases_path), templates=run_template_records(phrases_path))
+
+    return body_of
 
 
 def main() -> None:
@@ -29,28 +53,38 @@ def main() -> None:
     ap.add_argument("--mine-docs", type=int, default=1000)
     ap.add_argument("--new-docs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--baseline-rev", default=None, help="also measure the export of this commit's pipeline_export.py")
     ap.add_argument("--append", action="store_true", help="append the figures to bench/RESULTS.md")
     args = ap.parse_args()
+    baselines = {f"`pipeline_export.py` of {args.baseline_rev}": baseline_exporter(args.baseline_rev)} \
+        if args.baseline_rev else {}
     with tempfile.TemporaryDirectory() as tmp:
-        a, printed, seconds = run(args.url, args.mine_docs, args.new_docs, args.seed, Path(tmp))
+        a, printed, seconds, others = run(args.url, args.mine_docs, args.new_docs, args.seed, Path(tmp), baselines)
     summary = [line for line in printed.splitlines() if line.startswith(("pipeline:", "left out", "note:"))]
-    table = ("| pages | tokens | cleaner removes | pipeline removes | removed by both (share of the cleaner's) "
-             "| pipeline removes, cleaner keeps | pages token-identical | pages with other fields changed |\n"
-             "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-             f"| {a.pages:,} | {a.tokens:,} | {a.cleaner_removed:,} | {a.pipeline_removed:,} | {a.shared:,} "
-             f"({a.share:.1%}) | {a.extra:,} ({a.pages_with_extra} pages) | {a.identical_pages:,} | "
-             f"{a.other_fields_differ} |")
+    rows = [("this commit's `bloomspan pipeline --scope-field site --url-field url`", a), *others.items()]
+    table = "\n".join(
+        ["| pipeline | pages | tokens | cleaner removes | pipeline removes | removed by both (share of the cleaner's) "
+         "| pipeline removes, cleaner keeps | pages token-identical | pages with other fields changed |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        + [f"| {name} | {r.pages:,} | {r.tokens:,} | {r.cleaner_removed:,} | {r.pipeline_removed:,} | {r.shared:,} "
+           f"({r.share:.1%}) | {r.extra:,} ({r.pages_with_extra} pages) | {r.identical_pages:,} | "
+           f"{r.other_fields_differ} |" for name, r in rows])
     print(table)
     print("\n".join(summary))
     print(f"indexing through the pipeline: {seconds:.2f} s wall for {a.pages} pages")
     if args.append:
         stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        command = (f"python -m bench.pipeline_agreement --url {args.url} --mine-docs {args.mine_docs} --new-docs "
+                   f"{args.new_docs} --seed {args.seed}" + (f" --baseline-rev {args.baseline_rev}" if args.baseline_rev
+                                                             else "") + " --append")
         section = (f"\n### Native pipeline vs `bloomspan clean`: generated crawl, {args.mine_docs:,} pages mined + "
                    f"{args.new_docs:,} new (seed {args.seed}) — {stamp}\n"
-                   f"`python -m bench.pipeline_agreement --url {args.url} --mine-docs {args.mine_docs} --new-docs "
-                   f"{args.new_docs} --seed {args.seed} --append` (OpenSearch 2.19.6; tokens of the tokenizer; "
-                   "`bloomspan clean` with `--scope-field site --url-field url`, the pipeline exported with the same flags)\n\n"
-                   + table + "\n\n" + "\n".join(f"`{line}`" for line in summary) + "\n")
+                   f"`{command}` (OpenSearch 2.19.6; tokens of the tokenizer; the cleaner is `bloomspan clean "
+                   "--phrases out/phrases.jsonl --scope-field site --url-field url`; both pipelines measured in one "
+                   "run on the same pages)\n\n"
+                   + table + "\n\n" + "\n".join(f"`{line}`" for line in summary)
+                   + f"\n\nIndexing the {a.pages:,} pages through the pipeline (`_bulk`, one shared node): "
+                   f"{seconds:.1f} s wall.\n")
         with RESULTS.open("a", encoding="utf-8") as fh:
             fh.write(section)
 

@@ -150,19 +150,32 @@ def index_through(client, index: str, pipeline_id: str, pages: list[dict]) -> li
     return [d["_source"] for d in got]
 
 
-def run(url: str, n_mine: int, n_new: int, seed: int, work: Path) -> tuple[Agreement, str, float]:
+def run(url: str, n_mine: int, n_new: int, seed: int, work: Path,
+        baselines: dict[str, dict] | None = None) -> tuple[Agreement, str, float, dict[str, Agreement]]:
+    """Mine, export, index and compare (module docstring): ``(agreement, what `bloomspan
+    pipeline` printed, seconds indexing through it, {name: agreement})`` where ``baselines``
+    maps a name to a function ``(phrases_path) -> pipeline body`` measured on the same pages."""
     from bloomspan.sidecar.cluster.connection import ClusterConfig
 
     client = ClusterConfig(url=url, timeout=120).checked_client()
     tag = f"{PREFIX}{uuid.uuid4().hex[:10]}-agreement"
     mine_pages, new_pages = generated_pages(n_mine, n_new, seed)
+    made = [tag]
     try:
         printed = mine_and_export(mine_pages, work, url, tag)
         t0 = time.perf_counter()
         stored = index_through(client, tag, tag, new_pages)
         seconds = time.perf_counter() - t0
-        cleaned = clean_like_the_cli(work / "out" / "phrases.jsonl", new_pages)
-        return compare(new_pages, cleaned, stored), printed, seconds
+        phrases_path = work / "out" / "phrases.jsonl"
+        cleaned = clean_like_the_cli(phrases_path, new_pages)
+        others = {}
+        for k, (name, body_of) in enumerate((baselines or {}).items()):
+            other = f"{tag}-{k}"
+            made.append(other)
+            client.ingest.put_pipeline(id=other, body=body_of(phrases_path))
+            others[name] = compare(new_pages, cleaned, index_through(client, other, other, new_pages))
+        return compare(new_pages, cleaned, stored), printed, seconds, others
     finally:
-        client.indices.delete(index=tag, ignore=[404])
-        client.ingest.delete_pipeline(id=tag, ignore=[404])
+        for name in made:
+            client.indices.delete(index=name, ignore=[404])
+            client.ingest.delete_pipeline(id=name, ignore=[404])

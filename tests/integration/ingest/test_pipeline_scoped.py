@@ -116,7 +116,7 @@ def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_
 
 
 def test_on_a_generated_crawl_it_removes_nothing_the_cleaner_keeps(opensearch_url, tmp_path):
-    a, printed, _ = run(opensearch_url, 600, 150, 3, tmp_path)
+    a, printed, _, _ = run(opensearch_url, 600, 150, 3, tmp_path)
     assert "left out of the pipeline" in printed and "page skeletons" in printed
     assert a.pages == 150 and a.other_fields_differ == 0
     assert a.extra == 0, f"the pipeline removed {a.extra} tokens the cleaner keeps on {a.pages_with_extra} pages"
