@@ -31,7 +31,7 @@ from .corpus import validate_corpus
 from .counting_filter import build_counting_filter, candidate_occurrences, estimate_keys, fill_ratio, filter_threshold
 from .coverage import coverage_mask
 from .grow import grow_seeds
-from .maximal import select_maximal
+from .maximal import candidate_tokens, inside_another
 from .phrases import MiningResult, Phrase, sort_phrases
 from .seeds import gather_seeds
 from .word_filter import document_frequency, frequent_bitmap, frequent_word_ranks
@@ -112,15 +112,16 @@ def mine_bloomspan(tokens, doc_offsets, config: MiningConfig) -> MiningResult:
     stats.update(cands.stats)
 
     with _timed(stats, "maximal"):
-        first = cands.pos[cands.lo]
-        phrase_tokens = [tuple(tokens[p:p + n].tolist()) for p, n in zip(first.tolist(), cands.length.tolist())]
-        kept, n_rejected, n_absorbed = select_maximal(phrase_tokens, key_length=min_length)
+        flat, flat_starts = candidate_tokens(tokens, cands.pos[cands.lo], cands.length)
+        inside = inside_another(flat, flat_starts, key_length=min_length)
+        kept = np.flatnonzero(~inside).tolist()
         # A candidate's occurrences are its start positions, ascending: the phrase keeps a
         # copy (the growth buffer is scratch), so publication never scans the corpus again.
         phrases = sort_phrases(
-            Phrase(phrase_tokens[i], int(cands.df[i]), int(cands.hi[i] - cands.lo[i]), cands.occurrences(i).copy())
+            Phrase(tuple(flat[flat_starts[i]:flat_starts[i + 1]].tolist()), int(cands.df[i]),
+                   int(cands.hi[i] - cands.lo[i]), cands.occurrences(i).copy())
             for i in kept)
-    stats.update(candidates_inside_kept=n_rejected, phrases_absorbed=n_absorbed, phrases=len(phrases))
+    stats.update(candidates_inside_another=int(inside.sum()), phrases=len(phrases))
 
     with _timed(stats, "coverage"):
         if kept:

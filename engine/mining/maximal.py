@@ -7,133 +7,149 @@ non-maximal frequent phrase of length >= min_length is inside a maximal one, so
 
     maximal phrases = candidates not a proper substring of another candidate,
 
-whatever the order the candidates arrive in. The index decides this incrementally, as the
-article does (Part 4, "Maximality check"):
+whatever the order the candidates arrive in. The article decides this incrementally with an
+inverted index token -> kept phrases (Part 4, "Maximality check"); here it is one batch
+kernel over all candidates at once (:func:`inside_another`), since growth is finished when
+the check starts:
 
-(A) Is the new phrase inside an already kept one? An inverted index key -> kept phrases
-    containing it. The article's keys are single tokens; here a key is any run of
-    ``key_length`` tokens (1 = the article's index). A super-phrase contains every key of
-    the new phrase, so only the list of its *rarest* key (shortest list) is compared; an
-    empty list answers "no" at once. Candidates all have length >= min_length, so the
-    miner uses ``key_length = min_length``: on a dense vocabulary every kept phrase
-    contains the few most common tokens and token lists grow with the answer (quadratic),
-    while lists of min_length-grams stay short.
-(B) Does it absorb kept phrases? A kept phrase inside the new one starts at one of its
-    positions, so a second index, first key -> kept phrases, is probed once per position
-    (the article does not say how it finds them). Absorbed phrases leave both indexes.
+1. Every run of ``key_length`` tokens (a *key*; every candidate is at least that long) of
+   every candidate is hashed: entries (hash, candidate, offset), sorted by hash.
+2. If ``A`` lies inside ``B``, each key of ``A`` is a key of ``B`` at the same shift. So
+   only the entries of ``A``'s *rarest* key (fewest entries with its hash) are tried: an
+   entry (``B``, ``o``) for ``A``'s key at offset ``oa`` places ``A`` at ``o - oa`` in
+   ``B``, and the tokens are compared there. Hashes only pick the places to compare;
+   every answer is a token-by-token comparison, so collisions cost time, never a result.
 
-Substring tests compare the phrases' uint32 byte strings (``bytes.find``, aligned hits only).
+The miner uses ``key_length = min_length``: on a dense vocabulary every candidate contains
+the few most common tokens, so single-token keys have long lists, while min_length-grams
+stay short.
 """
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+_BASE = np.uint64(0x100000001B3)  # odd: a polynomial hash of the key mod 2**64
 
 
-def _blob(tokens) -> bytes:
-    return np.asarray(tokens, dtype="<u4").tobytes()
+@njit(cache=True)
+def _key_hashes(flat, starts, key_length):
+    """Hash, candidate and offset of every key of every candidate, sorted by hash."""
+    k = key_length
+    n_cands = starts.shape[0] - 1
+    total = 0
+    for i in range(n_cands):
+        total += starts[i + 1] - starts[i] - k + 1
+    hashes = np.empty(total, dtype=np.uint64)
+    owner = np.empty(total, dtype=np.int64)
+    offset = np.empty(total, dtype=np.int64)
+    top = np.uint64(1)  # BASE**(k-1)
+    for _ in range(k - 1):
+        top = top * _BASE
+    e = 0
+    for i in range(n_cands):
+        s = starts[i]
+        h = np.uint64(0)
+        for j in range(s, s + k - 1):
+            h = h * _BASE + np.uint64(flat[j])
+        for o in range(starts[i + 1] - s - k + 1):
+            h = h * _BASE + np.uint64(flat[s + o + k - 1])
+            hashes[e] = h
+            owner[e] = i
+            offset[e] = o
+            e += 1
+            h = h - np.uint64(flat[s + o]) * top
+    order = np.argsort(hashes)
+    return hashes[order], owner[order], offset[order]
 
 
-def _contains(big: bytes, small: bytes) -> bool:
-    """True if ``small`` occurs in ``big`` at a 4-byte aligned offset."""
-    i = big.find(small)
-    while i != -1:
-        if i % 4 == 0:
-            return True
-        i = big.find(small, i + 1)
-    return False
-
-
-class MaximalPhraseIndex:
-    """Kept phrases with the two indexes above. Keys are the caller's candidate ids.
-
-    key_length: tokens per index key; every offered phrase must be at least that long.
-    """
-
-    def __init__(self, key_length: int = 1) -> None:
-        if key_length < 1:
-            raise ValueError(f"key_length={key_length}: must be >= 1")
-        self.key_length = key_length
-        self._tokens: dict[int, tuple[int, ...]] = {}
-        self._blobs: dict[int, bytes] = {}
-        self._by_key: dict[tuple[int, ...], set[int]] = {}
-        self._by_head: dict[tuple[int, ...], set[int]] = {}
-        self.n_rejected = 0  # (A): inside a kept phrase
-        self.n_absorbed = 0  # (B): kept earlier, removed by a longer phrase
-
-    def __len__(self) -> int:
-        return len(self._tokens)
-
-    def keys(self) -> list[int]:
-        """Ids of the kept phrases, in the order they were offered."""
-        return list(self._tokens)
-
-    def _keys_of(self, tokens: tuple[int, ...]) -> set[tuple[int, ...]]:
-        k = self.key_length
-        return {tokens[i:i + k] for i in range(len(tokens) - k + 1)}
-
-    def _inside_kept(self, tokens: tuple[int, ...], blob: bytes) -> bool:
-        rarest = None
-        for key in self._keys_of(tokens):
-            ids = self._by_key.get(key)
-            if not ids:
-                return False
-            if rarest is None or len(ids) < len(rarest):
-                rarest = ids
-        n = len(tokens)
-        return any(len(self._tokens[k]) > n and _contains(self._blobs[k], blob) for k in rarest)
-
-    def _remove(self, pid: int) -> None:
-        tokens = self._tokens.pop(pid)
-        del self._blobs[pid]
-        for key in self._keys_of(tokens):
-            ids = self._by_key[key]
-            ids.discard(pid)
-            if not ids:
-                del self._by_key[key]
-        head = tokens[:self.key_length]
-        self._by_head[head].discard(pid)
-        if not self._by_head[head]:
-            del self._by_head[head]
-
-    def offer(self, pid: int, tokens: tuple[int, ...]) -> bool:
-        """Add candidate ``pid`` unless a kept phrase contains it; drop what it contains.
-
-        tokens: the phrase, length >= max(2, key_length). Returns True if it is kept (for now).
-        """
-        k = self.key_length
-        if len(tokens) < max(2, k):
-            raise ValueError(f"tokens={tokens!r}: phrases have length >= max(2, key_length={k})")
-        if pid in self._tokens:
-            raise ValueError(f"pid={pid}: offered twice")
-        blob = _blob(tokens)
-        if self._inside_kept(tokens, blob):
-            self.n_rejected += 1
+@njit(cache=True)
+def _same_tokens(flat, a, b, n):
+    for j in range(n):
+        if flat[a + j] != flat[b + j]:
             return False
-        n = len(tokens)
-        for i in range(n - k + 1):
-            for other in list(self._by_head.get(tokens[i:i + k], ())):
-                m = len(self._tokens[other])
-                if m < n and i + m <= n and tokens[i:i + m] == self._tokens[other]:
-                    self._remove(other)
-                    self.n_absorbed += 1
-        self._tokens[pid] = tokens
-        self._blobs[pid] = blob
-        for key in self._keys_of(tokens):
-            self._by_key.setdefault(key, set()).add(pid)
-        self._by_head.setdefault(tokens[:k], set()).add(pid)
-        return True
+    return True
 
 
-def select_maximal(candidates: list[tuple[int, ...]], key_length: int = 1) -> tuple[list[int], int, int]:
-    """Indices of the candidates inside no other candidate, in input order.
+@njit(cache=True)
+def _inside_kernel(flat, starts, key_length):
+    hashes, owner, offset = _key_hashes(flat, starts, key_length)
+    n_cands = starts.shape[0] - 1
+    inside = np.zeros(n_cands, dtype=np.bool_)
+    # First entry of each candidate's keys' hash run: hash -> [lo, hi) in the sorted entries.
+    run_lo = np.empty(hashes.shape[0], dtype=np.int64)
+    run_hi = np.empty(hashes.shape[0], dtype=np.int64)
+    lo = 0
+    for e in range(1, hashes.shape[0] + 1):
+        if e == hashes.shape[0] or hashes[e] != hashes[lo]:
+            for j in range(lo, e):
+                run_lo[j] = lo
+                run_hi[j] = e
+            lo = e
+    # Each candidate's rarest key: the entry of its own with the shortest hash run.
+    best = np.full(n_cands, -1, dtype=np.int64)
+    for e in range(hashes.shape[0]):
+        a = owner[e]
+        if best[a] < 0 or run_hi[e] - run_lo[e] < run_hi[best[a]] - run_lo[best[a]]:
+            best[a] = e
+    for a in range(n_cands):
+        e = best[a]
+        len_a = starts[a + 1] - starts[a]
+        oa = offset[e]
+        for j in range(run_lo[e], run_hi[e]):
+            b = owner[j]
+            len_b = starts[b + 1] - starts[b]
+            at = offset[j] - oa  # where A would start in B
+            if len_b > len_a and at >= 0 and at + len_a <= len_b \
+                    and _same_tokens(flat, starts[a], starts[b] + at, len_a):
+                inside[a] = True
+                break
+    return inside
 
-    Returns ``(kept, n_rejected, n_absorbed)``. Candidates must be distinct and at least
-    ``max(2, key_length)`` tokens long.
+
+def _check(flat, starts, key_length):
+    if key_length < 1:
+        raise ValueError(f"key_length={key_length}: must be >= 1")
+    lengths = np.diff(starts)
+    if lengths.size and lengths.min() < max(2, key_length):
+        raise ValueError(f"candidates have length >= max(2, key_length={key_length}); "
+                         f"got one of length {int(lengths.min())}")
+
+
+def inside_another(flat: np.ndarray, starts: np.ndarray, key_length: int = 1) -> np.ndarray:
+    """bool (K,): candidate ``i`` is a proper substring of another candidate.
+
+    flat: uint32 (T,) the candidates' tokens, one after the other; starts: int64 (K+1,)
+    candidate ``i`` is ``flat[starts[i]:starts[i + 1]]``. Candidates must be distinct and at
+    least ``max(2, key_length)`` tokens long.
     """
-    index = MaximalPhraseIndex(key_length)
-    for i, tokens in enumerate(candidates):
-        index.offer(i, tokens)
-    return sorted(index.keys()), index.n_rejected, index.n_absorbed
+    flat = np.ascontiguousarray(flat, dtype=np.uint32)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    _check(flat, starts, key_length)
+    if starts.shape[0] <= 1:
+        return np.zeros(0, dtype=bool)
+    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+        return _inside_kernel(flat, starts, np.int64(key_length))
+
+
+def candidate_tokens(tokens: np.ndarray, first: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates' tokens one after the other, for :func:`inside_another`.
+
+    tokens: uint32 (W,); first: int64 (K,) a start position of each candidate; lengths:
+    int64 (K,). Returns ``(flat, starts)``: uint32 (sum of lengths,), int64 (K+1,)."""
+    starts = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    index = np.repeat(np.asarray(first, dtype=np.int64) - starts[:-1], lengths) + np.arange(starts[-1])
+    return np.asarray(tokens[index], dtype=np.uint32), starts
+
+
+def select_maximal(candidates: list[tuple[int, ...]], key_length: int = 1) -> tuple[list[int], int]:
+    """Indices of the candidates inside no other candidate, in input order, and how many
+    were inside another. Candidates must be distinct and at least ``max(2, key_length)``
+    tokens long."""
+    flat = np.fromiter((t for c in candidates for t in c), dtype=np.uint32)
+    starts = np.concatenate(([0], np.cumsum([len(c) for c in candidates], dtype=np.int64)))
+    inside = inside_another(flat, starts, key_length)
+    return np.flatnonzero(~inside).tolist(), int(inside.sum())
 
 
 def select_maximal_reference(candidates: list[tuple[int, ...]]) -> list[int]:
