@@ -24,7 +24,6 @@ Arrays: a shard is ``ids`` uint32 (W,) local token ids and ``doc_offsets`` int64
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,16 +34,65 @@ _BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplication by it is a bijectio
 _M64 = (1 << 64) - 1
 
 
-def string_hashes(strings: Sequence[str]) -> np.ndarray:
-    """uint64 (len(strings),): the first 8 bytes of BLAKE2b of each string's UTF-8 (little-endian).
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
 
-    The same string has the same hash on every worker, with no vocabulary shared between them.
+
+def _utf8_spans(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(uint8 bytes of every string's UTF-8, int64 (n+1,) offsets): one encode of the strings
+    joined by a newline when none holds one (tokens never do), else one per string."""
+    joined = "\n".join(strings)
+    if joined.count("\n") == max(len(strings) - 1, 0):
+        buf = np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        cuts = np.flatnonzero(buf == 10)
+        offsets = np.empty(len(strings) + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:-1] = cuts + 1
+        offsets[-1] = buf.shape[0] + 1
+        return buf, offsets  # string i is buf[offsets[i]:offsets[i+1] - 1]
+    encoded = [x.encode("utf-8", "surrogatepass") for x in strings]
+    lengths = np.fromiter((len(e) + 1 for e in encoded), dtype=np.int64, count=len(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    buf = np.frombuffer(b"".join(e + b"\0" for e in encoded), dtype=np.uint8) if encoded else np.zeros(0, np.uint8)
+    return buf, offsets
+
+
+@njit(cache=True, nogil=True)
+def _string_hashes(buf, offsets, out):
+    """out[i] = splitmix64(FNV-1a 64 of the bytes buf[offsets[i]:offsets[i+1]-1])."""
+    for i in range(offsets.shape[0] - 1):
+        h = _FNV_OFFSET
+        for j in range(offsets[i], offsets[i + 1] - 1):
+            h ^= np.uint64(buf[j])
+            h *= _FNV_PRIME
+        out[i] = _finish(h)
+
+
+def string_hashes(strings: Sequence[str]) -> np.ndarray:
+    """uint64 (len(strings),): a 64-bit hash of each string's UTF-8 (FNV-1a, then the splitmix64
+    finalizer so the top bits, which pick partitions, are mixed).
+
+    The same string has the same hash on every worker, with no vocabulary shared between
+    them. Collisions never change a result (strings are compared wherever identity matters);
+    they only make a window look more frequent than it is.
     """
     out = np.empty(len(strings), dtype=np.uint64)
-    for i, s in enumerate(strings):
-        out[i] = int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                                "little")
+    if strings:
+        buf, offsets = _utf8_spans(strings)
+        _string_hashes(buf, offsets, out)
     return out
+
+
+def string_hashes_reference(strings: Sequence[str]) -> np.ndarray:
+    """Plain twin of :func:`string_hashes`, one string at a time with Python ints."""
+    out = []
+    for x in strings:
+        h = int(_FNV_OFFSET)
+        for b in x.encode("utf-8", "surrogatepass"):
+            h = ((h ^ b) * int(_FNV_PRIME)) & _M64
+        out.append(_finish_py(h))
+    return np.asarray(out, dtype=np.uint64)
 
 
 def window_counts(doc_offsets: np.ndarray, length: int) -> np.ndarray:

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import orjson
 
 from .cluster import worker_progress
 
@@ -136,6 +137,19 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     n_lines = 0
     error = None
     for offset, raw in _lines_of_range(path, start, end):
+        if b"\r" not in raw:  # one line (no lone "\r" to split it): try orjson on the bytes first
+            doc = _fast_document(raw, field, id_field)
+            if doc is not None:
+                n_lines += 1
+                if doc is not _BLANK:
+                    ext_ids.append(doc[0])
+                    lines.append(n_lines)
+                    texts.append(doc[1])
+                if len(texts) >= TOKENIZE_DOCS:
+                    tok.add(texts)
+                    texts = []
+                    worker_progress("read", shard, min(offset + len(raw), end) - start)
+                continue
         try:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -163,6 +177,30 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     worker_progress("read", shard, end - start)  # the range is done (a bad line ends it)
     return tok.corpus(external_ids=ext_ids if id_field is not None else None,
                       line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error)
+
+
+_BLANK = ("", "")
+
+
+def _fast_document(raw: bytes, field: str, id_field: str | None) -> tuple[str | None, str] | None:
+    """``(id, text)`` of a well-formed line parsed by orjson, ``_BLANK`` for a blank one, or None
+    when the line needs :func:`_parse_line` (anything orjson refuses, any problem — its message
+    is the standard library's — and an id orjson read as a float, maybe an integer beyond 64
+    bits that the standard library keeps exact)."""
+    if raw.isspace():
+        return _BLANK
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(text := obj.get(field), str):
+        return None
+    if id_field is None:
+        return None, text
+    doc_id = obj.get(id_field)
+    if doc_id is None or isinstance(doc_id, float):
+        return None
+    return str(doc_id), text
 
 
 def _parse_line(line: str, field: str, id_field: str | None) -> tuple[str | None, tuple[str | None, str] | None]:

@@ -260,6 +260,7 @@ def first_seen_before(vp: VocabularyPartition, where: np.ndarray) -> np.ndarray:
     """int64 (n,): per (shard k, local id j), this partition's strings first seen in shard k
     at a local id below j."""
     out = np.zeros(where.shape[0], dtype=np.int64)
-    for i, (k, j) in enumerate(where.tolist()):
-        out[i] = np.searchsorted(vp.first_ids[k], j)
+    for k in np.unique(where[:, 0]).tolist():  # one search per shard, not per string
+        mine = where[:, 0] == k
+        out[mine] = np.searchsorted(vp.first_ids[k], where[mine, 1])
     return out

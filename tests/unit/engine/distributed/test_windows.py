@@ -16,6 +16,7 @@ from bloomspan.engine.distributed.windows import (
     sort_pairs,
     sort_pairs_reference,
     string_hashes,
+    string_hashes_reference,
     sum_by_key,
     window_counts,
     window_hashes,
@@ -27,6 +28,20 @@ from bloomspan.engine.oracles.naive_oracle import mine_naive
 from tests.support.planted_corpora import corpus_of, nested_phrases, planted_corpus
 
 docs_strategy = st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(strings=st.lists(st.text(max_size=12), max_size=20))
+def test_string_hashes_match_reference(strings):
+    """Newlines, empty strings, any Unicode: the batched kernel equals the per-string twin."""
+    assert string_hashes(strings).tolist() == string_hashes_reference(strings).tolist()
+
+
+def test_string_hashes_of_lone_surrogates_and_distinct_tokens():
+    strings = ["caf\u00e9", "cafe\u0301", "\ud800", "a\nb", "", "a", "b"]
+    h = string_hashes(strings)
+    assert h.tolist() == string_hashes_reference(strings).tolist()
+    assert len(set(h.tolist())) == len(strings)
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,0 +1,17 @@
+"""Driver-side helpers of the vocabulary shuffle against plain per-string twins."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from bloomspan.sidecar.distributed.tasks import VocabularyPartition, first_seen_before
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.lists(st.lists(st.integers(0, 50), max_size=20), min_size=1, max_size=5),
+       queries=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 60)), max_size=30))
+def test_first_seen_before_matches_a_search_per_string(first, queries):
+    vp = VocabularyPartition({}, [np.unique(np.asarray(f, dtype=np.uint32)) for f in first])
+    where = np.asarray([(k % len(first), j) for k, j in queries], dtype=np.int64).reshape(-1, 2)
+    expected = [int(np.count_nonzero(vp.first_ids[k] < j)) for k, j in where.tolist()]
+    assert first_seen_before(vp, where).tolist() == expected
