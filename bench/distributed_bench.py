@@ -177,29 +177,21 @@ def _published(client, alias: str) -> dict:
 
 
 def _index_runs(a, path: Path, work: Path) -> list[tuple]:
-    from opensearchpy import OpenSearch, helpers
+    from opensearchpy import OpenSearch
 
     from bloomspan.sidecar.distributed.cluster import DaskConfig
     from bloomspan.sidecar.distributed.index_run import run_mining_dask
     from bloomspan.sidecar.run.mining_run import MineConfig
 
-    prefix = f"bstest-dask-{uuid.uuid4().hex[:8]}-"
+    prefix = a.prefix or f"bstest-dask-{uuid.uuid4().hex[:8]}-"
+    if not prefix.startswith("bstest-dask-"):
+        raise SystemExit(f"--prefix {prefix}: must start with bstest-dask- (indices on a shared node)")
     client = OpenSearch(a.index_url, timeout=120)
     try:
-        client.indices.create(index=prefix + "src", body={"settings": {"number_of_shards": 2, "number_of_replicas": 0,
-                                                                       "refresh_interval": "-1"}})
-        t = time.perf_counter()
-
-        def actions():
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    d = json.loads(line)
-                    yield {"_index": prefix + "src", "_id": d.pop("id"), "_source": d}
-
-        n = sum(1 for ok, _ in helpers.streaming_bulk(client, actions(), chunk_size=1000, max_chunk_bytes=20 << 20)
-                if ok)
-        client.indices.refresh(index=prefix + "src")
-        print(json.dumps({"indexed": n, "seconds": time.perf_counter() - t}), file=sys.stderr)
+        if not client.indices.exists(index=prefix + "src"):
+            _load(client, prefix + "src", path, index_text=not a.no_index_text)
+        if a.load_only:
+            return []
         one = _single_index(a.index_url, prefix, work, a.sigma, a.min_length)
         rows = [("single node (`run_mining`)", one)]
         reference = _published(client, prefix + "one")
@@ -218,7 +210,39 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
             rows.append((f"`--dask local:{k}`", r))
         return rows
     finally:
-        client.indices.delete(index=prefix + "*", ignore_unavailable=True)
+        if a.keep_source or a.load_only:  # the runs' own indices go; the loaded source stays for the next invocation
+            names = client.indices.get(index=prefix + "*", expand_wildcards="all")
+            for name in names:
+                if name != prefix + "src":
+                    client.indices.delete(index=name, ignore_unavailable=True)
+        else:
+            client.indices.delete(index=prefix + "*", ignore_unavailable=True)
+
+
+def _load(client, index: str, path: Path, index_text: bool = True) -> None:
+    """Bulk-load the JSON Lines file into a new 2-shard index (no replica, no refresh while
+    loading). ``index_text`` False maps ``text`` as a text field that is not indexed: mining
+    reads ``_source`` only, and analysing the text is most of a shared node's load time."""
+    from opensearchpy import helpers
+
+    body = {"settings": {"number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "-1"}}
+    if not index_text:
+        body["mappings"] = {"properties": {"text": {"type": "text", "index": False, "norms": False}}}
+    client.indices.create(index=index, body=body)
+    t = time.perf_counter()
+
+    def actions():
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                yield {"_index": index, "_id": d.pop("id"), "_source": d}
+
+    n = sum(1 for ok, _ in helpers.parallel_bulk(client, actions(), thread_count=2, chunk_size=500,
+                                                 max_chunk_bytes=20 << 20) if ok)
+    client.indices.refresh(index=index)
+    print(json.dumps({"indexed": n, "seconds": time.perf_counter() - t,
+                      "store_bytes": client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"]}),
+          file=sys.stderr)
 
 
 def main(argv=None) -> None:
@@ -231,6 +255,12 @@ def main(argv=None) -> None:
     ap.add_argument("--memory-limit", default="3GiB")
     ap.add_argument("--corpus", default=None, help="Existing JSONL (default: generate the web crawl)")
     ap.add_argument("--index-url", default=None, help="Mine a live index on this node instead of the file")
+    ap.add_argument("--prefix", default=None, help="Index name prefix (bstest-dask-...; default: random); "
+                                                   "<prefix>src is loaded only when it does not exist")
+    ap.add_argument("--keep-source", action="store_true", help="Keep <prefix>src for the next invocation")
+    ap.add_argument("--no-index-text", action="store_true", help="Map text as not indexed (faster load; mining "
+                                                                 "reads _source)")
+    ap.add_argument("--load-only", action="store_true", help="Load <prefix>src and stop")
     a = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bloomspan-dbench-"))
     path = Path(a.corpus) if a.corpus else work / "web.jsonl"
@@ -239,6 +269,8 @@ def main(argv=None) -> None:
 
         write_jsonl(corpus_by_name("web", a.docs, a.seed), path)
     rows = _index_runs(a, path, work) if a.index_url else _file_runs(a, path, work)
+    if not rows:
+        return
     for name, r in rows:
         print(json.dumps({"run": name, **r}), file=sys.stderr)
     tokens = rows[0][1]["tokens"]
