@@ -82,7 +82,7 @@ def main() -> None:
                    f"`{command}` (OpenSearch 2.19.6; tokens of the tokenizer; the cleaner is `bloomspan clean "
                    "--phrases out/phrases.jsonl --scope-field site --url-field url`; both pipelines measured in one "
                    "run on the same pages)\n\n"
-                   + table + "\n\n" + "\n".join(f"`{line}`" for line in summary)
+                   + table + "\n\n" + "\n".join(f"> {line}  " for line in summary)
                    + f"\n\nIndexing the {a.pages:,} pages through the pipeline (`_bulk`, one shared node): "
                    f"{seconds:.1f} s wall.\n")
         with RESULTS.open("a", encoding="utf-8") as fh:
