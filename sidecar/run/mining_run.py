@@ -625,6 +625,7 @@ class _Run:
                                      number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
         records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
         records += [k.to_record(vocab.token) for k in detection.skeletons]
+        records += [m.to_record(vocab.token) for m in detection.line_shapes]
         # the exact phrases count where ingest applies them next to the detector's records
         covered = detection.coverage | exact_phrases_applied(result.coverage, snap.doc_offsets, levels, detection, config)
         stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
