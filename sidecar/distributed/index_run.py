@@ -85,11 +85,26 @@ def check_supported(config) -> None:
                                                    "without --dask")
 
 
-def _slices(client, indices: list[str], units, n_workers: int, pits: dict[str, str | None]):
-    """Read tasks: every shard, split into as many slices as keep every worker busy twice."""
+SLICE_DOCS = 16_000  # at most about this many documents per read task (~10 M tokens of web pages)
+MAX_SLICES_PER_PIT = 1024  # the default index.max_slices_per_pit of OpenSearch and Elasticsearch
+
+
+def slices_per_shard(n_docs: int, n_units: int, n_workers: int) -> int:
+    """Slices of each index shard: enough to keep every worker busy twice, and small enough
+    that one read task holds at most ~SLICE_DOCS documents (a worker's memory while counting
+    grows with the shard it counts, so a few large shards would not fit where many small
+    ones do)."""
+    units = max(1, n_units)
+    by_workers = -(-2 * n_workers // units)
+    by_size = -(-max(0, n_docs) // (SLICE_DOCS * units))
+    return max(1, min(max(by_workers, by_size), MAX_SLICES_PER_PIT // units))
+
+
+def _slices(indices: list[str], units, n_workers: int, pits: dict[str, str | None], n_docs: int):
+    """Read tasks: every shard, split into :func:`slices_per_shard` slices."""
     from .shards import IndexSlice
 
-    per_shard = max(1, -(-2 * n_workers // max(1, len(units))))
+    per_shard = slices_per_shard(n_docs, len(units), n_workers)
     shards_of: dict[str, int] = {}
     for u in units:
         shards_of[u.index] = u.n_shards
@@ -174,7 +189,7 @@ def _mine(dclient, config, indices, units, pits, relay):
     t0 = time.perf_counter()
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
-    parts = _slices(dclient, indices, units, n_workers, pits)
+    parts = _slices(indices, units, n_workers, pits, int(relay.totals.get("read") or 0))
     cluster = config.cluster_config()
     shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
                              config.pit_keep_alive, k, key=f"bloomspan-{run}-read-{k}", retries=2)
