@@ -111,6 +111,25 @@ def _stage_seconds(task_stream: list[dict]) -> dict:
     return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
+def _task_cpu(before: dict, after: dict) -> dict:
+    """CPU seconds of the workers' task threads per stage (Dask's fine performance metrics,
+    ``("execute", "bloomspan-<run>-<stage>", "thread-cpu", "seconds")``), and the seconds of
+    everything else the workers timed (transfers, (de)serialisation, spilling) by activity."""
+    out: dict[str, float] = {}
+    for key, value in after.items():
+        if not isinstance(key, tuple) or key[-1] != "seconds":
+            continue
+        delta = value - before.get(key, 0.0)
+        if key[0] == "execute" and key[2] == "thread-cpu":
+            name = f"cpu:{str(key[1]).split('-')[-1]}"
+        elif key[0] == "execute":
+            continue
+        else:
+            name = f"{key[0]}:{key[-2]}"
+        out[name] = out.get(name, 0.0) + delta
+    return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.005}
+
+
 def _distributed(workers: int, memory: str, run) -> dict:
     """``run(scheduler_address)`` on a fresh LocalCluster of ``workers`` processes."""
     from distributed import Client, LocalCluster, get_task_stream
@@ -123,9 +142,12 @@ def _distributed(workers: int, memory: str, run) -> dict:
         w0, d0 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
         load0 = os.getloadavg()[0]
         t = time.perf_counter()
+        metrics0 = dict(cluster.scheduler.cumulative_worker_metrics)
         with _PeakRSS() as driver_rss, get_task_stream(client) as ts:
             tokens, stats = run(cluster.scheduler_address)
         seconds = time.perf_counter() - t
+        time.sleep(1.5)  # workers send their metrics with the next heartbeat
+        metrics1 = dict(cluster.scheduler.cumulative_worker_metrics)
         w1, d1 = cpu(), _cpu(resource.getrusage(resource.RUSAGE_SELF))
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     workers_cpu = sum(w1[k] - w0[k] for k in w1)
@@ -135,7 +157,7 @@ def _distributed(workers: int, memory: str, run) -> dict:
             "driver_rss_growth": driver_rss.peak - driver_rss.base, "worker_bytes_sent": stats["worker_bytes_sent"],
             "windows_sent_bytes": stats["windows_sent_bytes"], "reduced_tokens": stats["reduced_tokens"],
             "growth_fragment_tokens": stats["growth_fragment_tokens"], "stage_seconds": stats["seconds"],
-            "task_seconds": _stage_seconds(ts.data)}
+            "task_seconds": _stage_seconds(ts.data), "task_cpu_seconds": _task_cpu(metrics0, metrics1)}
 
 
 def _file_runs(a, path: Path, work: Path) -> list[tuple]:
