@@ -285,13 +285,23 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             phrase_set = PhraseSet.from_jsonl(phrases_path)
             templates = run_template_records(phrases_path)
         else:
-            from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run, load_phrase_set
+            from bloomspan.sidecar.publish.template_reader import (
+                cleaning_records,
+                current_run,
+                load_phrase_set,
+                run_curation,
+            )
 
             physical = current_run(client, template_index)
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
             phrase_set = load_phrase_set(client, physical)
             records, with_templates = cleaning_records(client, physical)
+            curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere
+            if with_templates and curation.entries:
+                from bloomspan.ingest.curation import curate_records
+
+                records = curate_records(records, curation.entries, strict=True).records
             templates = records if with_templates else None
         export = export_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates,
                                  scope_field=scope_field, url_field=url_field, engine=flavour)

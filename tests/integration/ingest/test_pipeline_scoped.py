@@ -10,17 +10,19 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from opensearchpy import helpers
 
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.ingest.pipeline_export import build_pipeline
-from bloomspan.ingest.pipeline_regex import SENTINEL
+from bloomspan.ingest.pipeline_regex import SENTINEL, block_regex
 from bloomspan.ingest.pipeline_scopes import STATE_FIELD, STATE_SCRIPT, document_scopes, state_params
 from bloomspan.ingest.template_matcher import TemplateMatcher
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cluster.engine import engine_of
 from tests.integration.sidecar.cluster.test_engine_matrix import elasticsearch_url, es_client  # noqa: F401 - fixtures
-from tests.support.pipeline_agreement import compare, index_through, run, token_lists
+from tests.support.pipeline_agreement import compare, generated_pages, index_through, run, token_lists
+from tests.support.sidecar_helpers import make_source
 
 CONFIG = {"kind": "config", "template_config": {"run_min_length": 4, "middle_content_tokens": 50,
                                                 "exact_phrases_on_sites": False}}
@@ -120,6 +122,43 @@ def test_on_a_generated_crawl_it_removes_nothing_the_cleaner_keeps(opensearch_ur
     assert "left out of the pipeline" in printed and "page skeletons" in printed
     assert a.pages == 150 and a.other_fields_differ == 0
     assert a.extra == 0, f"the pipeline removed {a.extra} tokens the cleaner keeps on {a.pages_with_extra} pages"
+    assert a.cleaner_removed > 0 and a.share >= 0.85, a
+
+
+def test_from_a_cluster_run_the_template_index_gives_the_same_scoped_pipeline(opensearch_url, os_client,
+                                                                             index_prefix, tmp_path):
+    from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+
+    mine_pages, new_pages = generated_pages(500, 120, 5)
+    make_source(os_client, f"{index_prefix}src", mine_pages)
+    alias = f"{index_prefix}tpl"
+    run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, sigma=20, min_length=10, site_field="site",
+                          url_field="url", template_index=alias, work_dir=str(tmp_path / "work"),
+                          lease_index=f"{index_prefix}lease"))
+    # an operator denies one site line: no path applies it, the pipeline included (denied on one
+    # site, left out everywhere, as the run's exact phrases are)
+    hits = helpers.scan(os_client, index=alias, query={"query": {"term": {"kind": "template"}}})
+    denied = next(h["_source"] for h in hits if h["_source"].get("template_kind") == "block"
+                  and "/" not in h["_source"].get("scope", "/") and len(h["_source"]["block_lengths"]) == 1
+                  and not h["_source"].get("anchor") and "<num>" not in h["_source"]["tokens"])
+    res = CliRunner().invoke(cli, ["curate", "deny", " ".join(denied["tokens"]), "--site", denied["scope"],
+                                   "--template-index", alias, "--url", opensearch_url])
+    assert res.exit_code == 0, res.output
+    pipeline_id = f"{index_prefix}from-index"
+    res = CliRunner().invoke(cli, ["pipeline", "--template-index", alias, "--url", opensearch_url, "--pipeline-id",
+                                   pipeline_id, "--scope-field", "site", "--url-field", "url"])
+    assert res.exit_code == 0, res.output
+    assert "left out of the pipeline" in res.output and " site records on " in res.output
+    processors = os_client.ingest.get_pipeline(id=pipeline_id)[pipeline_id]["processors"]
+    site_gsubs = [p["gsub"]["pattern"] for p in processors if "gsub" in p and p["gsub"]["tag"].startswith("bloomspan-site:")]
+    assert site_gsubs and not any(block_regex(denied["tokens"], denied["block_lengths"], None) in g for g in site_gsubs)
+    phrase_set, matcher = load_cleaning_set(os_client, current_run(os_client, alias))
+    cleaner = Cleaner(phrase_set, CleanerConfig(fields=("text",), mode="strip", skip_missing=True, id_field=None,
+                                                scope_field="site", url_field="url"), templates=matcher)
+    stored = index_through(os_client, f"{index_prefix}new", pipeline_id, new_pages)
+    a = compare(new_pages, [r.doc for r in cleaner.clean_batch(new_pages)], stored)
+    assert a.extra == 0 and a.other_fields_differ == 0
     assert a.cleaner_removed > 0 and a.share >= 0.85, a
 
 
