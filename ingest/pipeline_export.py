@@ -10,8 +10,9 @@ same rules, and removes nothing the cleaner keeps:
   least ``run_min_length`` tokens (a pair alone is then a chain the matcher keeps), scoped and
   global phrases; slots as ``[0-9]+``;
 * each scoped record only on its scope (:mod:`.pipeline_scopes`): one ``gsub`` per site
-  holding the alternation of its records, one per site section (two where the detector's
-  middle rule applies, below), every ``if`` the same Painless condition with its own params;
+  holding the alternation of its records, one per site section (near the page's edges where
+  the detector's middle rule applies, below), every ``if`` the same Painless condition with its
+  own params;
 * the run's exact phrases (``phrases``) only on pages of sites the detector mined nothing for,
   unless the run's config sets ``exact_phrases_on_sites`` (the matcher's rule), packed
   ``phrases_per_processor`` to a ``gsub``;
@@ -242,15 +243,12 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
         edge_scopes = {s: True for s in sections}
         processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark",
                                 {"any_of": edge_scopes, "edge": True}, replacement="$0" + SENTINEL))
+    # Near an edge: the match ends before the sentinel (among the first tokens) or few tokens follow it.
+    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})" if middle > 0 else ""
     for scope in sections:
         alts = [r.pattern for r in records if r.scope == scope]
-        if middle > 0:
-            processors.append(_gsub(target, alternation([f"(?:{a}){BEFORE_SENTINEL}" for a in alts]),
-                                    f"bloomspan-section-top:{scope}", {"scope": scope, "edge": True}))
-            processors.append(_gsub(target, alternation([f"(?:{a}){tokens_after_below(middle)}" for a in alts]),
-                                    f"bloomspan-section-bottom:{scope}", {"scope": scope}))
-        else:
-            processors.append(_gsub(target, alternation(alts), f"bloomspan-section:{scope}", {"scope": scope}))
+        processors.append(_gsub(target, alternation(alts) + near_edge, f"bloomspan-section:{scope}",
+                                {"scope": scope, "edge": True} if middle > 0 else {"scope": scope}))
     if sections and middle > 0:
         processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", {"any_of": edge_scopes, "edge": True}))
     for scope in sites:

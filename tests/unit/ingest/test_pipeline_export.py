@@ -9,6 +9,7 @@ import pytest
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.ingest.pipeline_export import build_pipeline, export_pipeline, phrase_regex
+from bloomspan.ingest.pipeline_regex import BEFORE_SENTINEL, tokens_after_below
 from bloomspan.ingest.pipeline_scopes import CONDITION, STATE_FIELD
 
 
@@ -111,15 +112,17 @@ def test_one_gsub_per_site_two_per_section_each_behind_its_scope():
     assert [g["if"]["params"]["scope"] for g in sites] == ["a.example", "b.example"]
     # a.example: its two lines and its phrase in one alternation, the longest first
     assert _alternatives(sites[0]["pattern"]) == 3 and sites[0]["pattern"].index("free") < sites[0]["pattern"].index("home")
-    top, bottom = _gsubs(body, "bloomspan-section-top:"), _gsubs(body, "bloomspan-section-bottom:")
-    assert [g["if"]["params"]["scope"] for g in top + bottom] == ["a.example/news"] * 2
-    assert top[0]["if"]["params"]["edge"] is True and "{0,49}" in bottom[0]["pattern"]
+    (section,) = _gsubs(body, "bloomspan-section:")
+    assert section["if"]["params"] == {"state": STATE_FIELD, "scope": "a.example/news", "edge": True}
+    assert section["pattern"].endswith(f"(?:{BEFORE_SENTINEL}|{tokens_after_below(50)})") and "{0,49}" in section["pattern"]
     mark, unmark = _gsubs(body, "bloomspan-edge-mark"), _gsubs(body, "bloomspan-edge-unmark")
     assert len(mark) == len(unmark) == 1 and mark[0]["replacement"].startswith("$0")
     order = [p["gsub"]["tag"].split(":")[0] for p in body["processors"] if "gsub" in p]
     assert order.index("bloomspan-edge-unmark") < order.index("bloomspan-site")  # sections first, on the text as sent
     # every condition is the same script: compiled once by the node
     assert {p["gsub"]["if"]["source"] for p in body["processors"] if "gsub" in p and p["gsub"]["tag"] != "bloomspan-tidy"} == {CONDITION}
+    # copy, state, edge mark, 1 section, edge unmark, 2 sites, 1 global, 1 exact, 3 tidy gsubs + trim, ratio, remove
+    assert len(body["processors"]) == 15
     assert export.applied == {"exact_phrases": 3, "site_records": 4, "section_records": 2, "global_records": 1,
                               "sites": 2, "sections": 1}
     assert export.left_out["skeletons"] == 1 and export.left_out["short_line_pairs"] == 1  # "two short": 2 tokens < 4
