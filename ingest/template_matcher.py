@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import flags_per_span, line_starts_batch
-from bloomspan.engine.templates.detector import middle_runs
+from bloomspan.engine.templates.blocks import block_types, flags_per_span, line_starts_batch
+from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
 from bloomspan.engine.templates.line_shapes import LineShapeModel, local_indices, model_coverage
-from bloomspan.engine.templates.page_skeleton import PageSkeleton
+from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
@@ -198,6 +198,8 @@ class TemplateMatcher:
         self.template_config = dict(mined)
         # Records written before the middle rule existed lack it: 0, matched as they were mined.
         self.middle_tokens = int(mined.get("middle_content_tokens", 0))
+        self.middle_repeated = bool(mined.get("middle_repeated_lines", False))
+        self.section_line_length = int(mined.get("section_line_length", 0))
         if not isinstance(run_min_length, int) or isinstance(run_min_length, bool) or run_min_length < 1:
             raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
         if not isinstance(slots, bool):
@@ -355,11 +357,17 @@ class TemplateMatcher:
         keep = self._keep(m_start, m_end, m_idx, m_doc, tok_off, line_start, scopes)
         m_start, m_end, m_idx, m_doc = m_start[keep], m_end[keep], m_idx[keep], m_doc[keep]
         is_pair = self.rule[m_idx] == _RULE_PAIR
-        c_s, c_e, c_d, c_ok = self._chains(m_start[is_pair], m_end[is_pair], m_doc[is_pair], m_idx[is_pair])
+        c_s, c_e, c_d, c_sc, c_ok = self._chains(m_start[is_pair], m_end[is_pair], m_doc[is_pair], m_idx[is_pair])
+        repeated = self._repeated_lines(ids, is_number, line_start, tok_off) \
+            if self.middle_tokens > 0 and self.middle_repeated else None
         if self.middle_tokens > 0:
             m_start, m_end, m_idx, m_doc, is_pair, chain_kept, c_ok = self._drop_middle(
-                m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes)
-            c_s, c_e, c_d = c_s[chain_kept], c_e[chain_kept], c_d[chain_kept]
+                m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes, repeated)
+            c_s, c_e, c_d, c_sc = c_s[chain_kept], c_e[chain_kept], c_d[chain_kept], c_sc[chain_kept]
+        prose = None
+        if self.section_line_length > 0:
+            prose = self._section_prose(m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_d, c_sc, tok_off,
+                                        line_start, scopes)
         spans_s, spans_e, spans_d = [m_start[~is_pair]], [m_end[~is_pair]], [m_doc[~is_pair]]
         contributed = [m_idx[~is_pair]]
         spans_s.append(c_s)
@@ -374,6 +382,13 @@ class TemplateMatcher:
         out_s, out_e, out_d = out_s[:k], out_e[:k], out_d[:k]
         phr_doc = np.concatenate([m_doc[~is_pair], m_doc[is_pair][c_ok]])
         phr = np.concatenate(contributed)
+        if prose is not None and prose.any():  # out of the spans, and a phrase matched only there contributed nothing
+            cut = np.concatenate([[0], np.cumsum(prose)])
+            p_s = np.concatenate([m_start[~is_pair], m_start[is_pair][c_ok]])
+            p_e = np.concatenate([m_end[~is_pair], m_end[is_pair][c_ok]])
+            left = (cut[p_e] - cut[p_s]) < (p_e - p_s)
+            phr, phr_doc = phr[left], phr_doc[left]
+            out_s, out_e, out_d = _spans_without(out_s, out_e, out_d, prose)
         results = []
         bounds = np.searchsorted(out_d, np.arange(len(texts) + 1))
         for d in range(len(texts)):
@@ -491,7 +506,54 @@ class TemplateMatcher:
                                      match.phrases))
         return out
 
-    def _drop_middle(self, m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes):
+    def _repeated_lines(self, ids, is_number, line_start, tok_off) -> np.ndarray:
+        """bool (W,): tokens of the lines that occur twice or more in their text (numbers read
+        as one slot when ``slots``, as mined), for the middle rule's ``repeated``."""
+        n_tok = int(tok_off[-1])
+        if n_tok == 0:
+            return np.zeros(0, dtype=bool)
+        tokens = ids.astype(np.uint32)
+        if self.slots:
+            tokens = np.where(is_number[ids], np.uint32(is_number.shape[0]), tokens).astype(np.uint32)
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        offsets = np.append(starts, n_tok).astype(np.int64)
+        types = block_types(tokens, offsets)[0]
+        before, after, _ = echo_flags(types, np.searchsorted(tok_off, starts, side="right") - 1)
+        return np.repeat(before | after, np.diff(offsets))
+
+    def _section_prose(self, m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_d, c_sc, tok_off, line_start,
+                       scopes) -> np.ndarray:
+        """bool (W,): the detector's section rule (TemplateConfig.section_line_length,
+        :func:`~bloomspan.engine.templates.detector.section_only_long_lines`) on the template
+        phrases' matches after the middle rule: the tokens of each line longer than that that
+        a phrase of a section scope (not the text's site, its first scope, nor none) touches and
+        no other template phrase does; tokens an exact phrase matched are kept."""
+        n = int(tok_off[-1])
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        site_scope = np.asarray([self.scope_ids.get(next(iter(_scope_names(sc)), None), -2) for sc in scopes],
+                                dtype=np.int64)
+        single = ~is_pair
+        scope = self.phrase_scope[m_idx]
+        section = (scope >= 0) & (scope != site_scope[m_doc]) & ~self.is_exact[m_idx]
+        chain_section = (c_sc >= 0) & (c_sc != site_scope[c_d])
+
+        def mask(s, e):
+            diff = np.zeros(n + 1, dtype=np.int64)
+            np.add.at(diff, s, 1)
+            np.add.at(diff, e, -1)
+            return np.cumsum(diff[:-1]) > 0
+        weak = mask(np.concatenate([m_start[single & section], c_s[chain_section]]),
+                    np.concatenate([m_end[single & section], c_e[chain_section]]))
+        strong = mask(np.concatenate([m_start[single & ~section], c_s[~chain_section]]),
+                      np.concatenate([m_end[single & ~section], c_e[~chain_section]]))
+        exact = single & self.is_exact[m_idx]
+        offsets = np.append(np.flatnonzero(line_start[:n]), n).astype(np.int64)
+        # An exact phrase's tokens stay: mining's rule cuts the detector's coverage, not theirs.
+        return section_only_long_lines(weak, strong, offsets, self.section_line_length) & ~mask(m_start[exact],
+                                                                                                 m_end[exact])
+
+    def _drop_middle(self, m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_ok, tok_off, scopes, repeated=None):
         """The detector's middle rule (TemplateConfig.middle_content_tokens,
         :func:`~bloomspan.engine.templates.detector.middle_runs`) on the template phrases' matches
         (the exact phrases' matches stay): a run of them with that many unmatched tokens on both
@@ -515,7 +577,7 @@ class TemplateMatcher:
             np.add.at(diff, m_end[which], -1)
             return np.cumsum(diff[:-1]) > 0
         covered = mask(template | pair_good)
-        middle = middle_runs(covered, tok_off, self.middle_tokens, mask((template | pair_good) & strong))
+        middle = middle_runs(covered, tok_off, self.middle_tokens, mask((template | pair_good) & strong), repeated)
         keep = ~(template & middle[m_start])  # a match is in a run or out of it whole
         pair_ok = c_ok & ~middle[m_start[is_pair]]
         return m_start[keep], m_end[keep], m_idx[keep], m_doc[keep], is_pair[keep], ~middle[c_s], pair_ok
@@ -561,7 +623,7 @@ class TemplateMatcher:
         match, whether its chain was kept (bool)."""
         if s.shape[0] == 0:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty, np.zeros(0, dtype=bool)
+            return empty, empty, empty, empty, np.zeros(0, dtype=bool)
         scope = self.phrase_scope[idx]
         # A chain key (doc, scope) as one int64: matches of different scopes never merge.
         key = d * (len(self.scope_ids) + 1) + (scope + 1)
@@ -574,7 +636,28 @@ class TemplateMatcher:
         good = (out_e - out_s) >= self.run_min_length
         ok = np.empty(s.shape[0], dtype=bool)
         ok[order] = good[group]
-        return out_s[good], out_e[good], out_k[good] // (len(self.scope_ids) + 1), ok
+        n_keys = len(self.scope_ids) + 1
+        return out_s[good], out_e[good], out_k[good] // n_keys, out_k[good] % n_keys - 1, ok
+
+
+def _spans_without(s: np.ndarray, e: np.ndarray, d: np.ndarray, cut: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token spans [s, e) of documents d (int64, sorted, disjoint) less the tokens of ``cut``
+    (bool (W,)): each span's runs of uncut tokens, in order."""
+    if not cut.any() or s.shape[0] == 0:
+        return s, e, d
+    span_of = np.full(cut.shape[0] + 1, -1, dtype=np.int64)
+    inside = np.zeros(cut.shape[0] + 1, dtype=np.int64)
+    np.add.at(inside, s, 1)
+    np.add.at(inside, e, -1)
+    covered = np.cumsum(inside[:-1]) > 0
+    span_of[:-1][covered] = np.repeat(np.arange(s.shape[0]), e - s)
+    keep = covered & ~cut
+    prev = np.concatenate([[False], keep[:-1]]) & (np.concatenate([[-1], span_of[:-2]]) == span_of[:-1])
+    nxt = np.concatenate([keep[1:], [False]]) & (span_of[1:] == span_of[:-1])
+    rise = np.flatnonzero(keep & ~prev)
+    fall = np.flatnonzero(keep & ~nxt) + 1
+    return rise.astype(np.int64), fall.astype(np.int64), d[span_of[rise]]
 
 
 def load_phrase_file(path: str | os.PathLike) -> tuple[PhraseSet, TemplateMatcher | None]:

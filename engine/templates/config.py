@@ -139,6 +139,16 @@ class TemplateConfig:
                        sections (then a site-level pass finds it: a promo pasted mid-page): it is
                        left out before the page-skeleton walk (:func:`.detector.middle_runs`; the
                        ingest matcher applies the same rule); 0 switches this off.
+    middle_repeated_lines: such a run found by a site-level pass stays chrome only when none of its
+                       lines occurs twice or more in its page: a line a page repeats in its middle
+                       is a label of the page's own records ("Since: <n>", "Version Changes",
+                       "Returns"), not a box pasted into it (the ingest matcher applies the same
+                       rule; records written before it lack it and keep the old rule).
+    section_line_length: longest line that evidence of one URL section alone (no site-level pass
+                       covers any of its tokens) makes a template, in tokens: a section's own
+                       chrome is navigation (links, titles); a sentence only one section repeats is
+                       its reference prose ("This policy was introduced in version <n> ..."). Applied
+                       after the middle rule, before the walk, and at ingest; 0 switches it off.
     line_shape_gap:    longest run of changing tokens between two fixed tokens of a line-shape
                        template (:mod:`.line_shapes`: a line at a page's first or last lines whose
                        fixed words, on most of a site's pages there, repeat in the same order while
@@ -170,6 +180,8 @@ class TemplateConfig:
     slots: bool = True
     skeleton: SkeletonConfig | None = field(default_factory=SkeletonConfig)
     middle_content_tokens: int = 50
+    middle_repeated_lines: bool = True
+    section_line_length: int = 12
     line_shape_gap: int = 4
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
@@ -206,6 +218,7 @@ class TemplateConfig:
                               "must be a number in [0, 1] (0.05 = 5% of a site's pages)")
         for name, low, what in (("sigma_floor", 2, "a phrase in one document is not boilerplate"),
                                 ("middle_content_tokens", 0, "tokens, 0 = off"),
+                                ("section_line_length", 0, "tokens, 0 = off"),
                                 ("line_shape_gap", 0, "tokens, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
@@ -218,7 +231,7 @@ class TemplateConfig:
             v = getattr(self, name)
             if v is not None and (not _is_int(v) or v < 2):
                 raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
-        for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites"):
+        for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites", "middle_repeated_lines"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")
         if self.engine not in ENGINES:

@@ -43,10 +43,10 @@ import numpy as np
 from bloomspan.engine.mining.corpus import validate_corpus
 from bloomspan.engine.text.slots import SLOT_ID, apply_slots
 
-from .blocks import check_blocks, flags_per_span, mine_blocks
+from .blocks import block_documents, block_types, check_blocks, flags_per_span, mine_blocks
 from .config import SkeletonConfig, TemplateConfig  # noqa: F401  (importable from here as before)
 from .line_shapes import LineShapeModel, mine_line_shapes
-from .page_skeleton import PageSkeleton, mine_skeletons
+from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
 
@@ -258,15 +258,26 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     coverage = np.zeros(tokens.shape[0], dtype=bool)
     for cov in passes.values():
         coverage |= cov
+    site_level = np.zeros(tokens.shape[0], dtype=bool)  # what groups of the first level (or all) found
+    for name, cov in passes.items():
+        if not (name.startswith("level") and not name.startswith("level0_")):
+            site_level |= cov
     if config.middle_content_tokens > 0:  # repeated content, not chrome: out before the walk uses it
-        site_level = np.zeros(tokens.shape[0], dtype=bool)  # what groups of the first level (or all) found
-        for name, cov in passes.items():
-            if not (name.startswith("level") and not name.startswith("level0_")):
-                site_level |= cov
-        middle = middle_runs(coverage, doc_offsets, config.middle_content_tokens, site_level)
+        repeated = None
+        if config.middle_repeated_lines:
+            block_doc = block_documents(block_offsets, doc_offsets)
+            before, after, _ = echo_flags(block_types(tokens, block_offsets)[0], block_doc)
+            repeated = np.repeat(before | after, np.diff(block_offsets))
+        middle = middle_runs(coverage, doc_offsets, config.middle_content_tokens, site_level, repeated)
         stats["middle_tokens"] = int(middle.sum())
         coverage &= ~middle
+        site_level &= ~middle
         passes = {name: cov & ~middle for name, cov in passes.items()}
+    if config.section_line_length > 0:  # a sentence one URL section repeats is its reference text
+        prose = section_only_long_lines(coverage, site_level, block_offsets, config.section_line_length)
+        stats["section_prose_tokens"] = int(prose.sum())
+        coverage &= ~prose
+        passes = {name: cov & ~prose for name, cov in passes.items()}
     skeletons: list[PageSkeleton] = []
     if config.skeleton:
         t0 = time.perf_counter()
@@ -309,11 +320,42 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes)
 
 
+def section_only_long_lines(coverage: np.ndarray, strong: np.ndarray, block_offsets: np.ndarray,
+                            max_length: int) -> np.ndarray:
+    """bool (W,): the tokens of the lines longer than ``max_length`` tokens that ``coverage``
+    (bool (W,)) touches and ``strong`` (bool (W,): what site-level evidence found) does not.
+    Chrome that only one URL section repeats is navigation (short link and title lines); a
+    long line repeated by one section alone is its reference prose ("This policy was
+    introduced in version <n>..."). block_offsets int64 (B+1,), lines over all W tokens.
+    :func:`section_only_long_lines_reference` is its plain twin."""
+    coverage = np.asarray(coverage, dtype=bool)
+    lengths = np.diff(block_offsets)
+    if coverage.shape[0] == 0 or lengths.shape[0] == 0:
+        return np.zeros(coverage.shape[0], dtype=bool)
+    starts, ends = block_offsets[:-1], block_offsets[1:]
+    touched = flags_per_span(coverage, starts, ends) > 0
+    found_strong = flags_per_span(np.asarray(strong, dtype=bool), starts, ends) > 0
+    return np.repeat(touched & ~found_strong & (lengths > max_length), lengths) & coverage
+
+
+def section_only_long_lines_reference(coverage: Sequence[bool], strong: Sequence[bool],
+                                      block_offsets: Sequence[int], max_length: int) -> list[bool]:
+    """Plain twin of :func:`section_only_long_lines`, one line at a time."""
+    out = [False] * len(coverage)
+    for a, b in zip(block_offsets[:-1], block_offsets[1:]):
+        a, b = int(a), int(b)
+        if b - a > max_length and any(coverage[a:b]) and not any(strong[a:b]):
+            out[a:b] = [bool(x) for x in coverage[a:b]]
+    return out
+
+
 def middle_runs(coverage: np.ndarray, doc_offsets: np.ndarray, min_side: int,
-                strong: np.ndarray | None = None) -> np.ndarray:
+                strong: np.ndarray | None = None, repeated: np.ndarray | None = None) -> np.ndarray:
     """bool (W,): the tokens of the runs of ``coverage`` (bool (W,)) that have at least
-    ``min_side`` uncovered tokens of their document both before and after them and hold no
-    ``strong`` token (bool (W,), e.g. what a site-level pass found; None: none is strong);
+    ``min_side`` uncovered tokens of their document both before and after them, unless the
+    run holds a ``strong`` token (bool (W,), e.g. what a site-level pass found; None: none is
+    strong) and no ``repeated`` token (bool (W,): tokens of lines that occur twice or more in
+    their page, a record's labels such as "Since: <n>" or "Version Changes"; None: none);
     doc_offsets int64 (D+1,). Every token of a run has the same uncovered tokens around it, so
     a run is in or out as a whole. :func:`middle_runs_reference` is its plain twin."""
     coverage = np.asarray(coverage, dtype=bool)
@@ -330,13 +372,18 @@ def middle_runs(coverage: np.ndarray, doc_offsets: np.ndarray, min_side: int,
         first = middle.copy()  # a run starts where coverage starts or a document does
         first[1:] &= ~coverage[:-1] | (doc[1:] != doc[:-1])
         run = np.cumsum(first) * middle  # 1-based run id per middle token, 0 elsewhere
-        has_strong = np.bincount(run[middle & np.asarray(strong, dtype=bool)], minlength=int(run.max()) + 1) > 0
-        middle &= ~has_strong[run]
+        n_runs = int(run.max()) + 1
+        exempt = np.bincount(run[middle & np.asarray(strong, dtype=bool)], minlength=n_runs) > 0
+        if repeated is not None:
+            exempt &= np.bincount(run[middle & np.asarray(repeated, dtype=bool)], minlength=n_runs) == 0
+        exempt[0] = False
+        middle &= ~exempt[run]
     return middle
 
 
 def middle_runs_reference(coverage: Sequence[bool], doc_offsets: Sequence[int], min_side: int,
-                          strong: Sequence[bool] | None = None) -> list[bool]:
+                          strong: Sequence[bool] | None = None, repeated: Sequence[bool] | None = None
+                          ) -> list[bool]:
     """Plain twin of :func:`middle_runs`: per document, its runs of covered tokens one by one."""
     out = [False] * len(coverage)
     for d in range(len(doc_offsets) - 1):
@@ -351,7 +398,8 @@ def middle_runs_reference(coverage: Sequence[bool], doc_offsets: Sequence[int], 
                 j += 1
             before = sum(1 for k in range(a, i) if not coverage[k])
             after = sum(1 for k in range(j, b) if not coverage[k])
-            weak = strong is None or not any(strong[k] for k in range(i, j))
+            weak = strong is None or not any(strong[k] for k in range(i, j)) or (
+                repeated is not None and any(repeated[k] for k in range(i, j)))
             if min_side > 0 and before >= min_side and after >= min_side and weak:
                 out[i:j] = [True] * (j - i)
             i = j

@@ -20,6 +20,8 @@ from bloomspan.engine.templates.detector import (
     middle_runs,
     middle_runs_reference,
     scope_levels,
+    section_only_long_lines,
+    section_only_long_lines_reference,
     unit_corpus,
     url_section,
 )
@@ -140,6 +142,9 @@ def test_detector_finds_web_templates_without_damage(web):
     dict(skeleton=False),
     dict(middle_content_tokens=0),
     dict(sigma_floor=3, block_min_length=3, scoped_min_length=4, middle_content_tokens=3),
+    dict(sigma_floor=3, block_min_length=3, scoped_min_length=4, middle_content_tokens=3,
+         middle_repeated_lines=False, section_line_length=4),
+    dict(middle_repeated_lines=False, section_line_length=0),
     dict(line_shape_gap=0),
     dict(sigma_floor=3, skeleton=False, line_shape_gap=12),
 ])
@@ -215,18 +220,80 @@ def test_without_groups_the_corpus_is_one_group():
 
 
 # ----------------------------------------------------------------------------- middle rule
-@settings(derandomize=True, max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0, 1, 2]), max_size=14), min_size=1, max_size=5), st.integers(0, 4),
-       st.booleans())
-def test_middle_runs_equal_their_reference(docs, min_side, with_strong):
-    """0: uncovered, 1: covered, 2: covered by a strong (site-level) pass."""
+@settings(derandomize=True, max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2, 3, 4]), max_size=14), min_size=1, max_size=5),
+       st.integers(0, 4), st.booleans(), st.booleans())
+def test_middle_runs_equal_their_reference(docs, min_side, with_strong, with_repeated):
+    """0: uncovered, 1: covered, 2: covered by a strong (site-level) pass, 3: covered, on a line
+    its page repeats, 4: both."""
     flat = np.asarray([x for d in docs for x in d], dtype=np.int64)
-    coverage, strong = flat > 0, (flat == 2) if with_strong else None
+    coverage = flat > 0
+    strong = ((flat == 2) | (flat == 4)) if with_strong else None
+    repeated = (flat >= 3) if with_repeated else None
     offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
-    got = middle_runs(coverage, offsets, min_side, strong)
+    got = middle_runs(coverage, offsets, min_side, strong, repeated)
     assert got.tolist() == middle_runs_reference(coverage.tolist(), offsets.tolist(), min_side,
-                                                 None if strong is None else strong.tolist())
+                                                 None if strong is None else strong.tolist(),
+                                                 None if repeated is None else repeated.tolist())
     assert not (got & ~coverage).any()
+    if with_strong and with_repeated:  # a repeated line only ever takes a run's exemption away
+        assert not (middle_runs(coverage, offsets, min_side, strong) & ~got).any()
+
+
+@settings(derandomize=True, max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=9), min_size=1, max_size=6),
+       st.integers(0, 6))
+def test_section_only_long_lines_equal_their_reference(lines, max_length):
+    """Per line, per token: 0 uncovered, 1 covered by a section pass only, 2 covered by a site-level pass."""
+    flat = np.asarray([x for line in lines for x in line], dtype=np.int64)
+    coverage, strong = flat > 0, flat == 2
+    offsets = np.concatenate([[0], np.cumsum([len(line) for line in lines])]).astype(np.int64)
+    got = section_only_long_lines(coverage, strong, offsets, max_length)
+    assert got.tolist() == section_only_long_lines_reference(coverage.tolist(), strong.tolist(), offsets.tolist(),
+                                                             max_length)
+    assert not (got & (~coverage | strong)).any()
+
+
+def test_a_label_a_page_repeats_mid_page_and_a_sentence_one_section_repeats_are_content():
+    """Site-wide labels that a page repeats between its own text ("Since: <n>" under every
+    function) are content, a line pasted once mid-page on every page stays chrome; a long
+    sentence that only one URL section repeats next to its footer is that section's reference
+    text, its short navigation line next to it stays chrome. At ingest the same."""
+    urls = [f"https://s/{'ref' if p < 11 else 'guide'}/p{p}.html" for p in range(80)]  # 11: under the site's sigma (12)
+    sentence = "this policy was introduced in version 3 and warns when it is not set by the project"
+
+    def body(p, k):  # more than middle_content_tokens (50) of text around every label
+        return " ".join(f"w{p}x{k}x{i}" for i in range(60))
+
+    footer = "Previous topic\nNext topic\nQuick search for pages here\nCopyright the authors all rights reserved"
+    texts = []
+    for p in range(80):
+        label = f"Since version {p % 7}.{p % 5} of the public library interface"
+        parts = [body(p, 0), label, body(p, 1), label, body(p, 2), "Subscribe to the newsletter of the site now",
+                 body(p, 3)]
+        if p < 11:
+            parts += [sentence, "Policies index"]
+        texts.append("\n".join(parts + [footer]))
+    vocab, tokens, offsets, starts, ends, bo = tokenized(texts)
+    levels = scope_levels(["s"] * 80, urls, 1)
+
+    def covered(text, cov, a, b):
+        return [text[s:e] for s, e in zip(starts[a:b], ends[a:b])], cov[a:b]
+
+    for rules in (True, False):
+        cfg = TemplateConfig(skeleton=False, middle_repeated_lines=rules, section_line_length=12 if rules else 0)
+        det = detect_templates(tokens, offsets, bo, cfg, levels, number_token_mask(vocab.tokens()))
+        for d in (0, 45):
+            words, cov = covered(texts[d], det.coverage, int(offsets[d]), int(offsets[d + 1]))
+            found = {w for w, c in zip(words, cov) if c}
+            assert ("Since" in found) is not rules
+            assert {"Subscribe", "newsletter", "Copyright"} <= found
+            if d == 0:
+                assert ("policy" in found) is not rules and "Policies" in found
+        records = [config_record(cfg)] + [p.to_record(vocab.token) for p in det.phrases]
+        scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(80)]
+        at_ingest = TemplateMatcher(records).find_batch(texts, scopes)
+        assert np.concatenate([m.token_mask() for m in at_ingest]).tolist() == det.coverage.tolist()
 
 
 def test_a_line_repeated_mid_page_in_one_section_is_content_and_at_the_top_or_site_wide_chrome():
