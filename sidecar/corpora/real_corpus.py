@@ -346,6 +346,20 @@ UNSEEN_DOC_SITES: tuple[SiteSpec, ...] = (
     SiteSpec("valgrind", "valgrind", "/usr/share/doc/valgrind/html",
              ("div.chapter", "div.article", "div.book", "div.sect1", "div.appendix"), exclude=("div.toc",)),
     SiteSpec("nodejs", "nodejs", "/usr/share/doc/nodejs/api", ("div#apicontent",)),
+    # Added with the repeated-label and section-prose rules of the middle rule, before any figure
+    # was looked at on them (`apt-get install python-pytest-doc corosync-doc db5.3-doc
+    # docbook-xsl-doc-html`): pytest (Sphinx's classic theme, its release announcements and
+    # _modules source pages); corosync's API (Doxygen, a generator no other site uses: the page
+    # title block div.header and div.contents are the page's own, the top bar, the file path bar
+    # and the footer are not); Berkeley DB's C API and the DocBook XSL parameter reference
+    # (DocBook chunks: a navigation table above and below the sect1 / refentry element; the
+    # chapter, part and reference pages' div.toc is navigation as on valgrind).
+    SiteSpec("pytest", "python-pytest-doc", "/usr/share/doc/python-pytest-doc/html", ("div.body",)),
+    SiteSpec("corosync", "corosync-doc", "/usr/share/doc/corosync/api/html", ("div.header", "div.contents")),
+    SiteSpec("db5.3-c", "db5.3-doc", "/usr/share/doc/db5.3-doc/api_reference/C",
+             ("div.sect1", "div.chapter", "div.appendix", "div.preface", "div.book"), exclude=("div.toc",)),
+    SiteSpec("docbook-xsl", "docbook-xsl-doc-html", "/usr/share/doc/docbook-xsl-doc-html/doc/html",
+             ("div.refentry", "div.reference", "div.part", "div.book"), exclude=("div.toc",)),
 )
 
 
