@@ -99,12 +99,12 @@ class _PeakRSS:
 
 
 def _stage_seconds(task_stream: list[dict]) -> dict:
-    """Seconds the workers' threads spent per stage (task key ``bloomspan-<run>-<stage>-...``):
+    """Seconds the workers' threads spent per stage (task key ``bloomspan-<stage>-<run>-...``):
     computing, and receiving task inputs from other workers."""
     out: dict[str, float] = {}
     for t in task_stream:
-        parts = str(t["key"]).strip("()'").split("-")
-        stage = parts[2] if len(parts) > 2 and parts[0].endswith("bloomspan") else "other"
+        parts = str(t["key"]).strip("()'").split("-")  # bloomspan-<stage>-<run>-<shard>...
+        stage = parts[1] if len(parts) > 1 and parts[0].endswith("bloomspan") else "other"
         for ss in t.get("startstops", ()):
             name = stage if ss["action"] == "compute" else f"{ss['action']}"
             out[name] = out.get(name, 0.0) + ss["stop"] - ss["start"]
@@ -113,7 +113,7 @@ def _stage_seconds(task_stream: list[dict]) -> dict:
 
 def _task_cpu(before: dict, after: dict) -> dict:
     """CPU seconds of the workers' task threads per stage (Dask's fine performance metrics,
-    ``("execute", "bloomspan-<run>-<stage>", "thread-cpu", "seconds")``), and the seconds of
+    ``("execute", "bloomspan-<stage>", "thread-cpu", "seconds")``), and the seconds of
     everything else the workers timed (transfers, (de)serialisation, spilling) by activity."""
     out: dict[str, float] = {}
     for key, value in after.items():
@@ -121,7 +121,7 @@ def _task_cpu(before: dict, after: dict) -> dict:
             continue
         delta = value - before.get(key, 0.0)
         if key[0] == "execute" and key[2] == "thread-cpu":
-            name = f"cpu:{str(key[1]).split('-')[-1]}"
+            name = f"cpu:{str(key[1]).removeprefix('bloomspan-')}"
         elif key[0] == "execute":
             continue
         else:

@@ -192,9 +192,9 @@ def _mine(dclient, config, indices, units, pits, relay):
     parts = _slices(indices, units, n_workers, pits, int(relay.totals.get("read") or 0))
     cluster = config.cluster_config()
     shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
-                             config.pit_keep_alive, k, key=f"bloomspan-{run}-read-{k}", retries=2)
+                             config.pit_keep_alive, k, key=f"bloomspan-read-{run}-{k}", retries=2)
               for k, part in enumerate(parts)]
-    headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-{run}-keys-{k}")
+    headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
                               for k, s in enumerate(shards)])
     doc_keys, global_docs, skipped, n_all = _canonical_layout(headers)
 

@@ -50,9 +50,9 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             t0 = time.perf_counter()
             from .shards import read_jsonl_range
 
-            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, key=f"bloomspan-{run}-read-{k}",
+            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, key=f"bloomspan-read-{run}-{k}",
                                     retries=2) for k, (a, b) in enumerate(ranges)]
-            checks = client.gather([client.submit(_check, s, key=f"bloomspan-{run}-check-{k}")
+            checks = client.gather([client.submit(_check, s, key=f"bloomspan-check-{run}-{k}")
                                     for k, s in enumerate(shards)])
             for error, _, _ in checks:
                 if error is not None:
@@ -97,7 +97,7 @@ def _shard_ids(shard, with_id_field: bool) -> tuple[list[str] | None, np.ndarray
 
 def _document_ids(client, shards, run: str, with_id_field: bool):
     """doc number -> external id: the id field, else the 1-based line number in the file."""
-    parts = client.gather([client.submit(_shard_ids, s, with_id_field, key=f"bloomspan-{run}-ids-{k}")
+    parts = client.gather([client.submit(_shard_ids, s, with_id_field, key=f"bloomspan-ids-{run}-{k}")
                            for k, s in enumerate(shards)])
     ids: list[str] = []
     line_base = 0

@@ -133,33 +133,32 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     L, sigma = config.min_length, config.sigma
     stats["partitions"] = P
     sent0 = worker_bytes_sent(client)
-    key = f"bloomspan-{run}"
 
     t0 = time.perf_counter()
-    counted = [client.submit(tasks.window_parts, s, L, P, k, key=f"{key}-count-{k}", retries=2)
+    counted = [client.submit(tasks.window_parts, s, L, P, k, key=f"bloomspan-count-{run}-{k}", retries=2)
                for k, s in enumerate(shards)]
-    headers = client.gather([client.submit(_header, s, key=f"{key}-header-{k}") for k, s in enumerate(shards)])
+    headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
     _wait(client, counted, relay, "count")
     seconds["read_count"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     frequent = []
     for p in range(P):
-        parts = [client.submit(tasks.pick, c, p, key=f"{key}-part-{k}-{p}") for k, c in enumerate(counted)]
-        frequent.append(client.submit(tasks.frequent_windows, parts, sigma, key=f"{key}-reduce-{p}", retries=2))
-    part_bytes = client.gather([client.submit(_part_bytes, c, key=f"{key}-partbytes-{k}")
+        parts = [client.submit(tasks.pick, c, p, key=f"bloomspan-part-{run}-{k}-{p}") for k, c in enumerate(counted)]
+        frequent.append(client.submit(tasks.frequent_windows, parts, sigma, key=f"bloomspan-reduce-{run}-{p}", retries=2))
+    part_bytes = client.gather([client.submit(_part_bytes, c, key=f"bloomspan-partbytes-{run}-{k}")
                                 for k, c in enumerate(counted)])
     _wait(client, frequent, relay, "reduce")
-    n_frequent = client.gather([client.submit(len, f, key=f"{key}-nfreq-{p}") for p, f in enumerate(frequent)])
+    n_frequent = client.gather([client.submit(len, f, key=f"bloomspan-nfreq-{run}-{p}") for p, f in enumerate(frequent)])
     seconds["reduce"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     G = P  # growth shards
-    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, G, key=f"{key}-cut-{k}", retries=2)
+    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, G, key=f"bloomspan-cut-{run}-{k}", retries=2)
            for k, s in enumerate(shards)]
     _wait(client, cut, relay, "cut")
-    used = client.gather([client.submit(tasks.used_strings, c, key=f"{key}-used-{k}") for k, c in enumerate(cut)])
-    cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"{key}-cuthead-{k}")
+    used = client.gather([client.submit(tasks.used_strings, c, key=f"bloomspan-used-{run}-{k}") for k, c in enumerate(cut)])
+    cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"bloomspan-cuthead-{run}-{k}")
                                for k, c in enumerate(cut)])
     seconds["cut"] = time.perf_counter() - t0
 
@@ -167,7 +166,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     strings = sorted(set().union(*used)) if used else []
     vocabulary_size = None
     if global_ids:
-        gid, vocabulary_size = _global_ids(client, shards, strings, P, key)
+        gid, vocabulary_size = _global_ids(client, shards, strings, P, run)
         order = np.argsort(gid, kind="stable")
         run_strings = [strings[i] for i in order.tolist()]
         run_to_global = gid[order]
@@ -179,26 +178,26 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     layout = layout_of(headers)
     doc_offsets = layout.doc_offsets()
     t0 = time.perf_counter()
-    table = client.submit(tasks.run_id_table, run_strings, key=f"{key}-runids")
-    routed = [client.submit(tasks.growth_parts, c, table, layout.global_docs[k], G, k, key=f"{key}-route-{k}",
+    table = client.submit(tasks.run_id_table, run_strings, key=f"bloomspan-runids-{run}-0")
+    routed = [client.submit(tasks.growth_parts, c, table, layout.global_docs[k], G, k, key=f"bloomspan-route-{run}-{k}",
                             retries=2) for k, c in enumerate(cut)]
     grown = []
     for g in range(G):
-        parts = [client.submit(tasks.pick, r, g, key=f"{key}-frag-{k}-{g}") for k, r in enumerate(routed)]
-        grown.append(client.submit(tasks.grow_shard, parts, config, g, key=f"{key}-grow-{g}", retries=2))
+        parts = [client.submit(tasks.pick, r, g, key=f"bloomspan-frag-{run}-{k}-{g}") for k, r in enumerate(routed)]
+        grown.append(client.submit(tasks.grow_shard, parts, config, g, key=f"bloomspan-grow-{run}-{g}", retries=2))
     relay.totals["grow"] = G
-    summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"{key}-phrases-{g}",
+    summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"bloomspan-phrases-{run}-{g}",
                                retries=2) for g, gr in enumerate(grown)]
     n_tokens = int(doc_offsets[-1])
     covers = []
     for k in range(len(shards)):
-        occ = [client.submit(tasks.occurrences_for, gr, k, key=f"{key}-occ-{g}-{k}") for g, gr in enumerate(grown)]
+        occ = [client.submit(tasks.occurrences_for, gr, k, key=f"bloomspan-occ-{run}-{g}-{k}") for g, gr in enumerate(grown)]
         # Where the shard's documents start in the full corpus (8 B per document) travels
         # inside the task, not scattered: scattered data dies with its worker, a task's
         # arguments are re-sent when Dask re-runs it.
         starts = doc_offsets[layout.global_docs[k]] if coverage_bitmaps else None
         covers.append(client.submit(tasks.shard_coverage, shards[k], occ, starts, n_tokens,
-                                    key=f"{key}-cover-{k}", retries=2))
+                                    key=f"bloomspan-cover-{run}-{k}", retries=2))
     _wait(client, grown, relay, "grow")
     seconds["grow"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -266,12 +265,12 @@ def _part_bytes(parts) -> int:
     return int(sum(p.nbytes for p in parts))
 
 
-def _global_ids(client, shards: list, strings: list[str], P: int, key: str) -> tuple[np.ndarray, int]:
+def _global_ids(client, shards: list, strings: list[str], P: int, run: str) -> tuple[np.ndarray, int]:
     """Global first-occurrence id of each of ``strings``, and the global vocabulary size."""
-    vparts = [[client.submit(tasks.vocabulary_part, s, p, P, key=f"{key}-vpart-{k}-{p}") for k, s in enumerate(shards)]
+    vparts = [[client.submit(tasks.vocabulary_part, s, p, P, key=f"bloomspan-vpart-{run}-{k}-{p}") for k, s in enumerate(shards)]
               for p in range(P)]
-    vps = [client.submit(tasks.vocabulary_partition, vparts[p], key=f"{key}-vocab-{p}", retries=2) for p in range(P)]
-    counts = np.asarray(client.gather([client.submit(tasks.partition_counts, v, key=f"{key}-vcount-{p}")
+    vps = [client.submit(tasks.vocabulary_partition, vparts[p], key=f"bloomspan-vocab-{run}-{p}", retries=2) for p in range(P)]
+    counts = np.asarray(client.gather([client.submit(tasks.partition_counts, v, key=f"bloomspan-vcount-{run}-{p}")
                                        for p, v in enumerate(vps)]))  # (P, S)
     per_shard = counts.sum(axis=0)
     before_shard = np.concatenate([[0], np.cumsum(per_shard)[:-1]]).astype(np.int64)
@@ -281,8 +280,8 @@ def _global_ids(client, shards: list, strings: list[str], P: int, key: str) -> t
         mine = np.flatnonzero(part == p)
         if mine.size:
             where[mine] = client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()],
-                                        key=f"{key}-locate-{p}").result()
-    below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"{key}-below-{p}")
+                                        key=f"bloomspan-locate-{run}-{p}").result()
+    below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"bloomspan-below-{run}-{p}")
                                for p, v in enumerate(vps)]))
     gid = before_shard[where[:, 0]] + below if strings else np.zeros(0, dtype=np.int64)
     return np.asarray(gid, dtype=np.int64), int(per_shard.sum())
