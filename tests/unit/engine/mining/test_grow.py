@@ -136,3 +136,24 @@ def test_checks_arrays():
         grow_seeds(tokens, rank_of[:2], offsets, *empty, 2, 2, 3)
     with pytest.raises(ValueError, match="one entry per document"):
         grow_seeds(tokens, rank_of, offsets, *empty, 2, 2, 3, dead_from=np.zeros(3, np.int64))
+
+
+@pytest.mark.parametrize("flags", [{"mask_skip": True, "left_prune": True}, {"mask_skip": False, "left_prune": False}])
+def test_long_chains_match_twin(flags):
+    """Long phrases shared by many documents (footers running to the document end, a header
+    that forks after 25 tokens, a run broken by a rare word) are grown as chains of branches
+    that keep every occurrence: the kernel skips those links and must still agree with the
+    twin on every candidate, occurrence and counter (branches visited, occurrences scanned)."""
+    rng = np.random.default_rng(11)
+    header = list(range(100, 140))
+    footer = list(range(200, 260))
+    docs = []
+    for d in range(12):
+        fork = header[:25] + ([300 + d % 3] if d % 4 else [400 + d]) + header[26:]
+        body = rng.integers(0, 30, size=rng.integers(0, 20)).tolist()
+        tail = footer if d % 5 else footer[:30] + [900 + d] + footer[31:]
+        docs.append(fork + body + tail[: 40 + d])
+    for min_length in (3, 10, 30):
+        want = grow(docs, 3, min_length, twin=True, **flags)
+        assert want[0] and grow(docs, 3, min_length, **flags) == want
+        assert want[1]["branches_visited"] > 50  # long chains were walked
