@@ -111,3 +111,38 @@ def test_records_read_back_and_versions():
         LineShapeModel.from_record({k: v for k, v in rec.items() if k != "shapes"})
     with pytest.raises(ValueError, match="indices into"):
         LineShapeModel(scope=None, edge="start", fixed=("a",), shapes=((0, 1),), max_gap=2)
+
+
+@st.composite
+def small_sites(draw):
+    """12-20 pages: a bar of fixed words with 0-3 changing words (page titles, numbers) in each
+    gap, at the top of most pages, at the bottom of some (now and then a fixed word missing),
+    and body lines of other words, so shapes, their variants and gaps of every size occur."""
+    fixed = draw(st.lists(st.sampled_from(["next", "prev", "up", "home", "index"]), min_size=3, max_size=5))
+    titles = [f"t{i}" for i in range(40)] + ["7", "12", "up"]
+    words = [f"w{i}" for i in range(60)] + ["next", "7"]
+    pages = []
+    for _ in range(draw(st.integers(12, 20))):
+        bar = []
+        for k, word in enumerate(fixed):
+            if draw(st.integers(0, 9)) < 9:  # now and then a fixed word is missing
+                bar.append(word)
+            if k < len(fixed) - 1:
+                bar += draw(st.lists(st.sampled_from(titles), min_size=int(k == 0), max_size=3))
+        body = [" ".join(line) for line in draw(st.lists(st.lists(st.sampled_from(words), min_size=1, max_size=9),
+                                                         min_size=1, max_size=5))]
+        where = draw(st.sampled_from(["top"] * 7 + ["both", "bottom", "none"]))
+        lines = ([" ".join(bar)] if where in ("top", "both") and bar else []) + body
+        lines += [" ".join(bar)] if where in ("bottom", "both") and bar else []
+        pages.append("\n".join(lines))
+    return pages
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_sites(), st.integers(0, 4))
+def test_the_matcher_covers_what_mining_covered_on_random_sites(pages, gap):
+    config = TemplateConfig(line_shape_gap=gap, skeleton=None, scoped_min_length=None)
+    run = detect_templates_in_texts(pages, ["r.example"] * len(pages), None, config)
+    matcher = TemplateMatcher(json.loads(json.dumps(run.records)))
+    found = matcher.find_batch(pages, ["r.example"] * len(pages))
+    assert np.concatenate([m.token_mask() for m in found]).tolist() == run.detection.coverage.tolist()

@@ -1,0 +1,66 @@
+"""Line-shape templates: the default path (``mine`` with sites, then ``clean``) with and without
+them, per site, on the tuning and the unseen documentation sites, in one process.
+
+    python -m bench.line_shapes_eval [--append]
+
+"before" is ``TemplateConfig(line_shape_gap=0)``, "after" the defaults; both through the
+cleaner's own matcher on the mined pages (:func:`bloomspan.sidecar.corpora.quality_eval.default_path_method`).
+The corpora are bench.quality_eval's (``bench/out/{real,unseen}-docs-p1000.jsonl``, built there).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from bench.quality_eval import RESULTS, real_corpus
+
+
+def score(path, label: str) -> tuple[str, dict]:
+    from bloomspan.engine.templates.config import TemplateConfig
+    from bloomspan.sidecar.corpora import read_jsonl
+    from bloomspan.sidecar.corpora.quality_eval import default_path_method, prepare_corpus, token_scores
+
+    c = prepare_corpus(read_jsonl(path))
+    out, seconds = {}, {}
+    for name, config in (("before", TemplateConfig(line_shape_gap=0)), ("after", TemplateConfig())):
+        t0 = time.process_time()
+        out[name] = token_scores(c, default_path_method(config=config).run(c))
+        seconds[name] = time.process_time() - t0
+    b, a = out["before"], out["after"]
+    rows = [f"### {label}: {len(c.docs):,} pages, {len(c.site_names)} sites", "",
+            "| site | recall before | recall after | damage before | damage after |", "|---|---|---|---|---|"]
+    for s in c.site_names:
+        rows.append(f"| {s} | {b.per_site[s][0] * 100:.1f} % | {a.per_site[s][0] * 100:.1f} % | "
+                    f"{b.per_site[s][1] * 100:.2f} % | {a.per_site[s][1] * 100:.2f} % |")
+    rows.append(f"| **mean over sites / overall** | {b.mean_site_recall * 100:.1f} % / {b.recall * 100:.1f} % | "
+                f"{a.mean_site_recall * 100:.1f} % / {a.recall * 100:.1f} % | {b.damage * 100:.2f} % | "
+                f"{a.damage * 100:.2f} % |")
+    rows += ["", f"CPU seconds of the whole path (mine + detector + clean): before {seconds['before']:.1f}, "
+             f"after {seconds['after']:.1f}"]
+    return "\n".join(rows), {"before": b, "after": a}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
+    args = ap.parse_args(argv)
+    sections = []
+    for unseen, label in ((False, "tuning sites"), (True, "unseen sites (never tuned on)")):
+        path, _sites = real_corpus(1000, False, unseen=unseen)
+        if path is None:
+            print(f"no {label} installed: skipped", file=sys.stderr)
+            continue
+        text, _ = score(path, label)
+        print(text + "\n")
+        sections.append(text)
+    if args.append and sections:
+        head = [f"\n## Line-shape templates, default path before/after — {time.strftime('%Y-%m-%d %H:%M')}", "",
+                "`python -m bench.line_shapes_eval --append`", ""]
+        with open(RESULTS, "a", encoding="utf-8") as f:
+            f.write("\n".join(head + [s + "\n" for s in sections]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
