@@ -294,7 +294,8 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
                                lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor),
-                               config.skeleton, slot_lines)
+                               config.skeleton, slot_lines,
+                               config.section_line_length if k > 0 and config.section_line_length > 0 else None)
             passes[f"skeleton{k}"] = r.coverage
             coverage |= r.coverage
             skeletons.extend(r.skeletons)

@@ -805,7 +805,8 @@ class SkeletonResult:
 
 def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
                    groups: Sequence[str | None] | None, detected_tokens: np.ndarray, sigma_of: Callable[[int], int],
-                   params: SkeletonConfig | None = None, single_use: np.ndarray | None = None) -> SkeletonResult:
+                   params: SkeletonConfig | None = None, single_use: np.ndarray | None = None,
+                   anchor_max_length: int | None = None) -> SkeletonResult:
     """Run the pass on a corpus whose other passes cover ``detected_tokens`` (bool (W,)).
 
     tokens: uint32 (W,) with slots applied; groups: one name (or None: left out) per
@@ -814,6 +815,10 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     of a template however often they repeat (numbers only: a code listing's line numbers), so
     never anchors (unless detected) nor box seeds; they stay lines of the walk and echoes (a
     version list in a changelog's sidebar). :meth:`PageSkeleton.cover_pages` takes the same flags.
+    anchor_max_length: lines longer than this many tokens anchor only when detected, never by
+    their share of the group's pages (the detector passes TemplateConfig.section_line_length for
+    URL sections: a sentence on most pages of one section is its reference text); None: any length.
+    The skeleton's anchor sets then lack them, so ingest walks alike.
     """
     params = params or SkeletonConfig()
     tokens = np.ascontiguousarray(tokens, dtype=np.uint32)
@@ -866,13 +871,14 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
     box_seed = live & (type_df >= per_block(share_of_group(params.box_fraction))) & (
         block_len <= params.line_length) & ~single
     cls = np.full(n_blocks, -1, dtype=np.int64)
-    is_line_anchor = live & (type_df >= bstrong) & ~single
+    anchor_length_ok = np.ones(n_blocks, dtype=bool) if anchor_max_length is None else block_len <= anchor_max_length
+    is_line_anchor = live & (type_df >= bstrong) & ~single & anchor_length_ok
     cls[is_line_anchor] = types[is_line_anchor]
     prefix_of: dict[int, tuple[int, np.ndarray]] = {}
     next_cls = n_types
     for p in PREFIX_LENGTHS:
         h = prefix_hashes(tokens, block_offsets, p)
-        cand = live & (h != 0) & (cls < 0) & (block_len <= params.echo_length) & ~single
+        cand = live & (h != 0) & (cls < 0) & (block_len <= params.echo_length) & ~single & anchor_length_ok
         if not cand.any():
             continue
         rows = np.stack([bgroup, h.view(np.int64)], axis=1)

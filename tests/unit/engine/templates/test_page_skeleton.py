@@ -175,6 +175,35 @@ def test_a_level_without_groups_mines_nothing():
     assert r.skeletons == [] and not r.coverage.any() and r.coverage.shape == (6,)
 
 
+def test_a_long_line_on_most_pages_anchors_only_without_an_anchor_length_limit():
+    """A section's reference sentence on every page, just above its footer: with no limit it is
+    an anchor, so the walk from the page end crosses it into the page's text; with
+    ``anchor_max_length`` shorter than it, it is no anchor and the walk stops at the footer."""
+    from bloomspan.engine.templates.page_skeleton import mine_skeletons
+
+    texts = [f"unique{p} words of page {p} text\nthe old behaviour of this policy is deprecated and may be removed "
+             f"in a future version\nPrevious topic\nQuick search" for p in range(12)]
+    vocab, tokens, offsets, bo = _tokenized(texts)
+    for limit, sentence_covered in ((None, True), (12, False)):
+        r = mine_skeletons(tokens, offsets, bo, ["s"] * 12, np.zeros(tokens.shape[0], dtype=bool), lambda n: 10,
+                           SkeletonConfig(), None, limit)
+        page = r.coverage[offsets[0]:offsets[1]]
+        lines = np.diff(bo[:5])
+        per_line = [bool(page[a:a + n].all()) for a, n in zip(np.concatenate([[0], np.cumsum(lines)[:-1]]), lines)]
+        assert per_line == [False, sentence_covered, True, True]
+        assert (vocab.id_of("policy") in {t for line in r.skeletons[0].anchor_lines for t in line}) is sentence_covered
+
+
+def _tokenized(texts):
+    from bloomspan.engine.templates.blocks import block_offsets_from_texts
+    from bloomspan.engine.text.tokenizer import encode_batch
+    from bloomspan.engine.text.vocabulary import Vocabulary
+
+    vocab = Vocabulary()
+    tokens, offsets, starts, _ends = encode_batch(texts, vocab, with_offsets=True)
+    return vocab, tokens, offsets, block_offsets_from_texts(texts, offsets, starts)
+
+
 def test_echo_extension_stops_at_a_repeated_title_but_not_at_a_repeated_list_entry():
     """A breadcrumb's last item followed by the same heading: the heading is content. Deeper
     in a table of contents, "array" then "ARRAY" (one type once lowercased) are two entries."""
