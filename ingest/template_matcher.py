@@ -45,7 +45,7 @@ import numpy as np
 
 from bloomspan.engine.templates.blocks import block_types, flags_per_span, line_starts_batch
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
-from bloomspan.engine.templates.line_shapes import LineShapeModel, local_indices, model_coverage
+from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
@@ -417,15 +417,28 @@ class TemplateMatcher:
         ends = np.append(starts[1:], n_tok).astype(np.int64)
         doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)
         mask = np.zeros(n_tok, dtype=bool)
+        # The batch's pages per scope, once: each model then reads only its own pages' edge lines.
+        pages_of: dict[str | None, list[int]] = {}
+        for d in range(len(results)):
+            if tok_off[d + 1] > tok_off[d]:
+                for scope in (None, *_scope_names(scopes[d])):
+                    pages_of.setdefault(scope, []).append(d)
+        local = np.full(n_tok, -1, dtype=np.int32)  # filled at a model's edge tokens only, reset after
         for model in self.line_shapes:
-            docs = [d for d in range(len(results)) if tok_off[d + 1] > tok_off[d]
-                    and (model.scope is None or model.scope in _scope_names(scopes[d]))]
+            docs = pages_of.get(model.scope)
             if not docs:
                 continue
-            lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
-            page_lines = np.concatenate([[0], np.cumsum([doc_lines[d + 1] - doc_lines[d] for d in docs])]).astype(np.int64)
+            counts = np.asarray([doc_lines[d + 1] - doc_lines[d] for d in docs], dtype=np.int64)
+            take = np.minimum(counts, model.edge_lines)  # the edge lines of each page, and no others
+            first = doc_lines[docs] if model.edge == "start" else doc_lines[np.asarray(docs) + 1] - take
+            lines = (np.repeat(first, take) + np.arange(int(take.sum())) - np.repeat(np.cumsum(take) - take, take))
+            page_lines = np.concatenate([[0], np.cumsum(take)]).astype(np.int64)
+            lens = ends[lines] - starts[lines]
+            at = np.repeat(starts[lines], lens) + np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
             fixed_ids = np.asarray([id_of.get(t, -1) for t in model.fixed], dtype=np.int64)
-            mask |= model_coverage(model, local_indices(tokens, fixed_ids), starts[lines], ends[lines], page_lines)
+            local[at] = local_indices(tokens[at], fixed_ids)
+            mask[covered_positions(model, local, starts[lines], ends[lines], page_lines)] = True
+            local[at] = -1
         if not mask.any():
             return results
         out = []

@@ -376,18 +376,25 @@ def model_coverage(model: LineShapeModel, local: np.ndarray, line_starts: np.nda
                    page_lines: np.ndarray) -> np.ndarray:
     """bool (W,): what ``model`` covers on the pages of ``page_lines`` (int64 (P+1,), their lines
     in ``line_starts``/``line_ends`` int64 (L,)); ``local`` int32 (W,): each token's index among
-    the model's fixed tokens or -1 (:func:`local_indices`). Mining and ingest both call it."""
+    the model's fixed tokens or -1 (:func:`local_indices`; only the pages' edge lines are read)."""
     out = np.zeros(local.shape[0], dtype=bool)
+    out[covered_positions(model, local, line_starts, line_ends, page_lines)] = True
+    return out
+
+
+def covered_positions(model: LineShapeModel, local: np.ndarray, line_starts: np.ndarray, line_ends: np.ndarray,
+                      page_lines: np.ndarray) -> np.ndarray:
+    """int64: the positions in ``local`` that ``model`` covers (:func:`model_coverage`'s True
+    entries, ascending): the one rule mining and ingest both apply."""
     zone = zone_lines(line_starts, page_lines, model.edge, model.edge_lines)
     if zone.shape[0] == 0:
-        return out
+        return np.zeros(0, dtype=np.int64)
     lens = line_ends[zone] - line_starts[zone]
     idx = np.repeat(line_starts[zone], lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
     zone_starts = np.cumsum(lens) - lens
     cov = cover_shape_lines(model.keys, local[idx], zone_starts, zone_starts + lens, model.max_gap, model.min_fixed,
                             idx.shape[0])
-    out[idx[cov]] = True
-    return out
+    return idx[cov].astype(np.int64)
 
 
 def mine_line_shapes(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
