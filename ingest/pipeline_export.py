@@ -20,11 +20,16 @@ same rules, and removes nothing the cleaner keeps:
   records found, with that many uncovered tokens on both sides, is content a section repeats):
   section records apply only where fewer tokens than that precede them (the page's first
   tokens, marked by a :data:`~.pipeline_regex.SENTINEL` inserted and removed around them) or
-  follow them, where the rule cannot hold. Section records run first, on the text as sent,
-  so those counts bound the uncovered tokens the matcher counts.
+  follow them, where the rule cannot hold (a page that holds that noncharacter itself gets no
+  section record). With ``middle_repeated_lines`` a mid-page run of site or global matches
+  that holds a line repeated in its page is dropped too, so then every detector record
+  applies near the edges only. Template records run first, on the text as sent, so those
+  counts bound the uncovered tokens the matcher counts;
+* the section rule (``section_line_length``: a line longer than that which only section
+  records touch is that section's prose): section records on such lines are left out.
 
 Left out, and counted in :attr:`PipelineExport.left_out` (``bloomspan pipeline`` prints it):
-page skeletons, pairs shorter than ``run_min_length`` (valid only inside a longer chain),
+page skeletons, line-shape templates, section records on long lines (above), pairs shorter than ``run_min_length`` (valid only inside a longer chain),
 records beyond the top ``top`` of their scope by Ψ, scoped records without ``scope_field``,
 section records without ``url_field``, and window matching (whole phrases only: each
 ``min_length`` window would need an alternation of its own). Other limits against the proxy:
@@ -89,7 +94,9 @@ class PipelineExport:
 
     def left_out_line(self) -> str:
         """``left out of the pipeline …: 38 page skeletons, …`` (empty reasons omitted)."""
-        names = {"skeletons": "page skeletons", "line_shapes": "line-shape templates", "short_line_pairs": "line pairs shorter than run_min_length",
+        names = {"skeletons": "page skeletons", "line_shapes": "line-shape templates",
+                 "short_line_pairs": "line pairs shorter than run_min_length",
+                 "section_long_lines": "section records on lines longer than section_line_length",
                  "beyond_top": "records beyond --top in their scope",
                  "scoped_without_scope_field": "scoped records (no --scope-field)",
                  "sections_without_url_field": "section records (no --url-field)"}
@@ -167,6 +174,7 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
     configs = [r.get("template_config") or {} for r in templates if r.get("kind") == "config"]
     config = dict(configs[0]) if configs else {}
     run_min_length = int(config.get("run_min_length", 4))
+    long_line = int(config.get("section_line_length", 0))
     mined: set[str] = set()
     by_scope: dict[str | None, list[_Record]] = {}
     for r in templates:
@@ -186,6 +194,10 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
             continue
         if scope is not None and _is_section(scope) and url_field is None:
             left_out["sections_without_url_field"] += 1
+            continue
+        if scope is not None and _is_section(scope) and long_line > 0 and (
+                kind != "block" or max(int(n) for n in r["block_lengths"]) > long_line):
+            left_out["section_long_lines"] += 1  # the cleaner keeps a long line only a section's records touch
             continue
         pattern = _record_pattern(r, run_min_length)
         if pattern is None:
@@ -215,8 +227,8 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     engine:    "opensearch" or "elasticsearch" (which copy processor exists).
     """
     _validate(field, mode, top, phrases_per_processor, engine, scope_field, url_field)
-    left_out = {"skeletons": 0, "line_shapes": 0, "short_line_pairs": 0, "beyond_top": 0, "scoped_without_scope_field": 0,
-                "sections_without_url_field": 0}
+    left_out = {"skeletons": 0, "line_shapes": 0, "short_line_pairs": 0, "section_long_lines": 0, "beyond_top": 0,
+                "scoped_without_scope_field": 0, "sections_without_url_field": 0}
     records, config, mined = _detector_records(templates, scope_field, url_field, top, left_out)
     exact_on_sites = bool(config.get("exact_phrases_on_sites", True)) if templates else True
     middle = int(config.get("middle_content_tokens", 0)) if templates else 0
@@ -239,24 +251,34 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
                                       "params": state_params(target, scope_field, url_field, SENTINEL)}})
     sections = sorted({r.scope for r in records if r.scope is not None and _is_section(r.scope)})
     sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
-    if sections and middle > 0:
-        edge_scopes = {s: True for s in sections}
-        processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark",
-                                {"any_of": edge_scopes, "edge": True}, replacement="$0" + SENTINEL))
-    # Near an edge: the match ends before the sentinel (among the first tokens) or few tokens follow it.
-    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})" if middle > 0 else ""
-    for scope in sections:
-        alts = [r.pattern for r in records if r.scope == scope]
-        processors.append(_gsub(target, alternation(alts) + near_edge, f"bloomspan-section:{scope}",
-                                {"scope": scope, "edge": True} if middle > 0 else {"scope": scope}))
-    if sections and middle > 0:
-        processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", {"any_of": edge_scopes, "edge": True}))
-    for scope in sites:
-        alts = [r.pattern for r in records if r.scope == scope]
-        processors.append(_gsub(target, alternation(alts), f"bloomspan-site:{scope}", {"scope": scope}))
     global_alts = [r.pattern for r in records if r.scope is None]
+    # The middle rule drops a mid-page run of section matches; with middle_repeated_lines, also a
+    # run of site or global matches that holds a line repeated in its page: no regex sees runs,
+    # so those records apply near a page's edge only, where the rule cannot hold.
+    every_record_near_edge = middle > 0 and bool(config.get("middle_repeated_lines", False))
+    edged = (bool(records) if every_record_near_edge else bool(sections)) and middle > 0
+    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})" if middle > 0 else ""
+
+    def rule(params: dict, kind: str) -> tuple[str, dict]:
+        """(pattern suffix, condition params) of the records of ``kind``: near the edges or anywhere."""
+        if middle > 0 and (kind == "section" or every_record_near_edge):
+            return near_edge, {**params, "edge": True}
+        return "", params
+
+    if edged:  # the page's first tokens end at a sentinel (one the text does not hold itself)
+        marked = {"edge": True} if every_record_near_edge else {"any_of": {s: True for s in sections}, "edge": True}
+        processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark", marked,
+                                replacement="$0" + SENTINEL))
+    for kind, scopes in (("section", sections), ("site", sites)):
+        for scope in scopes:
+            suffix, params = rule({"scope": scope}, kind)
+            alts = [r.pattern for r in records if r.scope == scope]
+            processors.append(_gsub(target, alternation(alts) + suffix, f"bloomspan-{kind}:{scope}", params))
     for k, chunk in enumerate(_chunks(global_alts, phrases_per_processor)):
-        processors.append(_gsub(target, alternation(chunk), f"bloomspan-templates-{k}", always))
+        suffix, params = rule(always, "global")
+        processors.append(_gsub(target, alternation(chunk) + suffix, f"bloomspan-templates-{k}", params))
+    if edged:
+        processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", marked))
     n_exact = 0
     guard = None if (exact_on_sites or not mined) else {"none_of": {s: True for s in sorted(mined)}}
     for scope in sorted(exact, key=lambda s: (s is not None, s or "")):
@@ -285,9 +307,10 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     if guard is not None:
         notes.append(f"the run's exact phrases apply only on pages outside the {len(mined):,} scopes the detector "
                      "mined (exact_phrases_on_sites is off), as in `bloomspan clean`")
-    if sections and middle > 0:
-        notes.append(f"section records apply within {middle} tokens of a page's start or end (the detector's "
-                     "middle rule; the cleaner also finds them between lines of the site)")
+    if edged:
+        which = "template records" if every_record_near_edge else "section records"
+        notes.append(f"{which} apply within {middle} tokens of a page's start or end (the detector's middle rule; "
+                     "the cleaner also finds them mid-page where the rule lets it)")
     what = f"{n_exact} boilerplate phrases" + (f" and {len(records)} template records" if templates else "")
     body = {"description": description or f"bloomspan: {mode} {what} from field {field}", "processors": processors}
     return PipelineExport(body, left_out, applied, notes)

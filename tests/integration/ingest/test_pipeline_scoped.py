@@ -42,7 +42,14 @@ TEMPLATES = [CONFIG, _line("home shop about us", "a.example"), _line("contact im
               "tokens": "free shipping on all orders over fifty euros today".split(), "scope": "a.example"},
              _line("news archive by month", "a.example/news"), _line("back to the top", "a.example/news", anchor="end"),
              _line("b menu one", "b.example"), _line("two short", "b.example", blocks=[1, 1]),
-             _line("<num> b corp all rights", None)]
+             _line("<num> b corp all rights", None),
+             _line("this policy was introduced in version <num> of the product and applies to all pages",
+                   "a.example/news")]
+# The rules a run mined after the detector's structural-evidence change records: a mid-page run of
+# site matches holding a line repeated in its page is content, and so is a long line only section
+# records touch.
+STRUCTURAL = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
+                                                    "section_line_length": 12}}
 CONTENT = " ".join(f"word{i} text" for i in range(30))  # 60 tokens of content
 OTHER = {"price": 12.5, "tags": ["x", "ü"], "meta": {"n": [1, 2], "k": None, "deep": {"s": "ü", "f": 0.1}}, "flag": True}
 PAGES = [
@@ -62,6 +69,10 @@ PAGES = [
     {"site": "a.example", "url": "https://a.example/news/x?p=/other/y", "text": "Back to the top"},
     {"site": "a.example", "url": "https://a.example/news/q.html", "text": "Home shop about usé\ncontent"},
     {"site": "a.example", "url": "https://a.example/news/q.html"},
+    {"site": "a.example", "url": "https://a.example/news/r.html",
+     "text": f"{CONTENT}\nContact · Imprint\n{CONTENT}\nContact · Imprint\n{CONTENT}"},
+    {"site": "a.example", "url": "https://a.example/news/s.html",
+     "text": "Intro line\nThis policy was introduced in version 3 of the product and applies to all pages.\nEnd"},
 ]
 URLS = ["https://a.example/docs/api/x.html", "https://a.example/", "https://a.example", "a.example/docs/x",
         "//host/a/b/c", "  https://a.example/d/x", "https://a.ex\tample/d\n/x", "https://a.example/d/x?q=/e/f#/g/h",
@@ -85,20 +96,21 @@ def test_the_state_script_computes_the_cleaners_scopes_on_the_node(os_client):
     assert [s["edge"] for s in got[-3:]] == [False, False, False]
 
 
-def _cleaner(match: str = "phrases") -> Cleaner:
-    matcher = TemplateMatcher([CONFIG, EXACT] + TEMPLATES[1:], source="test")
+def _cleaner(config: dict = CONFIG, match: str = "phrases") -> Cleaner:
+    matcher = TemplateMatcher([config, EXACT] + TEMPLATES[1:], source="test")
     return Cleaner(None, CleanerConfig(fields=("text",), mode="strip", skip_missing=True, id_field=None,
                                        scope_field="site", url_field="url", match=match), templates=matcher)
 
 
-def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_it(os_client, index_prefix):
+@pytest.mark.parametrize("config", [CONFIG, STRUCTURAL], ids=["middle-rule", "structural-evidence"])
+def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_it(os_client, index_prefix, config):
     pipeline_id = f"{index_prefix}scoped"
-    body = build_pipeline(PhraseSet.from_records([EXACT]), templates=TEMPLATES, scope_field="site", url_field="url",
-                          engine=engine_of(os_client).product)
+    body = build_pipeline(PhraseSet.from_records([EXACT]), templates=[config] + TEMPLATES[1:], scope_field="site",
+                          url_field="url", engine=engine_of(os_client).product)
     os_client.ingest.put_pipeline(id=pipeline_id, body=body)
     pages = [{**p, **OTHER} for p in PAGES]
     stored = index_through(os_client, f"{index_prefix}scoped", pipeline_id, pages)
-    cleaned = [r.doc for r in _cleaner().clean_batch(pages)]
+    cleaned = [r.doc for r in _cleaner(config).clean_batch(pages)]
     with_text = [k for k, p in enumerate(pages) if "text" in p]
     a = compare([pages[k] for k in with_text], [cleaned[k] for k in with_text], [stored[k] for k in with_text])
     assert a.extra == 0 and a.identical_pages == len(with_text) and a.other_fields_differ == 0
@@ -115,6 +127,10 @@ def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_
     assert text[4] == pages[4]["text"] and "bloomspan" not in stored[4]  # a site that is no string: as sent
     assert text[5] == "" and text[6] == pages[6]["text"]
     assert SENTINEL not in "".join(t for t in text if t)
+    if config is CONFIG:  # a site line mid-page is chrome; the long section line near the top goes
+        assert "Contact" not in text[8] and text[9] == "Intro line\nEnd"
+    else:  # a site line repeated mid-page is content; so is a long line only a section's records touch
+        assert text[8] == pages[8]["text"] and text[9] == pages[9]["text"]
 
 
 def test_on_a_generated_crawl_it_removes_nothing_the_cleaner_keeps(opensearch_url, tmp_path):

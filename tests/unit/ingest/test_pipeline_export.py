@@ -118,7 +118,8 @@ def test_one_gsub_per_site_two_per_section_each_behind_its_scope():
     mark, unmark = _gsubs(body, "bloomspan-edge-mark"), _gsubs(body, "bloomspan-edge-unmark")
     assert len(mark) == len(unmark) == 1 and mark[0]["replacement"].startswith("$0")
     order = [p["gsub"]["tag"].split(":")[0] for p in body["processors"] if "gsub" in p]
-    assert order.index("bloomspan-edge-unmark") < order.index("bloomspan-site")  # sections first, on the text as sent
+    assert order.index("bloomspan-section") < order.index("bloomspan-site")  # sections first, on the text as sent
+    assert order.index("bloomspan-edge-unmark") < order.index("bloomspan-phrases-0")
     # every condition is the same script: compiled once by the node
     assert {p["gsub"]["if"]["source"] for p in body["processors"] if "gsub" in p and p["gsub"]["tag"] != "bloomspan-tidy"} == {CONDITION}
     # copy, state, edge mark, 1 section, edge unmark, 2 sites, 1 global, 1 exact, 3 tidy gsubs + trim, ratio, remove
@@ -166,6 +167,24 @@ def test_middle_rule_off_gives_one_section_gsub_without_edges():
     body = build_pipeline(_set(3), templates=off, scope_field="site", url_field="url")
     assert [g["tag"] for g in _gsubs(body, "bloomspan-section")] == ["bloomspan-section:a.example/news"]
     assert not _gsubs(body, "bloomspan-edge")
+
+
+def test_with_the_repeated_lines_rule_every_record_applies_near_the_edges_and_long_section_lines_stay_out():
+    config = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
+                                                    "section_line_length": 3}}
+    export = export_pipeline(_set(3), templates=[config] + RECORDS[1:], scope_field="site", url_field="url")
+    body = export.body
+    edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(50)})"
+    for prefix in ("bloomspan-site:", "bloomspan-templates"):
+        gsubs = _gsubs(body, prefix)
+        assert gsubs and all(g["pattern"].endswith(edge) and g["if"]["params"]["edge"] is True for g in gsubs)
+    (mark,) = _gsubs(body, "bloomspan-edge-mark")
+    assert mark["if"]["params"] == {"state": STATE_FIELD, "edge": True}  # every page: site records are edged too
+    order = [p["gsub"]["tag"].split(":")[0] for p in body["processors"] if "gsub" in p]
+    assert order.index("bloomspan-templates-0") < order.index("bloomspan-edge-unmark") < order.index("bloomspan-phrases-0")
+    # "news archive by month" and "back to the top" (4 tokens > 3) are long lines for the section rule
+    assert export.left_out["section_long_lines"] == 2 and not _gsubs(body, "bloomspan-section:")
+    assert "2 section records on lines longer than section_line_length" in export.left_out_line()
 
 
 def test_the_body_is_json():
