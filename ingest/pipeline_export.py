@@ -22,8 +22,9 @@ same rules, and removes nothing the cleaner keeps:
   tokens, marked by a :data:`~.pipeline_regex.SENTINEL` inserted and removed around them) or
   follow them, where the rule cannot hold (a page that holds that noncharacter itself gets no
   section record). With ``middle_repeated_lines`` a mid-page run of site or global matches
-  that holds a line repeated in its page is dropped too, so then every detector record
-  applies near the edges only. Template records run first, on the text as sent, so those
+  that holds a line repeated in its page is dropped too, so on a page that repeats a line
+  (:func:`~.pipeline_scopes.repeats_a_line`, coarser than the matcher's line identity) every
+  detector record applies near the edges only. Template records run first, on the text as sent, so those
   counts bound the uncovered tokens the matcher counts;
 * the section rule (``section_line_length``: a line longer than that which only section
   records touch is that section's prose): section records on such lines are left out.
@@ -253,30 +254,35 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
     global_alts = [r.pattern for r in records if r.scope is None]
     # The middle rule drops a mid-page run of section matches; with middle_repeated_lines, also a
-    # run of site or global matches that holds a line repeated in its page: no regex sees runs,
-    # so those records apply near a page's edge only, where the rule cannot hold.
-    every_record_near_edge = middle > 0 and bool(config.get("middle_repeated_lines", False))
-    edged = (bool(records) if every_record_near_edge else bool(sections)) and middle > 0
-    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})" if middle > 0 else ""
+    # run of site or global matches that holds a line its page repeats. No regex sees runs: section
+    # records apply near a page's edges only, where the rule cannot hold, and so do site and global
+    # records on a page that repeats a line (the state script says which pages: repeats_a_line).
+    repeated_rule = middle > 0 and bool(config.get("middle_repeated_lines", False))
+    edged = bool(sections or (repeated_rule and records)) and middle > 0
+    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})"
 
-    def rule(params: dict, kind: str) -> tuple[str, dict]:
-        """(pattern suffix, condition params) of the records of ``kind``: near the edges or anywhere."""
-        if middle > 0 and (kind == "section" or every_record_near_edge):
-            return near_edge, {**params, "edge": True}
-        return "", params
+    def variants(params: dict, kind: str) -> list[tuple[str, dict, str]]:
+        """(pattern suffix, condition params, tag suffix) of the gsubs for records of ``kind``."""
+        if middle > 0 and kind == "section":
+            return [(near_edge, {**params, "edge": True}, "")]
+        if repeated_rule:
+            return [("", {**params, "repeated": False}, ""), (near_edge, {**params, "repeated": True, "edge": True},
+                                                              ":repeated-lines")]
+        return [("", params, "")]
 
+    processors[-1]["script"]["params"]["repeated_lines"] = repeated_rule
     if edged:  # the page's first tokens end at a sentinel (one the text does not hold itself)
-        marked = {"edge": True} if every_record_near_edge else {"any_of": {s: True for s in sections}, "edge": True}
+        marked = {"edge": True} if repeated_rule else {"any_of": {s: True for s in sections}, "edge": True}
         processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark", marked,
                                 replacement="$0" + SENTINEL))
     for kind, scopes in (("section", sections), ("site", sites)):
         for scope in scopes:
-            suffix, params = rule({"scope": scope}, kind)
             alts = [r.pattern for r in records if r.scope == scope]
-            processors.append(_gsub(target, alternation(alts) + suffix, f"bloomspan-{kind}:{scope}", params))
+            for suffix, params, tag in variants({"scope": scope}, kind):
+                processors.append(_gsub(target, alternation(alts) + suffix, f"bloomspan-{kind}:{scope}{tag}", params))
     for k, chunk in enumerate(_chunks(global_alts, phrases_per_processor)):
-        suffix, params = rule(always, "global")
-        processors.append(_gsub(target, alternation(chunk) + suffix, f"bloomspan-templates-{k}", params))
+        for suffix, params, tag in variants(always, "global"):
+            processors.append(_gsub(target, alternation(chunk) + suffix, f"bloomspan-templates-{k}{tag}", params))
     if edged:
         processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", marked))
     n_exact = 0
@@ -308,7 +314,8 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
         notes.append(f"the run's exact phrases apply only on pages outside the {len(mined):,} scopes the detector "
                      "mined (exact_phrases_on_sites is off), as in `bloomspan clean`")
     if edged:
-        which = "template records" if every_record_near_edge else "section records"
+        which = "section records, and on pages that repeat a line all template records," if repeated_rule \
+            else "section records"
         notes.append(f"{which} apply within {middle} tokens of a page's start or end (the detector's middle rule; "
                      "the cleaner also finds them mid-page where the rule lets it)")
     what = f"{n_exact} boilerplate phrases" + (f" and {len(records)} template records" if templates else "")

@@ -11,7 +11,9 @@ cleaner's ``_prepare`` decides before matching, and keeps it in the temporary fi
 * ``scopes``: the site, and ``site/<first d folders of the URL path>`` for every d (``site/``
   for a page at the root), the URL's path read as :func:`urllib.parse.urlsplit` reads it;
 * ``edge``: the text holds no :data:`~.pipeline_regex.SENTINEL` of its own, so the pipeline
-  may use one to mark a page's first tokens.
+  may use one to mark a page's first tokens;
+* ``repeated`` (when asked for): the page repeats a line (:func:`repeats_a_line`), where the
+  detector's middle rule may treat a mid-page run of site matches as content.
 
 :func:`document_scopes` is the same computation in Python, step by step, tested against
 ``template_scopes`` and against the node. Every cleaning processor's ``if`` is
@@ -74,15 +76,41 @@ if (st.ok && site != null && !site.isEmpty()) {
 }
 st.scopes = scopes;
 st.edge = st.ok && target.indexOf(params.sentinel) < 0;
+if (params.repeated_lines == true && st.ok) {
+  String t = java.text.Normalizer.normalize(target, java.text.Normalizer.Form.NFKC).toUpperCase(Locale.ROOT)
+      .toLowerCase(Locale.ROOT);
+  Set seen = new HashSet();
+  boolean repeated = false;
+  boolean content = false;
+  StringBuilder key = new StringBuilder();
+  int i = 0;
+  while (i <= t.length()) {
+    if (i == t.length() || t.charAt(i) == (char) 10) {
+      if (content && !seen.add(key.toString())) { repeated = true; }
+      key = new StringBuilder();
+      content = false;
+      i++;
+      continue;
+    }
+    int cp = t.codePointAt(i);
+    int type = Character.getType(cp);
+    if (Character.isLetter(cp)) { key.appendCodePoint(cp); content = true; }
+    else if (type >= 6 && type <= 11) { content = true; }
+    i += Character.charCount(cp);
+  }
+  st.repeated = repeated;
+}
 ctx[params.state] = st;
 """.strip()
 
 # params: scope (the document lists it), any_of / none_of (maps: some / none of the
-# document's scopes is a key), edge (the text holds no sentinel of its own).
+# document's scopes is a key), edge (the text holds no sentinel of its own), repeated (the
+# page repeats a line, or does not).
 CONDITION = """
 def st = ctx[params.state];
 if (st == null || st.ok != true) { return false; }
 if (params.edge == true && st.edge != true) { return false; }
+if (params.repeated != null && st.repeated != params.repeated) { return false; }
 if (params.scope != null && !st.scopes.contains(params.scope)) { return false; }
 if (params.none_of != null) { for (def s : st.scopes) { if (params.none_of.containsKey(s)) { return false; } } }
 if (params.any_of != null) {
@@ -96,9 +124,32 @@ return true;
 CHANGED = "def a = ctx[params.a]; return a instanceof String && a != ctx[params.b];"
 
 
-def state_params(target: str, scope_field: str | None, url_field: str | None, sentinel: str) -> dict:
+def state_params(target: str, scope_field: str | None, url_field: str | None, sentinel: str,
+                 repeated_lines: bool = False) -> dict:
     return {"target": target, "scope_field": scope_field, "url_field": url_field, "sentinel": sentinel,
-            "scheme_chars": SCHEME_CHARS, "state": STATE_FIELD}
+            "scheme_chars": SCHEME_CHARS, "state": STATE_FIELD, "repeated_lines": repeated_lines}
+
+
+_MARK_OR_NUMBER = {"Mn", "Mc", "Me", "Nd", "Nl", "No"}  # Character.getType 6..11
+
+
+def repeats_a_line(text: str) -> bool:
+    """:data:`STATE_SCRIPT`'s ``repeated`` in Python: some line of ``text`` (one holding a
+    letter, digit or mark) has the same key as another, the key being its letters after NFKC
+    and upper- then lower-casing. The key is coarser than the tokenizer's line identity
+    (digits and separators dropped), so a page the matcher sees repeating a line always
+    reads as repeating here: the pipeline then treats it as the cleaner may."""
+    import unicodedata
+
+    seen: set[str] = set()
+    for line in unicodedata.normalize("NFKC", text).upper().lower().split("\n"):
+        key = "".join(c for c in line if c.isalpha() and unicodedata.category(c).startswith("L"))
+        content = bool(key) or any(unicodedata.category(c) in _MARK_OR_NUMBER for c in line)
+        if content:
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
 
 
 def condition(**params) -> dict:

@@ -73,6 +73,8 @@ PAGES = [
      "text": f"{CONTENT}\nContact · Imprint\n{CONTENT}\nContact · Imprint\n{CONTENT}"},
     {"site": "a.example", "url": "https://a.example/news/s.html",
      "text": "Intro line\nThis policy was introduced in version 3 of the product and applies to all pages.\nEnd"},
+    # a site line mid-page on a page that repeats no line: chrome under both rule sets
+    {"site": "a.example", "url": "https://a.example/t.html", "text": f"{CONTENT}\nContact · Imprint\n{CONTENT} end"},
 ]
 URLS = ["https://a.example/docs/api/x.html", "https://a.example/", "https://a.example", "a.example/docs/x",
         "//host/a/b/c", "  https://a.example/d/x", "https://a.ex\tample/d\n/x", "https://a.example/d/x?q=/e/f#/g/h",
@@ -127,6 +129,7 @@ def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_
     assert text[4] == pages[4]["text"] and "bloomspan" not in stored[4]  # a site that is no string: as sent
     assert text[5] == "" and text[6] == pages[6]["text"]
     assert SENTINEL not in "".join(t for t in text if t)
+    assert text[10] == f"{CONTENT}\n{CONTENT} end"
     if config is CONFIG:  # a site line mid-page is chrome; the long section line near the top goes
         assert "Contact" not in text[8] and text[9] == "Intro line\nEnd"
     else:  # a site line repeated mid-page is content; so is a long line only a section's records touch

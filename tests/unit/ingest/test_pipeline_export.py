@@ -169,19 +169,24 @@ def test_middle_rule_off_gives_one_section_gsub_without_edges():
     assert not _gsubs(body, "bloomspan-edge")
 
 
-def test_with_the_repeated_lines_rule_every_record_applies_near_the_edges_and_long_section_lines_stay_out():
+def test_with_the_repeated_lines_rule_records_apply_near_the_edges_of_repeating_pages_and_long_section_lines_stay_out():
     config = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
                                                     "section_line_length": 3}}
     export = export_pipeline(_set(3), templates=[config] + RECORDS[1:], scope_field="site", url_field="url")
     body = export.body
     edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(50)})"
     for prefix in ("bloomspan-site:", "bloomspan-templates"):
-        gsubs = _gsubs(body, prefix)
-        assert gsubs and all(g["pattern"].endswith(edge) and g["if"]["params"]["edge"] is True for g in gsubs)
+        gsubs = _gsubs(body, prefix)  # anywhere on a page that repeats no line, else near the edges only
+        assert [g["if"]["params"]["repeated"] for g in gsubs] == [False, True] * (len(gsubs) // 2) and gsubs
+        assert all(g["pattern"].endswith(edge) == g["if"]["params"]["repeated"] for g in gsubs)
+        assert all(g["if"]["params"].get("edge") is g["if"]["params"]["repeated"] or not g["if"]["params"]["repeated"]
+                   for g in gsubs)
+    assert body["processors"][1]["script"]["params"]["repeated_lines"] is True
     (mark,) = _gsubs(body, "bloomspan-edge-mark")
     assert mark["if"]["params"] == {"state": STATE_FIELD, "edge": True}  # every page: site records are edged too
-    order = [p["gsub"]["tag"].split(":")[0] for p in body["processors"] if "gsub" in p]
-    assert order.index("bloomspan-templates-0") < order.index("bloomspan-edge-unmark") < order.index("bloomspan-phrases-0")
+    order = [p["gsub"]["tag"] for p in body["processors"] if "gsub" in p]
+    assert order.index("bloomspan-templates-0:repeated-lines") < order.index("bloomspan-edge-unmark") \
+        < order.index("bloomspan-phrases-0")
     # "news archive by month" and "back to the top" (4 tokens > 3) are long lines for the section rule
     assert export.left_out["section_long_lines"] == 2 and not _gsubs(body, "bloomspan-section:")
     assert "2 section records on lines longer than section_line_length" in export.left_out_line()

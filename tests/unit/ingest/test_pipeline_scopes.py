@@ -8,7 +8,10 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.ingest.pipeline_scopes import document_scopes
+from bloomspan.engine.text.slots import number_token_mask
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.ingest.pipeline_scopes import document_scopes, repeats_a_line
 from bloomspan.ingest.template_matcher import template_scopes
 
 URLS = ["https://a.example/docs/api/x.html", "https://a.example/", "https://a.example", "https://a.example/x",
@@ -47,3 +50,35 @@ def test_no_site_no_scope_and_wrong_types_refuse_the_document():
     assert document_scopes("a.example", "https://[::1/a/b") is None
     assert document_scopes("a.example", "https://[::1]/a/b") is None  # a bracketed host is not validated: refused
     assert document_scopes("a.example", "https://[ab]/a/b") is None
+
+
+def _matcher_repeats_a_line(text: str) -> bool:
+    """The matcher's notion: two lines (runs of tokens between line breaks) with the same
+    tokens, numbers read as one slot."""
+    vocab = Vocabulary()
+    ids, offsets, starts, _ = encode_batch([text], vocab, True, count_df=False)
+    names = vocab.tokens()
+    number = number_token_mask(names) if names else []
+    lines: dict[int, list] = {}
+    for t, c in zip(ids.tolist(), starts.tolist()):
+        line = text.count("\n", 0, c)
+        lines.setdefault(line, []).append("<num>" if number[t] else names[t])
+    keys = [tuple(v) for v in lines.values()]
+    return len(set(keys)) < len(keys)
+
+
+LINE_PARTS = ["Contact", "contact", "CONTACT", "Straße", "STRASSE", "ﬁle", "file", "Ｆile", "2024", "2031", "²",
+              "x\u0306", "x̆", "·", " ", "—", "Σας", "σας", "İ", "i", "𝐀", "a", "中文"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINE_PARTS), max_size=4).map(" ".join), min_size=1, max_size=6))
+def test_a_page_the_matcher_sees_repeating_a_line_repeats_one_for_the_pipeline(lines):
+    text = "\n".join(lines)
+    if _matcher_repeats_a_line(text):
+        assert repeats_a_line(text), text
+
+
+def test_repeats_a_line_reads_letters_only():
+    assert repeats_a_line("Since: 3\nbody\nSince: 12") and repeats_a_line("2024\n2031")
+    assert not repeats_a_line("Home | Shop\nContact\n---\n---") and not repeats_a_line("")
