@@ -242,6 +242,8 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
             left_out["scoped_without_scope_field"] += 1
             continue
         exact.setdefault(scope, []).append((tuple(p.tokens), int(p.df or 0)))
+        if scope is not None and templates:
+            mined.add(scope)  # the matcher counts every phrase's scope as mined, a scoped exact one's too
     if not records and not exact:
         raise IngestConfigError("phrases", 0, "the phrase set is empty: mine first")
     target = field if mode == "strip" else f"{field}_clean"

@@ -133,6 +133,11 @@ def test_exact_phrases_stand_down_on_the_sites_the_detector_mined():
     body = build_pipeline(_set(3), templates=RECORDS, scope_field="site", url_field="url")
     (gsub,) = _gsubs(body, "bloomspan-phrases")
     assert set(gsub["if"]["params"]["none_of"]) == {"a.example", "a.example/news", "b.example"}
+    scoped = PhraseSet.from_records([{"tokens": ["x", "y"], "df": 9}, {"tokens": ["z", "w"], "df": 9,
+                                                                       "scope": "c.example"}])
+    gsubs = _gsubs(build_pipeline(scoped, templates=RECORDS, scope_field="site"), "bloomspan-phrases")
+    assert [g["if"]["params"].get("scope") for g in gsubs] == [None, "c.example"]
+    assert "c.example" in gsubs[0]["if"]["params"]["none_of"]  # as TemplateMatcher's mined scopes
     on_sites = [CONFIG | {"template_config": {**CONFIG["template_config"], "exact_phrases_on_sites": True}}] + RECORDS[1:]
     (gsub,) = _gsubs(build_pipeline(_set(3), templates=on_sites, scope_field="site"), "bloomspan-phrases")
     assert "none_of" not in gsub["if"]["params"]
