@@ -294,7 +294,8 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
         left_out["beyond_top"] += max(0, len(ranked) - top)
         ordered = sorted((r[0] for r in ranked[:top]), key=lambda t: (-len(t), t))  # longest first
         n_exact += len(ordered)
-        params = {"scope": scope} if scope is not None else (guard if guard is not None else always)
+        # The guard holds for scoped exact phrases too (the matcher stands every exact phrase down on a mined scope).
+        params = {**({"scope": scope} if scope is not None else always), **(guard or {})}
         for k, chunk in enumerate(_chunks(ordered, phrases_per_processor)):
             tag = f"bloomspan-phrases-{k}" if scope is None else f"bloomspan-phrases:{scope}-{k}"
             processors.append(_gsub(target, alternation([inline_regex(t) for t in chunk], INLINE_FLAGS), tag, params))

@@ -138,6 +138,7 @@ def test_exact_phrases_stand_down_on_the_sites_the_detector_mined():
     gsubs = _gsubs(build_pipeline(scoped, templates=RECORDS, scope_field="site"), "bloomspan-phrases")
     assert [g["if"]["params"].get("scope") for g in gsubs] == [None, "c.example"]
     assert "c.example" in gsubs[0]["if"]["params"]["none_of"]  # as TemplateMatcher's mined scopes
+    assert gsubs[1]["if"]["params"]["none_of"] == gsubs[0]["if"]["params"]["none_of"]  # stands down there too
     on_sites = [CONFIG | {"template_config": {**CONFIG["template_config"], "exact_phrases_on_sites": True}}] + RECORDS[1:]
     (gsub,) = _gsubs(build_pipeline(_set(3), templates=on_sites, scope_field="site"), "bloomspan-phrases")
     assert "none_of" not in gsub["if"]["params"]
