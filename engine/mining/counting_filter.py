@@ -84,7 +84,9 @@ REGION_CELLS = 256 * 1024      # a region of the partitioned build: a quarter of
 MAX_REGIONS = 4096             # scatter targets of one partitioning pass
 BUILD_CHUNK_TOKENS = (1 << 20, 1 << 25)  # bounds of the build's chunk (sized by the table)
 HOT_REGION_BYTES = 256 * 1024  # a slice of the hot bitmap the query tests at a time: a quarter of L2
-QUERY_CHUNK_TOKENS = (1 << 18, 1 << 23)  # bounds of the query's chunk (sized by the table)
+QUERY_CHUNK_TOKENS = (1 << 12, 1 << 23)  # bounds of the query's chunk (small: its buffers stay in L1)
+HOT_ANY_BITS_PER_HOT = 64      # size of the query's first bitmap per hot cell ...
+HOT_ANY_MAX_BYTES = 4 * 1024 * 1024  # ... up to this (an eighth of L3); more hot cells: regions
 KEY_SAMPLE_CHUNK_TOKENS = 1 << 16  # the table size is estimated on every 16th chunk of this size
 KEY_SAMPLE_EVERY = 16
 
@@ -264,13 +266,16 @@ def _lowest_bit(word):
 
 
 @njit(cache=True)
-def _query_chunk(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot, buf, shift, n_regions, hits):
+def _query_chunk(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot, hot_any, buf, shift, n_regions,
+                 hits):
     """Candidate positions of documents [d_lo, d_hi), as offsets from ``doc_offsets[d_lo]``,
     ascending, into ``hits``; returns their number.
 
     The chunk's keys are hashed into ``buf.cells`` / ``buf.offsets`` first. A hot bitmap that
-    fits in L2 (``n_regions == 1``) is tested in position order, so the hits come out sorted.
-    A larger one gets the (cell, offset) pairs radix-partitioned by bitmap region first (the
+    fits in L2 (``n_regions == 1``, ``hot_any`` empty) is tested in position order, so the
+    hits come out sorted. With few hot cells (``hot_any``, see :func:`hot_any_bitmap`) a key
+    reads the big bitmap only when its bit in the small one is set, also in position order.
+    A larger one with many hot cells gets the (cell, offset) pairs radix-partitioned by bitmap region first (the
     build's counting sort, carrying the offsets), so the bit tests walk one cache-sized slice
     of the bitmap after the other; the hits, then out of order, are set in a bit array over
     the chunk and read back in order."""
@@ -278,6 +283,15 @@ def _query_chunk(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot,
     offsets = buf.offsets
     n = _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells, offsets, True)
     k = 0
+    if hot_any.shape[0] > 0:
+        mask = np.int64(hot_any.shape[0]) * 8 - 1
+        for i in range(n):
+            c = cells[i]
+            a = np.int64(c) & mask
+            if (hot_any[a >> 3] >> (a & 7)) & 1 and (hot[c >> 3] >> (c & 7)) & 1:
+                hits[k] = offsets[i]
+                k += 1
+        return k
     if n_regions <= 1:
         for i in range(n):
             c = cells[i]
@@ -315,6 +329,27 @@ def _query_chunk(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, hot,
                 k += 1
                 word &= word - one
     return k
+
+
+@njit(cache=True)
+def _query_kernel(tokens, doc_offsets, bounds, frequent, kgram, n_cells, hot, hot_any, buf, shift, n_regions, hits):
+    """:func:`_query_chunk` over every chunk; returns the hits of all chunks one after the
+    other (uint32 offsets, an array grown by doubling) and the number of each chunk's."""
+    n_chunks = bounds.shape[0] - 1
+    counts = np.zeros(n_chunks, dtype=np.int64)
+    found = np.empty(max(1024, hits.shape[0]), dtype=np.uint32)
+    total = 0
+    for c in range(n_chunks):
+        k = _query_chunk(tokens, doc_offsets, bounds[c], bounds[c + 1], frequent, kgram, n_cells, hot, hot_any, buf,
+                         shift, n_regions, hits)
+        if total + k > found.shape[0]:
+            grown = np.empty(max(2 * found.shape[0], total + k), dtype=np.uint32)
+            grown[:total] = found[:total]
+            found = grown
+        found[total:total + k] = hits[:k]
+        total += k
+        counts[c] = k
+    return found[:total].copy(), counts
 
 
 @njit(cache=True)
@@ -445,6 +480,21 @@ def _hot_bitmap_kernel(counters, threshold, bits):
         bits[c >> 3] |= np.uint8(counters[c] >= threshold) << np.uint8(c & 7)
 
 
+@njit(cache=True)
+def _popcount_kernel(bits):
+    total = 0
+    for b in range(bits.shape[0]):
+        x = bits[b]
+        while x:
+            x &= x - np.uint8(1)
+            total += 1
+    return total
+
+
+def _count_set_bits(bits: np.ndarray) -> int:
+    return int(_popcount_kernel(bits))
+
+
 def hot_bitmap(counters: np.ndarray, threshold: int) -> np.ndarray:
     """uint8 (ceil(n_cells / 8) + 1,): bit ``c % 8`` of byte ``c // 8`` set iff ``counters[c] >= threshold``.
 
@@ -474,17 +524,59 @@ class QueryBuffers(NamedTuple):
     passed: np.ndarray
 
 
-def query_layout(n_cells: int) -> tuple[int, int, int]:
-    """``(shift, n_regions, chunk_tokens)`` of the query: the hot bitmap (an eighth of the
-    table) is tested in regions of ``2**shift`` cells, each ``HOT_REGION_BYTES`` of bitmap;
-    (0, 1, ...) when the whole bitmap fits in one. Chunks hold enough keys to touch most of
-    the bitmap's cache lines once per pass."""
+@njit(cache=True)
+def _hot_any_kernel(hot, n_bits, out):
+    mask = np.int64(n_bits - 1)
+    for b in range(hot.shape[0]):
+        byte = hot[b]
+        if byte:
+            for j in range(8):
+                if (byte >> j) & 1:
+                    a = (np.int64(b) * 8 + j) & mask
+                    out[a >> 3] |= np.uint8(1) << np.uint8(a & 7)
+
+
+def hot_any_bitmap(hot: np.ndarray, n_bits: int) -> np.ndarray:
+    """uint8 (n_bits / 8,): bit ``a`` set iff some hot cell ``c`` has ``c % n_bits == a``
+    (``n_bits`` a power of two). A key whose bit here is clear is not a candidate; one whose
+    bit is set still reads its own bit of ``hot``. Cells are spread uniformly by
+    :func:`cell_of`, so with ``n_bits`` >= ``HOT_ANY_BITS_PER_HOT`` times the hot cells at
+    most one key in that many that is not a candidate reads the big bitmap."""
+    out = np.zeros(n_bits // 8, dtype=np.uint8)
+    _hot_any_kernel(hot, np.int64(n_bits), out)
+    return out
+
+
+def hot_any_bitmap_reference(hot, n_bits: int) -> np.ndarray:
+    """Readable twin of :func:`hot_any_bitmap`."""
+    hot_cells = np.flatnonzero(np.unpackbits(np.asarray(hot, dtype=np.uint8), bitorder="little"))
+    bits = np.zeros(n_bits, dtype=bool)
+    bits[hot_cells % n_bits] = True
+    return np.packbits(bits, bitorder="little")
+
+
+def query_layout(n_cells: int, n_hot: int = 0) -> tuple[int, int, int, int]:
+    """``(shift, n_regions, chunk_tokens, any_bits)`` of the query for a table of ``n_cells``
+    with ``n_hot`` hot cells.
+
+    * The hot bitmap (an eighth of the table) fits in ``HOT_REGION_BYTES``: tested directly,
+      ``(0, 1, ..., 0)``.
+    * Few hot cells (boilerplate: 0.06 % of the cells at 100 M web tokens): a small bitmap
+      of ``any_bits`` bits, ``HOT_ANY_BITS_PER_HOT`` per hot cell, at most
+      ``HOT_ANY_MAX_BYTES``, is tested first (:func:`hot_any_bitmap`), ``(0, 1, ..., any_bits)``.
+    * Otherwise the bitmap is tested in regions of ``2**shift`` cells, each
+      ``HOT_REGION_BYTES`` of bitmap, by chunks that hold enough keys to touch most of its
+      cache lines once per pass.
+    """
     region_cells = 8 * HOT_REGION_BYTES
-    if n_cells <= region_cells:
-        return 0, 1, QUERY_CHUNK_TOKENS[0]
-    shift = (region_cells - 1).bit_length()
     lo, hi = QUERY_CHUNK_TOKENS
-    return shift, -(-n_cells >> shift), min(hi, max(lo, n_cells // 8))
+    if n_cells <= region_cells:
+        return 0, 1, lo, 0
+    any_bits = 1 << max(16, (HOT_ANY_BITS_PER_HOT * max(1, n_hot) - 1).bit_length())
+    if any_bits <= 8 * HOT_ANY_MAX_BYTES:
+        return 0, 1, lo, any_bits
+    shift = (region_cells - 1).bit_length()
+    return shift, -(-n_cells >> shift), min(hi, max(lo, n_cells // 8)), 0
 
 
 def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters: np.ndarray, threshold: int,
@@ -493,8 +585,8 @@ def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters:
     """Start positions of the counted keys (see :func:`build_counting_filter`) whose cell
     reads >= ``threshold``.
 
-    One pass over the corpus, a chunk of documents at a time (:func:`_query_chunk`); each
-    chunk's hits are kept as uint32 offsets (4 bytes per candidate, no array the length of
+    One pass over the corpus, a chunk of documents at a time (:func:`_query_chunk`); the
+    chunks' hits are kept as uint32 offsets (4 bytes per candidate, no array the length of
     the corpus) and placed at the end. Returns ``(pos, doc)``: int64 (C,) ascending positions
     and int32 (C,) their documents.
     """
@@ -502,7 +594,8 @@ def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters:
     kgram = _kgram(kgram)
     n_cells = counters.shape[0]
     hot = hot_bitmap(counters, threshold)
-    shift, n_regions, chunk_tokens = query_layout(n_cells)
+    shift, n_regions, chunk_tokens, any_bits = query_layout(n_cells, _count_set_bits(hot))
+    hot_any = hot_any_bitmap(hot, any_bits) if any_bits else np.zeros(0, dtype=np.uint8)
     bounds, widest = _chunk_bounds(doc_offsets, chunk_tokens)
     partitioned = n_regions > 1
     cell_dtype = _cell_dtype(n_cells)
@@ -511,16 +604,10 @@ def candidate_occurrences(tokens: np.ndarray, doc_offsets: np.ndarray, counters:
                        np.empty(widest if partitioned else 0, dtype=np.uint32),
                        np.zeros(widest // 64 + 1 if partitioned else 0, dtype=np.uint64))
     hits = np.empty(widest, dtype=np.uint32)
-    found, counts = [], np.zeros(bounds.shape[0] - 1, dtype=np.int64)
     with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
-        for c in range(bounds.shape[0] - 1):
-            k = _query_chunk(tokens, doc_offsets, bounds[c], bounds[c + 1], frequent, np.int64(kgram),
-                             np.int64(n_cells), hot, buf, np.int64(shift), np.int64(n_regions), hits)
-            counts[c] = k
-            found.append(hits[:k].copy())
-    del hot, buf, hits
-    offsets = np.concatenate(found) if found else np.zeros(0, dtype=np.uint32)
-    del found
+        offsets, counts = _query_kernel(tokens, doc_offsets, bounds, frequent, np.int64(kgram), np.int64(n_cells),
+                                        hot, hot_any, buf, np.int64(shift), np.int64(n_regions), hits)
+    del hot, hot_any, buf, hits
     pos = np.empty(offsets.shape[0], dtype=np.int64)
     doc = np.empty(offsets.shape[0], dtype=np.int32)
     _place_candidates(doc_offsets, bounds, counts, offsets, pos, doc)

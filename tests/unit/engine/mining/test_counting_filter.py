@@ -278,18 +278,43 @@ def test_partitioned_query_matches_reference(monkeypatch, kgram, chunk_tokens):
     counters = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
     want = cf.candidate_occurrences_reference(tokens, offsets, counters, 3, None, kgram)
     monkeypatch.setattr(cf, "HOT_REGION_BYTES", 32)
+    monkeypatch.setattr(cf, "HOT_ANY_MAX_BYTES", 0)  # as if the hot cells were too many for the small bitmap
     monkeypatch.setattr(cf, "QUERY_CHUNK_TOKENS", (chunk_tokens, chunk_tokens))
-    shift, n_regions, _ = cf.query_layout(n_cells)
-    assert (shift, n_regions) == (8, 24)
+    assert cf.query_layout(n_cells, 100) == (8, 24, min(chunk_tokens, max(chunk_tokens, n_cells // 8)), 0)
     pos, doc = cf.candidate_occurrences(tokens, offsets, counters, 3, None, kgram)
     assert 0 < len(want[0]) < cf.count_keys(tokens, offsets, None, kgram)  # some keys pass, not all
     assert pos.tolist() == want[0].tolist() and doc.tolist() == want[1].tolist()
 
 
+@pytest.mark.parametrize("kgram", [0, 3])
+def test_sparse_hot_cells_query_matches_reference(monkeypatch, kgram):
+    """Few hot cells: the small bitmap is tested first; it must never hide a candidate."""
+    tokens, offsets = random_corpus(9, 2000, 300, max_len=40)
+    n_cells = 20000
+    counters = cf.build_counting_filter(tokens, offsets, n_cells, None, kgram)
+    want = cf.candidate_occurrences_reference(tokens, offsets, counters, 4, None, kgram)
+    monkeypatch.setattr(cf, "HOT_REGION_BYTES", 32)
+    n_hot = int((counters >= 4).sum())
+    shift, n_regions, _, any_bits = cf.query_layout(n_cells, n_hot)
+    assert (shift, n_regions) == (0, 1) and any_bits >= cf.HOT_ANY_BITS_PER_HOT * n_hot
+    pos, doc = cf.candidate_occurrences(tokens, offsets, counters, 4, None, kgram)
+    assert 0 < len(want[0]) < cf.count_keys(tokens, offsets, None, kgram)
+    assert pos.tolist() == want[0].tolist() and doc.tolist() == want[1].tolist()
+
+
+@KERNEL
+@given(st.lists(st.integers(0, 255), max_size=80), st.sampled_from([8, 16, 64]))
+def test_hot_any_bitmap_matches_reference(hot_bytes, n_bits):
+    hot = np.array(hot_bytes, dtype=np.uint8)
+    assert cf.hot_any_bitmap(hot, n_bits).tolist() == cf.hot_any_bitmap_reference(hot, n_bits).tolist()
+    assert cf._count_set_bits(hot) == int(np.unpackbits(hot).sum())
+
+
 def test_query_layout_tests_small_bitmaps_directly():
-    assert cf.query_layout(8 * cf.HOT_REGION_BYTES)[:2] == (0, 1)
-    shift, n, chunk = cf.query_layout(10**10)
-    assert n << shift >= 10**10 and (n - 1) << shift < 10**10
+    assert cf.query_layout(8 * cf.HOT_REGION_BYTES) == (0, 1, cf.QUERY_CHUNK_TOKENS[0], 0)
+    assert cf.query_layout(10**9, 1000)[3] == 1 << 16
+    shift, n, chunk, any_bits = cf.query_layout(10**10, 10**7)
+    assert any_bits == 0 and n << shift >= 10**10 and (n - 1) << shift < 10**10
     assert cf.QUERY_CHUNK_TOKENS[0] <= chunk <= cf.QUERY_CHUNK_TOKENS[1]
 
 
