@@ -347,8 +347,10 @@ class CorpusStore:
 
     def _load_vocabulary(self) -> Vocabulary:
         v = self._committed["vocabulary"]
-        if v["size"] == 0:
-            return Vocabulary()
+        if v["size"] == 0:  # documents without a token yet: they still count in n_docs
+            vocab = Vocabulary()
+            vocab.add_document_counts([] for _ in range(int(v["n_docs"])))
+            return vocab
         with open(self.work_dir / v["tokens_file"], "rb") as f:
             data = f.read(v["bytes"])
         if self._df_fd is not None and self._df_fd[0] == v["df_file"]:

@@ -65,6 +65,20 @@ def test_create_append_open(tmp_path):
     store.close()
 
 
+def test_documents_without_tokens_keep_their_count_across_a_reopen(tmp_path):
+    """A store of token-less documents has an empty vocabulary; reopening it lost the documents
+    it had counted (n_docs 0 instead of 2), so the next batch's document numbers started over."""
+    with CorpusStore.create(tmp_path / "c") as store:
+        store.append(["a", "b"], ["", "!?"])
+    store = CorpusStore.open(tmp_path / "c")
+    assert store.vocabulary.n_docs == store.n_docs == 2 and len(store.vocabulary) == 0
+    store.append(["c"], ["cat cat"])
+    store.close()
+    store = CorpusStore.open(tmp_path / "c")
+    assert store.vocabulary.n_docs == 3 and store.vocabulary.df.tolist() == [1]
+    store.close()
+
+
 @settings(derandomize=True, max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(alphabet=st.sampled_from(list("abAB İΣς,.\n\r😀_")), max_size=15), max_size=12),
