@@ -117,6 +117,8 @@ def _task_cpu(before: dict, after: dict) -> dict:
     everything else the workers timed (transfers, (de)serialisation, spilling) by activity."""
     out: dict[str, float] = {}
     for key, value in after.items():
+        if isinstance(key, tuple) and key[0] == "get-data" and key[-1] == "bytes":  # bytes workers served
+            out["bytes:get-data"] = out.get("bytes:get-data", 0.0) + value - before.get(key, 0.0)
         if not isinstance(key, tuple) or key[-1] != "seconds":
             continue
         delta = value - before.get(key, 0.0)
@@ -176,7 +178,7 @@ def _file_runs(a, path: Path, work: Path) -> list[tuple]:
                                 DaskConfig(address), id_field="id")
             return s.tokens, s.report["stats"]
 
-        r = _distributed(n, a.memory_limit, run)
+        r = _distributed(n, _memory(a, n), run)
         if (out / "phrases.jsonl").read_bytes() != reference:
             raise SystemExit(f"local:{n}: phrases.jsonl differs from the single-node run")
         rows.append((f"`--dask local:{n}`", r))
@@ -226,7 +228,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
                 stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
                 return s.tokens_mined, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
 
-            r = _distributed(k, a.memory_limit, run)
+            r = _distributed(k, _memory(a, k), run)
             if _published(client, prefix + name) != reference:
                 raise SystemExit(f"local:{k}: the published template index differs from the single-node one")
             rows.append((f"`--dask local:{k}`", r))
@@ -267,6 +269,14 @@ def _load(client, index: str, path: Path, index_text: bool = True) -> None:
           file=sys.stderr)
 
 
+def _memory(a, workers: int) -> str:
+    if len(a.memory_limit) == 1:
+        return a.memory_limit[0]
+    if len(a.memory_limit) != len(a.workers):
+        raise SystemExit(f"--memory-limit {' '.join(a.memory_limit)}: give one value, or one per --workers entry")
+    return a.memory_limit[a.workers.index(workers)]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=48000)
@@ -274,7 +284,8 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
-    ap.add_argument("--memory-limit", default="3GiB")
+    ap.add_argument("--memory-limit", nargs="+", default=["3GiB"],
+                    help="Per worker; one value for every run, or one per --workers entry")
     ap.add_argument("--corpus", default=None, help="Existing JSONL (default: generate the web crawl)")
     ap.add_argument("--index-url", default=None, help="Mine a live index on this node instead of the file")
     ap.add_argument("--prefix", default=None, help="Index name prefix (bstest-dask-...; default: random); "
