@@ -7,7 +7,8 @@ and it costs about a quarter of a CPU second per process (as much as importing n
 loading machine code from the cache needs none of it — only the runtime's symbols (NRT,
 numba's C helpers), which the loaded code calls. :func:`lean_cache_loads` makes cache
 loads skip the refresh. Compiling still refreshes first (numba's compiler does so itself),
-so a kernel missing from the cache compiles as before.
+so a kernel missing from the cache compiles as before; a lean load that fails for any reason
+is retried the way numba loads (refresh first), so the worst case is today's cost.
 
 It replaces one method of numba's ``FunctionCache``; when numba has no such method (a
 version whose cache works differently) nothing is replaced and kernels load as numba
@@ -46,10 +47,17 @@ def lean_cache_loads() -> bool:
 
     def load_overload(self, sig, target_context):
         # What the refresh would have done that loaded code needs: the runtime's symbols.
-        runtime.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-        return None  # the guard swallowed an I/O error: numba compiles instead
+        try:
+            runtime.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # the guard swallowed an I/O error: numba compiles instead
+        except Exception as exc:  # noqa: BLE001 - any failure of the lean path takes numba's own
+            log.debug("lean cache load of %s failed (%s): loading with numba's refresh", sig, type(exc).__name__)
+            target_context.refresh()
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None
 
     cache_class.load_overload = load_overload
     _installed = True
