@@ -91,8 +91,9 @@ STEPS: tuple[Step, ...] = (
           "--mode strip --mine-index {crawl} --every 6h --lease-index {lease} --work-dir {work}/serve",),
          background=True),
     Step("bloomspan pipeline --template-index bloomspan-templates --url URL --pipeline-id bloomspan-clean "
-         "--field text --top 500",
-         ("pipeline --template-index {tpl} --url {url} --pipeline-id {pipeline} --field text --top 500",)),
+         "--field text --scope-field site --url-field url --top 500",
+         ("pipeline --template-index {tpl} --url {url} --pipeline-id {pipeline} --field text --scope-field site "
+          "--url-field url --top 500",)),
     Step("bloomspan curate deny 'All rights reserved by ACME' --template-index bloomspan-templates "
          "--site shop.example --why 'legal text is content'",
          ("curate deny 'All rights reserved by ACME' --url {url} --template-index {tpl} --site shop.example "
