@@ -429,7 +429,9 @@ class TemplateMatcher:
             if not docs:
                 continue
             counts = np.asarray([doc_lines[d + 1] - doc_lines[d] for d in docs], dtype=np.int64)
-            take = np.minimum(counts, model.edge_lines)  # the edge lines of each page, and no others
+            # the edge lines of each page and the line beside them, no others: zone_lines needs
+            # to see that a page holds more lines than its edge (a shorter page has no zone)
+            take = np.minimum(counts, model.edge_lines + 1)
             first = doc_lines[docs] if model.edge == "start" else doc_lines[np.asarray(docs) + 1] - take
             lines = (np.repeat(first, take) + np.arange(int(take.sum())) - np.repeat(np.cumsum(take) - take, take))
             page_lines = np.concatenate([[0], np.cumsum(take)]).astype(np.int64)

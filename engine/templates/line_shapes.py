@@ -6,7 +6,8 @@ tables name other pages, so no whole line repeats and neither the block miner no
 skeleton (:mod:`.page_skeleton`) has an anchor. What does repeat is the line's *shape*:
 
 * **zone**: the first (``edge = "start"``) or last (``"end"``) :data:`EDGE_LINES` lines of a
-  page. Chrome sits at a page's edges; content sits between them.
+  page. Chrome sits at a page's edges; content sits between them. A page of no more lines
+  than that has no zone (a one-line document is all content as far as edges can tell).
 * **fixed tokens** of a group (a site) and zone: tokens in the zone of at least
   :data:`FIXED_FRACTION` of the group's pages, and of at least ``sigma`` of them
   (``sigma = group_sigma(pages)``, the other passes' threshold).
@@ -254,9 +255,11 @@ def shape_lines_reference(local: Sequence[int], starts: Sequence[int], ends: Seq
 
 def zone_lines(line_starts: np.ndarray, page_lines: np.ndarray, edge: str, edge_lines: int) -> np.ndarray:
     """int64 (Z,): indices of the lines in each page's zone, page by page. ``page_lines`` int64
-    (P+1,): the pages' line ranges in ``line_starts`` (B,)."""
+    (P+1,): the pages' line ranges in ``line_starts`` (B,). A page of at most ``edge_lines``
+    lines has no zone: its edge would be all of it, content included (a document stored as one
+    line is the common case), and chrome is told apart by sitting beside content."""
     counts = np.diff(page_lines)
-    take = np.minimum(counts, edge_lines)
+    take = np.where(counts > edge_lines, np.minimum(counts, edge_lines), 0)
     first = page_lines[:-1] if edge == "start" else page_lines[1:] - take
     if take.sum() == 0:
         return np.zeros(0, dtype=np.int64)

@@ -12,11 +12,13 @@ from hypothesis import given, settings, strategies as st
 from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.engine.templates.line_shapes import (
+    EDGE_LINES,
     RECORD_VERSION,
     LineShapeModel,
     shape_key,
     shape_lines,
     shape_lines_reference,
+    zone_lines,
 )
 from bloomspan.ingest.template_matcher import TemplateMatcher, template_scopes
 from tests.support.navigation_pages import WORDS, texinfo_site
@@ -146,3 +148,12 @@ def test_the_matcher_covers_what_mining_covered_on_random_sites(pages, gap):
     matcher = TemplateMatcher(json.loads(json.dumps(run.records)))
     found = matcher.find_batch(pages, ["r.example"] * len(pages))
     assert np.concatenate([m.token_mask() for m in found]).tolist() == run.detection.coverage.tolist()
+
+
+def test_a_page_no_longer_than_its_edge_has_no_zone():
+    # pages of 1, 3, 4 and 7 lines (line starts 0..14): only the last two have edges beside content
+    page_lines = np.array([0, 1, 4, 8, 15], dtype=np.int64)
+    line_starts = np.arange(15, dtype=np.int64)
+    assert EDGE_LINES == 3
+    assert zone_lines(line_starts, page_lines, "start", 3).tolist() == [4, 5, 6, 8, 9, 10]
+    assert zone_lines(line_starts, page_lines, "end", 3).tolist() == [5, 6, 7, 12, 13, 14]
