@@ -26,6 +26,19 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+# The detector's kernels take int64 arguments: a larger knob would fail inside numba.
+_KNOB_MAX = 2**63 - 1
+
+
+def _int_knob_error(v: Any, low: int, what: str) -> str | None:
+    """Why ``v`` is not an integer knob of at least ``low`` (``what``: its unit), or None."""
+    if not _is_int(v) or v < low:
+        return f"must be an integer >= {low} ({what})"
+    if v > _KNOB_MAX:
+        return f"must be an integer from {low} to 2**63-1 ({what})"
+    return None
+
+
 def _is_share(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
 
@@ -71,8 +84,8 @@ class SkeletonConfig:
                                 ("site_echo_length", 0, "tokens, 0 = off"), ("toc_min_lines", 0, "lines, 0 = off"),
                                 ("toc_line_length", 1, "tokens"), ("box_min_lines", 0, "lines, 0 = off")):
             v = getattr(self, name)
-            if not _is_int(v) or v < low:
-                raise ConfigError(f"skeleton.{name}", v, f"must be an integer >= {low} ({what})")
+            if (why := _int_knob_error(v, low, what)) is not None:
+                raise ConfigError(f"skeleton.{name}", v, why)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -225,12 +238,12 @@ class TemplateConfig:
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),
                                 ("global_min_sites", 2, "a phrase of one site is that site's template")):
             v = getattr(self, name)
-            if not _is_int(v) or v < low:
-                raise ConfigError(name, v, f"must be an integer >= {low} ({what})")
+            if (why := _int_knob_error(v, low, what)) is not None:
+                raise ConfigError(name, v, why)
         for name in ("global_min_length", "scoped_min_length"):
             v = getattr(self, name)
-            if v is not None and (not _is_int(v) or v < 2):
-                raise ConfigError(name, v, "must be an integer >= 2, or None to switch the pass off")
+            if v is not None and (why := _int_knob_error(v, 2, "tokens")) is not None:
+                raise ConfigError(name, v, why.replace(" (tokens)", ", or None to switch the pass off"))
         for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites", "middle_repeated_lines"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")

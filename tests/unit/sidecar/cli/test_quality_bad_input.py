@@ -1,0 +1,34 @@
+"""`bloomspan templates` and `mine --template-config` with out-of-range knobs: one line naming
+the flag or key, exit 2, no file written (a knob above int64 failed inside numba after mining)."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from bloomspan.sidecar.cli.main import cli
+from bloomspan.sidecar.corpora import generate_web, write_jsonl
+
+
+def test_templates_refuses_a_line_shape_gap_above_int64(tmp_path):
+    corpus = tmp_path / "web.jsonl"
+    write_jsonl(generate_web(40, 2), corpus)
+    out = tmp_path / "t.jsonl"
+    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out),
+                                   "--line-shape-gap", str(10**20)])
+    assert res.exit_code == 2, res.output
+    assert "--line-shape-gap" in res.output and "2**63-1" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_mine_refuses_a_template_config_knob_above_int64_before_mining(tmp_path):
+    corpus = tmp_path / "web.jsonl"
+    write_jsonl(generate_web(40, 2), corpus)
+    knobs = tmp_path / "knobs.json"
+    knobs.write_text(json.dumps({"section_line_length": 10**20}))
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(corpus), "--field", "text", "--id-field", "id",
+                                   "--out", str(tmp_path / "out"), "--site-field", "site", "--url-field", "url",
+                                   "--template-config", str(knobs), "--progress", "none"])
+    assert res.exit_code == 2, res.output
+    assert "--template-config" in res.output and "section_line_length" in res.output and "2**63-1" in res.output
+    assert not (tmp_path / "out" / "phrases.jsonl").exists()
