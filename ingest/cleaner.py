@@ -49,8 +49,9 @@ Stripping is idempotent: removing a span never leaves a phrase of the set formed
 the junction, so a second pass over a stripped text removes nothing. The phrase matcher
 closes its spans under removal (:mod:`.matcher`, ``fixed_point``): boilerplate that was
 interrupted by other boilerplate (a footer split by a cookie banner) is boilerplate too,
-and is removed with it. With template records (line rules, skeletons) the stripped text
-is matched again until a pass removes nothing, and the tokens those passes remove count
+and is removed with it. With template records (line rules, skeletons) or protected text
+(``protected``, the deny entries' phrases) the stripped text is matched again until a pass
+removes nothing, and the tokens those passes remove count
 in ``r`` in ``strip`` and ``downweight`` mode (``mark`` reports the spans of the text as
 it is).
 
@@ -87,6 +88,7 @@ from typing import Any
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 
 from .chunking import chunk_text, validate_chunking
+from .denied_text import DeniedText
 from .errors import (
     CleaningFailedError,
     DocumentError,
@@ -383,9 +385,14 @@ class Cleaner:
     records: line-anchored blocks, slots, site scopes, page skeletons) used instead of the
     plain phrase matcher; ``phrase_set`` may then be None (the matcher's phrases are used).
     A document's scopes are its ``scope_field`` (site) and the sections of its ``url_field``.
+
+    ``protected``: a :class:`~.denied_text.DeniedText` (the operator's deny entries): its
+    phrases' occurrences stay uncovered whatever record covered them (the text around them
+    is cleaned as before; :mod:`.curated_cleaner` gives each cleaner the entries of its scopes).
     """
 
-    def __init__(self, phrase_set: PhraseSet | None, config: CleanerConfig, *, templates=None):
+    def __init__(self, phrase_set: PhraseSet | None, config: CleanerConfig, *, templates=None,
+                 protected: DeniedText | None = None):
         if not isinstance(config, CleanerConfig):
             raise IngestConfigError("config", config, "must be a CleanerConfig")
         if templates is not None and not isinstance(templates, TemplateMatcher):
@@ -394,9 +401,12 @@ class Cleaner:
             phrase_set = templates.phrase_set
         if not isinstance(phrase_set, PhraseSet):
             raise IngestConfigError("phrase_set", phrase_set, "must be a PhraseSet (PhraseSet.from_jsonl / from_records)")
+        if protected is not None and not isinstance(protected, DeniedText):
+            raise IngestConfigError("protected", protected, "must be a DeniedText (the deny entries' phrases) or None")
         self.phrase_set = phrase_set
         self.config = config
         self.templates = templates
+        self.protected = protected or None
         if templates is not None:
             self.templates = templates = templates.matching(config.match, config.min_length)
             self._ids = list(phrase_set.ids) + [TEMPLATE_SPAN_ID]
@@ -406,20 +416,23 @@ class Cleaner:
 
     def _find(self, texts: list[str], scopes: list) -> list[MatchResult]:
         if self.templates is not None:
-            return self.templates.find_match_results(texts, scopes)
-        return self.matcher.find_batch(texts, scopes, fixed_point=True)
+            found = self.templates.find_match_results(texts, scopes)
+        else:
+            found = self.matcher.find_batch(texts, scopes, fixed_point=True)
+        return found if self.protected is None else self.protected.uncover(texts, found)
 
     def _strip_all(self, texts: list[str], scopes: list, matches: list[MatchResult]) -> tuple[list[str], list[int]]:
         """The stripped texts, and the tokens removed beyond ``matches``' spans: with template
-        records each changed text is matched again until a pass removes nothing (the phrase
-        matcher's spans are already closed under removal)."""
+        records or protected text each changed text is matched again until a pass removes
+        nothing (the phrase matcher's spans alone are already closed under removal; a protected
+        phrase cut out of a span can leave a new junction)."""
         stripped = [strip_spans(t, m) for t, m in zip(texts, matches)]
         extra = [0] * len(texts)
-        if self.templates is None or self.config.mode == "mark":
+        if (self.templates is None and self.protected is None) or self.config.mode == "mark":
             return stripped, extra
         todo = [i for i, m in enumerate(matches) if m.n_spans]
         while todo:
-            again = self.templates.find_match_results([stripped[i] for i in todo], [scopes[i] for i in todo])
+            again = self._find([stripped[i] for i in todo], [scopes[i] for i in todo])
             nxt = []
             for i, m in zip(todo, again):
                 if m.n_spans:

@@ -7,6 +7,11 @@ result is a :class:`CuratedCleaner`: documents whose scopes (their site, and wit
 records their URL sections) hold a scoped deny are cleaned with a set made for those
 scopes, every other document with the base set. The routing happens per document before
 matching; the matcher itself is untouched.
+
+Every cleaner built here also protects the text of the deny entries that apply to its
+documents (the global ones, and those of its scopes): their occurrences stay uncovered
+whatever record covered them, page skeletons and line shapes included
+(:mod:`.denied_text`).
 """
 from __future__ import annotations
 
@@ -17,17 +22,27 @@ from typing import Any
 
 from .cleaner import Cleaner, CleanerConfig, CleanResult
 from .curation import Curated, CurationEntry, curate_records, scoped_deny_scopes
+from .denied_text import DeniedText
 from .phrase_set import PhraseSet
 from .template_matcher import TemplateMatcher, template_scopes
 
 log = logging.getLogger(__name__)
 
 
-def _build(records: list, config: CleanerConfig, with_templates: bool, source: str) -> Cleaner:
+def denied_text(entries: Iterable[CurationEntry], document_scopes: frozenset = frozenset()) -> DeniedText:
+    """The phrases of the deny entries that apply to documents of ``document_scopes``: those
+    without a scope, and those scoped to one of them (an entry naming only a record id has
+    no text to protect)."""
+    return DeniedText(e.tokens for e in entries if e.action == "deny" and e.tokens
+                      and (e.scope is None or e.scope in document_scopes))
+
+
+def _build(records: list, config: CleanerConfig, with_templates: bool, source: str,
+           protected: DeniedText | None = None) -> Cleaner:
     if with_templates:
         matcher = TemplateMatcher(records, source=source)
-        return Cleaner(matcher.phrase_set, config, templates=matcher)
-    return Cleaner(PhraseSet.from_records(records, source=source), config)
+        return Cleaner(matcher.phrase_set, config, templates=matcher, protected=protected)
+    return Cleaner(PhraseSet.from_records(records, source=source), config, protected=protected)
 
 
 class CuratedCleaner:
@@ -68,10 +83,11 @@ class CuratedCleaner:
             cleaner = self._by_key.get(key)
             if cleaner is None:
                 curated = curate_records(self._records, self._entries, document_scopes=key)
-                cleaner = _build(curated.records, self.config, self._with_templates, self._source)
+                protected = denied_text(self._entries, key)
+                cleaner = _build(curated.records, self.config, self._with_templates, self._source, protected)
                 self._by_key[key] = cleaner
-                log.info("curated cleaner for scopes=%s phrases=%d filtered=%d", sorted(key),
-                         len(cleaner.phrase_set), len(curated.filtered))
+                log.info("curated cleaner for scopes=%s phrases=%d filtered=%d protected=%d", sorted(key),
+                         len(cleaner.phrase_set), len(curated.filtered), len(protected))
         return cleaner
 
     def document_key(self, doc: Any) -> frozenset:
@@ -115,7 +131,7 @@ def curated_cleaner(records: Sequence[Any], config: CleanerConfig, entries: Sequ
     curated = curate_records(records, entries)
     if on_curated is not None:
         on_curated(curated)
-    base = _build(curated.records, config, with_templates, source)
+    base = _build(curated.records, config, with_templates, source, denied_text(entries))
     if not scoped_deny_scopes(entries):
         return base
     return CuratedCleaner(records, config, entries, with_templates, source, base, curated)

@@ -19,6 +19,11 @@ them). Rules, applied to the records read from a template index or a phrases fil
   ``strict=True`` (an exported pipeline, which cannot tell sites apart) every deny entry
   applies everywhere: a denied phrase is then never applied, at the cost of not applying it
   on the other sites either.
+* Records that are not phrases (page skeletons, line shapes) cannot be filtered by their
+  tokens; every cleaner built by :mod:`.curated_cleaner` instead leaves each occurrence of
+  a deny entry's tokens uncovered whatever record covered it, phrases overlapping its edge
+  included (:mod:`.denied_text`), on the documents the entry applies to. So a denied phrase
+  is never removed, and the text around it is cleaned as before.
 * **allow** adds the entry's phrase as a record (scoped like the entry) unless a record with
   the same tokens and scope is there already or a deny entry applies to it: boilerplate the
   operator knows about is removed before it is frequent enough to be mined.
@@ -201,7 +206,8 @@ def curate_records(records: Sequence[Any], entries: Iterable[CurationEntry], *,
     out = Curated(records=[])
     present: set[tuple[tuple[str, ...], str | None]] = set()
     for record in records:
-        # Skeleton and configuration records (template detector) are not phrases: never curated.
+        # Skeleton, line-shape and configuration records are not phrases: they pass, and the
+        # cleaners protect the denied text from what they cover (.denied_text).
         if isinstance(record, Mapping) and is_phrase_record(record):
             entry = denying_entry(record, denies, scopes, strict)
             if entry is not None:

@@ -4,7 +4,9 @@ Deny entries without a scope filter the mined phrases (and the template detector
 records) by the containment rule of :mod:`bloomspan.ingest.curation`: a phrase that contains
 a denied phrase, or lies inside one, is not published, so it stays denied after every re-mine
 and ``--annotate`` never writes it onto a document. The run's coverage (its covered share,
-clutter report, bitmaps and annotation) is recomputed from the phrases that remain. Scoped
+clutter report, bitmaps and annotation) is recomputed from the phrases that remain, less
+every occurrence of a globally denied phrase (a kept phrase that overlaps one's edge
+covers the rest of its occurrence only), as the cleaners do (:mod:`bloomspan.ingest.denied_text`). Scoped
 deny entries do not filter a run (its phrases still apply to other sites); every loader
 applies them (:mod:`bloomspan.sidecar.publish.template_reader`). Allow entries are not
 mined phrases: they join the phrase set when it is loaded.
@@ -18,6 +20,7 @@ import numpy as np
 
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.ingest.curation import CurationEntry, denying_entry
+from bloomspan.ingest.denied_text import occurrence_mask
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +45,21 @@ def coverage_of(n_tokens: int, phrases) -> np.ndarray:
     return coverage_mask(n_tokens, starts, lengths)
 
 
+def denied_occurrences(snapshot, denies) -> np.ndarray:
+    """bool (n_tokens,): the snapshot's tokens inside an occurrence of a denied phrase (whole
+    tokens, inside one document); a phrase with a token the snapshot never saw occurs nowhere."""
+    tokens = np.asarray(snapshot.tokens)
+    vocab = snapshot.vocabulary
+    patterns = [vocab.ids_of(list(e.tokens)) for e in denies if e.tokens]
+    return occurrence_mask(tokens, np.asarray(snapshot.doc_offsets, dtype=np.int64), patterns)
+
+
 def filter_mining_result(snapshot, result, entries, min_length: int | None = None) -> tuple[object, dict]:
     """``(result, report)``: the mining result without the globally denied phrases (its
-    coverage recomputed when one was removed), and what the run report records of it.
-    ``min_length``: the run's, the window the ingest matcher finds phrases by."""
+    coverage recomputed when one was removed, and uncovered at every occurrence of a denied
+    phrase), and what the run report records of it (``protected_tokens``: the covered tokens
+    the denied phrases' occurrences kept). ``min_length``: the run's, the window the ingest
+    matcher finds phrases by."""
     denies = global_denies(entries)
     vocab = snapshot.vocabulary
     kept, filtered = [], []
@@ -57,10 +71,20 @@ def filter_mining_result(snapshot, result, entries, min_length: int | None = Non
         else:
             filtered.append({"text": " ".join(tokens), "df": int(phrase.df), "entry_id": entry.id})
     report = {"filtered": len(filtered), "filtered_phrases": filtered[:REPORTED_PHRASES]}
-    if not filtered:
+    n_tokens = int(np.asarray(snapshot.tokens).shape[0])
+    coverage = coverage_of(n_tokens, kept) if filtered else None
+    if denies and n_tokens:
+        denied = denied_occurrences(snapshot, denies)
+        covered = coverage if coverage is not None else np.asarray(result.coverage, dtype=bool)
+        report["protected_tokens"] = int(np.count_nonzero(denied & covered))
+        if report["protected_tokens"]:
+            coverage = covered & ~denied
+    if filtered:
+        log.info("curation filtered %d of %d mined phrases", len(filtered), len(result.phrases))
+    if report.get("protected_tokens"):
+        log.info("curation kept %d covered tokens of denied phrases", report["protected_tokens"])
+    if coverage is None:
         return result, report
-    coverage = coverage_of(int(np.asarray(snapshot.tokens).shape[0]), kept)
-    log.info("curation filtered %d of %d mined phrases", len(filtered), len(result.phrases))
     return replace(result, phrases=kept, coverage=coverage), report
 
 

@@ -2,6 +2,7 @@
 occurrence starts of the phrases that remain, equal to marking every occurrence in the corpus."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +13,7 @@ from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import Phrase
 from bloomspan.engine.oracles.naive_oracle import coverage_of as oracle_coverage
 from bloomspan.ingest.curation import CurationEntry
+from bloomspan.ingest.denied_text import occurrence_mask_reference
 from bloomspan.sidecar.curation.run_filter import coverage_of, filter_mining_result
 
 
@@ -34,6 +36,9 @@ class _Vocabulary:
     def tokens(self, ids):
         return [f"w{int(i)}" for i in ids]
 
+    def ids_of(self, tokens):
+        return np.asarray([int(t[1:]) for t in tokens], dtype=np.uint32)
+
 
 @pytest.mark.parametrize("engine", ["bloomspan", "fhk"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -46,7 +51,33 @@ def test_a_denied_phrase_leaves_the_coverage_of_the_others(engine, seed):
     snapshot = SimpleNamespace(vocabulary=_Vocabulary(), tokens=tokens, doc_offsets=offsets)
     filtered, report = filter_mining_result(snapshot, result, [entry], min_length=4)
     assert report["filtered"] >= 1 and denied not in filtered.phrases
-    assert filtered.coverage.tolist() == oracle_coverage(tokens, offsets, filtered.phrases).tolist()
+    # every occurrence of the denied phrase stays uncovered, also where a kept phrase overlaps it
+    denied_at = occurrence_mask_reference(tokens.tolist(), offsets.tolist(), [list(denied.tokens)])
+    want = oracle_coverage(tokens, offsets, filtered.phrases) & ~denied_at
+    assert filtered.coverage.tolist() == want.tolist()
+
+
+def test_a_kept_phrase_overlapping_a_denied_ones_edge_covers_the_rest_only():
+    # six documents "1 2 ... 9": the one mined phrase is the whole document
+    tokens = np.asarray([1, 2, 3, 4, 5, 6, 7, 8, 9] * 6, dtype=np.uint32)
+    offsets = np.arange(0, 55, 9, dtype=np.int64)
+    result = mine(tokens, offsets, MiningConfig(sigma=5, min_length=3, engine="fhk"))
+    snapshot = SimpleNamespace(vocabulary=_Vocabulary(), tokens=tokens, doc_offsets=offsets)
+    entry = CurationEntry(action="deny", tokens=("w7", "w8"))
+    filtered, report = filter_mining_result(snapshot, result, [entry], min_length=3)
+    assert report["filtered"] == len(result.phrases) and not filtered.phrases  # the one phrase holds "7 8"
+    assert not filtered.coverage.any() and report["protected_tokens"] == 0
+    entry = CurationEntry(action="deny", tokens=("w9", "w100"))  # never occurs: nothing protected, nothing changed
+    same, report = filter_mining_result(snapshot, result, [entry], min_length=3)
+    assert same is result and report["protected_tokens"] == 0
+    # a phrase that only overlaps the denied text's edge is kept, and covers all of its own but that
+    kept = Phrase((1, 2, 3), df=6, occurrences=6, starts=offsets[:-1].copy())
+    narrowed = replace(result, phrases=[kept], coverage=coverage_of(len(tokens), [kept]))
+    cut, report = filter_mining_result(snapshot, narrowed, [CurationEntry(action="deny", tokens=("w3", "w4"))],
+                                       min_length=None)
+    assert report["filtered"] == 0 and report["protected_tokens"] == 6
+    assert cut.phrases == [kept]
+    assert np.flatnonzero(cut.coverage).tolist() == [d * 9 + k for d in range(6) for k in (0, 1)]
 
 
 def test_phrases_without_their_starts_are_refused_not_guessed():
