@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
+SHOWN_KEYS = 20  # top-level keys of the documents kept for a "fields seen" note
 
 
 @dataclass
@@ -42,6 +43,9 @@ class CleanSummary:
     bytes_in: int = 0
     outputs: dict = field(default_factory=dict)
     first_errors: list = field(default_factory=list)  # "PATH:N: reason", at most SHOWN_ERRORS
+    # documents holding a non-null value in each watched field (the scope and URL fields)
+    with_field: dict = field(default_factory=dict)
+    keys_seen: list = field(default_factory=list)  # top-level keys in first-seen order, at most SHOWN_KEYS
 
     @property
     def boilerplate_share(self) -> float:
@@ -75,9 +79,12 @@ class _Outputs:
 
 
 def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_ratio_path: str | None = None,
-                progress: Callable[..., None] | None = None, batch: int = 1000) -> CleanSummary:
-    """Clean ``in_path`` into ``out_path`` (module docstring); returns the counts."""
-    summary = CleanSummary(outputs={"out": out_path, "errors": errors_path, "over_ratio": over_ratio_path})
+                progress: Callable[..., None] | None = None, batch: int = 1000,
+                watched_fields: tuple[str, ...] = ()) -> CleanSummary:
+    """Clean ``in_path`` into ``out_path`` (module docstring); returns the counts, with how many
+    documents hold each of ``watched_fields`` (``summary.with_field``)."""
+    summary = CleanSummary(outputs={"out": out_path, "errors": errors_path, "over_ratio": over_ratio_path},
+                           with_field=dict.fromkeys(watched_fields, 0))
     t0 = time.perf_counter()
     paths = [p for p in (out_path, errors_path, over_ratio_path) if p]
     try:
@@ -107,6 +114,8 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                     continue
                 doc = _parse(raw)
                 summary.documents += not isinstance(doc, _Unreadable)
+                if isinstance(doc, dict):
+                    _count_fields(summary, doc)
                 pending.append((lineno, raw, doc))
                 if len(pending) >= batch:
                     flush()
@@ -144,6 +153,14 @@ def _parse(raw: bytes):
     except ValueError as exc:
         where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return _Unreadable(f"invalid JSON ({getattr(exc, 'msg', exc)}{where})", keep=False)
+
+
+def _count_fields(summary: CleanSummary, doc: dict) -> None:
+    for name in summary.with_field:
+        summary.with_field[name] += doc.get(name) is not None
+    if len(summary.keys_seen) < SHOWN_KEYS:
+        summary.keys_seen.extend(k for k in doc if k not in summary.keys_seen)
+        del summary.keys_seen[SHOWN_KEYS:]
 
 
 def _write_result(sink: _Outputs, lineno: int, raw: bytes, doc, result) -> None:

@@ -208,7 +208,8 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
         click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
     with command_progress() as progress:
         summary = clean_jsonl(cleaner, in_path, out_path,
-                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress)
+                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress,
+                              watched_fields=tuple(f for f in (scope_field, url_field) if f is not None))
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
@@ -216,6 +217,11 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     if summary.documents and not summary.tokens and not summary.errors:
         click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
                    err=True)
+    for flag, name, what in (("--scope-field", scope_field, "site-scoped records"),
+                             ("--url-field", url_field, "section records")):
+        if name is not None and summary.documents and not summary.with_field[name]:
+            click.echo(f"note: {flag} {name}: no document of {in_path} has this field, so no {what} applied "
+                       f"(fields seen: {', '.join(summary.keys_seen)}); name the field that holds it", err=True)
     for line in summary.first_errors:
         click.echo(line, err=True)
     if summary.errors:
