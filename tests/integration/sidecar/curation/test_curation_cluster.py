@@ -15,6 +15,7 @@ from bloomspan.sidecar.publish.template_index import aliased_indices, list_runs
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
+from tests.support.navigation_pages import texinfo_site
 from tests.support.service_thread import serve_in_thread
 from tests.support.sidecar_helpers import ENGINE, make_source
 
@@ -211,3 +212,37 @@ def test_curate_mode_refuses_an_unknown_mode(opensearch_url, index_prefix):
     res = CliRunner().invoke(cli, ["curate", "mode", "crawl-*", "erase", "--url", opensearch_url,
                                    "--template-index", f"{index_prefix}tpl"])
     assert res.exit_code == 2 and "erase" in res.output
+
+
+def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(opensearch_url, os_client,
+                                                                                index_prefix, tmp_path):
+    # a Texinfo manual: its navigation bars repeat no line, only their shape (line-shape records)
+    pages = texinfo_site(40, 1) + texinfo_site(30, 2, "b.example")
+    make_source(os_client, f"{index_prefix}src", [{k: p[k] for k in ("id", "text", "site", "url")} for p in pages],
+                shards=1)
+    run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=f"{index_prefix}tpl",
+                          work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease", site_field="site",
+                          url_field="url", templates=True), client=os_client)
+    alias = f"{index_prefix}tpl"
+    conn = ["--url", opensearch_url, "--template-index", alias]
+    manual, other = pages[3], pages[43]
+    link = manual["text"].split("\n")[-1].split(" | ")[0]  # "Previous: <title>", in both of its bars
+    other_link = other["text"].split("\n")[-1].split(" | ")[0]
+    src = tmp_path / "pages.jsonl"
+    src.write_text("".join(json.dumps({k: p[k] for k in ("id", "text", "site", "url")}) + "\n"
+                           for p in (manual, other)))
+
+    def cleaned() -> list[str]:
+        _cli("clean", "--template-index", alias, "--url", opensearch_url, "--in", str(src), "--out",
+             str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url")
+        return [json.loads(line)["text"] for line in (tmp_path / "clean.jsonl").read_text().splitlines()]
+
+    before = cleaned()
+    assert all("Previous" not in t and "Next" not in t for t in before), before  # the bars are removed
+    _cli("curate", "deny", link, *conn)  # global
+    _cli("curate", "deny", other_link, "--site", manual["site"], *conn)  # scoped to the manual: not b.example's
+    kept, other_out = cleaned()
+    assert kept.count(link) == 2 and "Next" not in kept and "Index" not in kept, kept
+    body = manual["text"].split("\n")[1:-1]
+    assert kept == "\n".join([link, *body, link]), kept  # exactly the denied link came back
+    assert other_out == before[1] and other_link not in other_out
