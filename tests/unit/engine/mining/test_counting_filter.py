@@ -162,6 +162,29 @@ def test_false_positive_rate_matches_the_formula():
     assert abs(measured - expected) < 0.03, (measured, expected)
 
 
+@pytest.mark.parametrize("varied", [0, 4, 9])
+def test_window_false_positive_rate_matches_the_formula_for_windows_one_token_apart(varied):
+    """Windows that share all tokens but the one at ``varied`` (the last one is added to the
+    polynomial with coefficient 1, so the hash's high bits alone barely see it): n of them
+    in m cells, a window never inserted finds a non-zero cell with probability
+    1 - (1 - 1/m)**n, as for random keys. The cell's Fibonacci multiply is what spreads them."""
+    k, m, n, n_probes = 10, 20_000, 10_000, 5_000
+    rng = np.random.default_rng(11)
+    prefix = rng.integers(0, 2**20, size=k).astype(np.uint32)
+    values = rng.choice(2**20, size=n + n_probes, replace=False).astype(np.uint32)
+    windows = np.tile(prefix, (n + n_probes, 1))
+    windows[:, varied] = values
+    offsets = np.arange(0, n * k + 1, k, dtype=np.int64)
+    counters = cf.build_counting_filter(windows[:n].reshape(-1), offsets, m, None, k)
+    assert np.count_nonzero(counters) > 0.95 * m * (1 - (1 - 1 / m) ** n)
+    probes = windows[n:].reshape(-1)
+    pos, _ = cf.candidate_occurrences(probes, np.arange(0, probes.size + 1, k, dtype=np.int64), counters, 1,
+                                      None, k)
+    measured = len(pos) / n_probes
+    expected = 1 - (1 - 1 / m) ** n
+    assert abs(measured - expected) < 0.03, (measured, expected)
+
+
 def test_fill_ratio():
     assert cf.fill_ratio(np.array([0, 3, 0, 1], dtype=np.uint8)) == 0.5
     assert cf.fill_ratio(np.zeros(0, dtype=np.uint8)) == 0.0
