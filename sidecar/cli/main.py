@@ -197,6 +197,10 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}; "
                                            "run `bloomspan mine` first")
+            from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
+
+            for note in field_mismatch_notes(run_fields(client, physical), scope_field, url_field):
+                click.echo(note, err=True)
             # The template index's allow and deny lists apply (bloomspan curate).
             cleaner, curation, _ = load_cleaner(client, physical, config)
             templates = cleaner.templates
@@ -283,6 +287,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     from bloomspan.ingest.errors import IngestConfigError, IngestError
     from bloomspan.ingest.phrase_set import PhraseSet
     from bloomspan.ingest.pipeline_export import export_pipeline
+    from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
 
     cluster = cluster_config(**conn)
     client = checked_client(cluster) if template_index or not print_only else None
@@ -310,6 +315,8 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             physical = current_run(client, template_index)
             if physical is None:
                 raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
+            for note in field_mismatch_notes(run_fields(client, physical), scope_field, url_field):
+                click.echo(note, err=True)
             phrase_set = load_phrase_set(client, physical)
             records, with_templates = cleaning_records(client, physical)
             curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere
@@ -343,7 +350,8 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))
         return
     if engine.product != flavour:
-        raise click.BadParameter(f"{cluster.safe_url} runs {engine.name}, not {flavour}", param_hint="--engine")
+        raise click.BadParameter(f"{cluster.safe_url} runs {engine.name}, not {flavour}: drop --engine to install "
+                                 f"it there, or add --print to write the {flavour} form", param_hint="--engine")
     missing = engine.missing_processors(sorted({kind for processor in body["processors"] for kind in processor}))
     if missing:  # Elasticsearch's integ-test zip has neither ingest-common nor lang-painless
         raise click.ClickException(f"--url {cluster.safe_url}: {engine.name} lacks the ingest processor(s) "
