@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
-from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.engine.text.vocabulary import UNKNOWN
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.curated_cleaner import curated_cleaner
@@ -68,8 +68,6 @@ def _deny(text: str, scope: str | None = None) -> CurationEntry:
 
 def _token_mask(text: str, spans) -> list[bool]:
     """Per token of ``text``: inside one of the character ``spans``."""
-    from bloomspan.engine.text.tokenizer import token_spans
-
     _, starts, ends = token_spans(text)
     return [any(a <= s and e <= b for a, b in spans) for s, e in zip(starts.tolist(), ends.tolist())]
 
@@ -97,7 +95,10 @@ def test_a_denied_sentence_covered_by_a_skeleton_or_a_line_shape_is_kept_and_the
     denied_at = _token_mask(text, _occurrences(text, denied))
     assert any(a and b for a, b in zip(before, denied_at)), f"the {kind} covers the denied sentence"
     cleaner = curated_cleaner(records, _config("mark"), [_deny(denied)], with_templates=True)
-    after = _token_mask(text, _marked(cleaner, doc))
+    spans = _marked(cleaner, doc)
+    after = _token_mask(text, spans)
+    _, starts, ends = token_spans(text)
+    assert all(a in starts.tolist() and b in ends.tolist() for a, b in spans)  # offsets exact: token edges
     assert after == [a and not b for a, b in zip(before, denied_at)]  # exactly the denied tokens come back
     stripped = curated_cleaner(records, _config(), [_deny(denied)], with_templates=True).clean(doc).doc["text"]
     plain = curated_cleaner(records, _config(), [], with_templates=True).clean(doc).doc["text"]
