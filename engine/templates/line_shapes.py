@@ -88,7 +88,7 @@ class LineShapeModel:
                 raise ValueError(f"line_shape {name}={v!r}: must be an integer >= {low}")
         n = len(self.fixed)
         for s in self.shapes:
-            if len(s) < self.min_fixed or any(not isinstance(i, int) or not 0 <= i < n for i in s):
+            if len(s) < self.min_fixed or any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n for i in s):
                 raise ValueError(f"line_shape shape {list(s)!r}: must hold >= {self.min_fixed} indices into "
                                  f"the {n} fixed tokens")
         object.__setattr__(self, "_keys", np.sort(np.asarray([shape_key(s) for s in self.shapes], dtype=np.uint64)))
@@ -111,18 +111,37 @@ class LineShapeModel:
         """Read :meth:`to_record`'s form; a record of a newer version is refused (naming it), a
         key a version-1 record lacks takes the value version 1 was mined with."""
         version = rec.get("version", 1)
-        if not isinstance(version, int) or version > RECORD_VERSION:
+        if not _is_count(version, 1):
+            raise ValueError(f"{where}: line_shape version={version!r}: must be an integer >= 1; mine again")
+        if version > RECORD_VERSION:
             raise ValueError(f"{where}: line_shape version={version!r} is newer than this bloomspan reads "
                              f"({RECORD_VERSION}); upgrade bloomspan or mine again")
+        for name in ("edge", "fixed", "shapes", "max_gap"):
+            if name not in rec:
+                raise ValueError(f"{where}: line_shape record lacks {name!r}; mine again")
+        scope, fixed, shapes = rec.get("scope"), rec["fixed"], rec["shapes"]
+        if scope is not None and not isinstance(scope, str):
+            raise ValueError(f"{where}: line_shape scope={scope!r}: must be a string (a site or section) or null")
+        if not isinstance(fixed, list) or not all(isinstance(t, str) for t in fixed):
+            raise ValueError(f"{where}: line_shape fixed={fixed!r}: must be a list of token strings")
+        if not isinstance(shapes, list) or not all(isinstance(sh, list) for sh in shapes):
+            raise ValueError(f"{where}: line_shape shapes={shapes!r}: must be a list of lists of indices into fixed")
+        counts = {"max_gap": (rec["max_gap"], 0), "edge_lines": (rec.get("edge_lines", EDGE_LINES), 1),
+                  "min_fixed": (rec.get("min_fixed", MIN_FIXED), 1), "sigma": (rec.get("sigma", 0), 0),
+                  "documents": (rec.get("documents", 0), 0)}
+        for name, (v, low) in counts.items():
+            if not _is_count(v, low):  # the matcher's kernels take int64: a larger value fails there
+                raise ValueError(f"{where}: line_shape {name}={v!r}: must be an integer from {low} to 2**63-1")
         try:
-            return cls(scope=rec.get("scope"), edge=rec["edge"], fixed=tuple(str(t) for t in rec["fixed"]),
-                       shapes=tuple(tuple(s) for s in rec["shapes"]), max_gap=rec["max_gap"],
-                       edge_lines=rec.get("edge_lines", EDGE_LINES), min_fixed=rec.get("min_fixed", MIN_FIXED),
-                       sigma=int(rec.get("sigma", 0)), documents=int(rec.get("documents", 0)))
-        except KeyError as e:
-            raise ValueError(f"{where}: line_shape record lacks {e.args[0]!r}") from None
+            return cls(scope=scope, edge=rec["edge"], fixed=tuple(fixed), shapes=tuple(tuple(sh) for sh in shapes),
+                       **{name: v for name, (v, _) in counts.items()})
         except ValueError as e:
             raise ValueError(f"{where}: {e}") from None
+
+
+def _is_count(v, low: int) -> bool:
+    """``v`` is an integer from ``low`` to int64's largest (not a bool)."""
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= 2**63 - 1
 
 
 def shape_key(indices: Sequence[int]) -> int:
