@@ -51,7 +51,12 @@ from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents
+from bloomspan.sidecar.curation.run_filter import (
+    denied_occurrences,
+    filter_mining_result,
+    filter_template_documents,
+    global_denies,
+)
 from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
 from bloomspan.sidecar.publish.publication import (
@@ -527,7 +532,8 @@ class _Run:
         template_docs, template_stats = [], None
         if c.templates:
             t0 = time.perf_counter()
-            template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field))
+            template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field),
+                                                                    global_denies(curation.entries))
             template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
                                                                                              curation.entries)
             st.seconds["templates"] = time.perf_counter() - t0
@@ -603,11 +609,13 @@ class _Run:
         if old != st.run_id:
             log.info("run %s publishes as %s", old, st.run_id)
 
-    def _detect_templates(self, snap, result, sites: list | None, urls: list | None
+    def _detect_templates(self, snap, result, sites: list | None, urls: list | None, denies=()
                           ) -> tuple[list[tuple[str, dict]], dict]:
         """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: the
         documents' sites (:func:`bloomspan.sidecar.publish.publication.document_sites`) and URL sections as scopes; the
         run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
+        ``denies``: the global deny entries, whose occurrences no cleaner removes whatever record
+        covers them (left out of the reported coverage as well).
         Returns the index documents and the stats for the run document."""
         c = self.config
         blocks = snap.block_offsets()
@@ -628,6 +636,8 @@ class _Run:
         records += [m.to_record(vocab.token) for m in detection.line_shapes]
         # the exact phrases count where ingest applies them next to the detector's records
         covered = detection.coverage | exact_phrases_applied(result.coverage, snap.doc_offsets, levels, detection, config)
+        if denies:
+            covered &= ~denied_occurrences(snap, denies)
         stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
                  "covered_tokens": int(covered.sum()),
                  "covered_share": float(covered.mean()) if covered.size else 0.0,

@@ -4,12 +4,14 @@ is and promote moves it; shadow mode stores the text as sent with the spans stri
 remove, and a pattern switches from shadow to strip without a restart."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
 from click.testing import CliRunner
 from opensearchpy import OpenSearch, helpers
 
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.publish.template_index import aliased_indices, list_runs
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
@@ -220,9 +222,10 @@ def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(o
     pages = texinfo_site(40, 1) + texinfo_site(30, 2, "b.example")
     make_source(os_client, f"{index_prefix}src", [{k: p[k] for k in ("id", "text", "site", "url")} for p in pages],
                 shards=1)
-    run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=f"{index_prefix}tpl",
-                          work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease", site_field="site",
-                          url_field="url", templates=True), client=os_client)
+    config = MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=f"{index_prefix}tpl",
+                        work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease", site_field="site",
+                        url_field="url", templates=True)
+    first = run_mining(config, client=os_client)
     alias = f"{index_prefix}tpl"
     conn = ["--url", opensearch_url, "--template-index", alias]
     manual, other = pages[3], pages[43]
@@ -246,3 +249,9 @@ def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(o
     body = manual["text"].split("\n")[1:-1]
     assert kept == "\n".join([link, *body, link]), kept  # exactly the denied link came back
     assert other_out == before[1] and other_link not in other_out
+    # a re-mine reports the templates' coverage without the globally denied link's occurrences
+    again = run_mining(dataclasses.replace(config, full=True), client=os_client)
+    n_link = len(tokenize(link))
+    occurrences = sum(" ".join(tokenize(p["text"])).count(" ".join(tokenize(link))) for p in pages)
+    dropped = first.templates["covered_tokens"] - again.templates["covered_tokens"]
+    assert 0 < dropped <= occurrences * n_link, (dropped, occurrences, n_link)
