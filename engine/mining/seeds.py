@@ -13,7 +13,9 @@ windows off they are all of the bigram's occurrences and df is the bigram's df.
    thousands of bigrams for millions of occurrences), sorts just those, and moves every
    occurrence once with a stable counting sort by bigram: O(C + G log G), and one copy of
    the occurrences instead of the four arrays each of two counting-sort passes by rank
-   needed (memory at a billion tokens).
+   needed (memory at a billion tokens). The table is keyed by the packed token ids, not
+   by the words' ranks: ranks of frequent words follow their ids, so the order is the
+   same, and no occurrence reads ``rank_of`` (two random reads of a vocabulary-sized array).
 2. Exact df per bigram: positions ascending means documents non-decreasing, so df is the
    number of document changes inside the group.
 3. Bigrams with df < sigma are the filter's false positives and are dropped.
@@ -61,7 +63,7 @@ class SeedSet:
         return int((self.hi - self.lo).sum())
 
 
-_EMPTY = np.uint64(2**64 - 1)  # a free slot: packed ranks are < 2**63 (ranks < 2**32 - 1)
+_EMPTY = np.uint64(2**64 - 1)  # a free slot: packed ids are smaller (ids < 2**32 - 1)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -71,9 +73,9 @@ def _slot(key, shift):
 
 
 @njit(cache=True)
-def _group_ids(tokens, rank_of, pos):
-    """Dense id of each occurrence's bigram (first-seen order) and the packed ranks
-    ``rank1 << 32 | rank2`` of every id. An open-addressing table, doubled at half load:
+def _group_ids(tokens, pos):
+    """Dense id of each occurrence's bigram (first-seen order) and the packed token ids
+    ``id1 << 32 | id2`` of every id. An open-addressing table, doubled at half load:
     its size follows the distinct bigrams, not the occurrences."""
     n = pos.shape[0]
     bits = 10
@@ -84,7 +86,7 @@ def _group_ids(tokens, rank_of, pos):
     n_groups = 0
     for i in range(n):  # positions ascending: a streaming read of the corpus
         p = pos[i]
-        key = (np.uint64(rank_of[tokens[p]]) << np.uint64(32)) | np.uint64(rank_of[tokens[p + 1]])
+        key = (np.uint64(tokens[p]) << np.uint64(32)) | np.uint64(tokens[p + 1])
         mask = (np.int64(1) << bits) - 1
         slot = _slot(key, np.uint64(64 - bits))
         while keys[slot] != key and keys[slot] != _EMPTY:
@@ -115,11 +117,11 @@ def _group_ids(tokens, rank_of, pos):
 
 
 @njit(cache=True)
-def _group_kernel(tokens, rank_of, pos, doc):
-    """Occurrences grouped by bigram (groups in packed-rank order, positions ascending
+def _group_kernel(tokens, pos, doc):
+    """Occurrences grouped by bigram (groups in packed-id order, positions ascending
     inside each: one stable counting sort by group), each group's slice and exact df."""
     n = pos.shape[0]
-    gid, group_keys = _group_ids(tokens, rank_of, pos)
+    gid, group_keys = _group_ids(tokens, pos)
     n_groups = group_keys.shape[0]
     rank = np.empty(n_groups, dtype=np.int64)  # id -> position of its key in sorted order
     rank[np.argsort(group_keys)] = np.arange(n_groups)
@@ -166,6 +168,9 @@ def _finish(tokens, pos, doc, g_lo, g_hi, g_df, sigma) -> SeedSet:
 
 def _check(tokens, rank_of, pos, doc, max_id=None):
     largest = int(max_id) if max_id is not None else int(tokens.max()) if tokens.size else 0
+    if largest >= 2**32 - 1:
+        raise ValueError(f"tokens: the largest id is {largest}; seeds pack two ids in 64 bits below 2**64 - 1, "
+                         "so ids must be < 2**32 - 1 (renumber the vocabulary densely)")
     if rank_of.dtype != np.uint32 or (tokens.size and rank_of.shape[0] <= largest):
         raise ValueError(f"rank_of ({rank_of.dtype}{rank_of.shape}): need uint32 with an entry for every token id")
     if pos.dtype != np.int64 or doc.dtype != np.int32 or pos.shape != doc.shape:
@@ -185,7 +190,7 @@ def gather_seeds(tokens: np.ndarray, rank_of: np.ndarray, pos: np.ndarray, doc: 
     _check(tokens, rank_of, pos, doc, max_id)
     if n_frequent >= 2**32 - 1:
         raise ValueError(f"n_frequent={n_frequent}: ranks must fit in 32 bits")
-    pos2, doc2, g_lo, g_hi, g_df = _group_kernel(tokens, rank_of, pos, doc)
+    pos2, doc2, g_lo, g_hi, g_df = _group_kernel(tokens, pos, doc)
     return _finish(tokens, pos2, doc2, g_lo, g_hi, g_df, sigma)
 
 

@@ -101,3 +101,29 @@ def test_checks_arrays():
         gather_seeds(t, np.zeros(5, np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int32), 2, 1)
     with pytest.raises(ValueError, match="int64 and int32"):
         gather_seeds(t, IDENTITY, np.zeros(1, np.int32), np.zeros(1, np.int32), 2, 1)
+
+
+
+SPARSE_IDS = np.array([0, 7, 4099, 2**20 + 3, 2**22 - 1, 2**22], dtype=np.uint32)
+SPARSE_RANK_OF = np.full(2**22 + 1, 6, dtype=np.uint32)  # rank of each frequent id, 6 (rare) elsewhere
+SPARSE_RANK_OF[SPARSE_IDS] = np.arange(6, dtype=np.uint32)
+
+
+@KERNEL
+@given(docs_strategy, st.integers(1, 12), st.integers(2, 4))
+def test_kernel_matches_packed_key_sort_with_sparse_ids(docs, n_cells, sigma):
+    # ids far apart: the table is keyed by the packed ids, not the ranks; its group order (the
+    # layout of pos, false positives' groups included) must still be the packed-key sort's
+    tokens, pos, doc = candidates(docs, n_cells, cf.filter_threshold(sigma))
+    tokens = SPARSE_IDS[tokens]
+    got = gather_seeds(tokens, SPARSE_RANK_OF, pos, doc, sigma, 6)
+    want = gather_seeds_reference(tokens, SPARSE_RANK_OF, pos, doc, sigma, 6)
+    assert seed_table(got) == seed_table(want)
+    assert got.pos.tolist() == want.pos.tolist() and got.doc.tolist() == want.doc.tolist()
+
+
+def test_the_largest_id_must_leave_the_empty_key_free():
+    # two ids of 2**32 - 1 would pack into the table's free-slot marker
+    t = np.array([2**32 - 1, 2**32 - 1], dtype=np.uint32)
+    with pytest.raises(ValueError, match="ids must be < 2\\*\\*32 - 1"):
+        gather_seeds(t, IDENTITY, np.zeros(1, np.int64), np.zeros(1, np.int32), 2, 1, max_id=2**32 - 1)
