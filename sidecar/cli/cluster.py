@@ -22,6 +22,7 @@ import click
 
 from .config_flags import MINE_FLAGS
 from .connection_flags import checked_client, cluster_client as _cluster, connection_options
+from .dask_flags import check_dask_address
 from .failures import BloomspanGroup, configure_logging
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def shared_mine_options(f):
                           "(cluster form default: ./bloomspan-work)."),
         click.option("--top", type=int, default=20, show_default=True,
                      help="Length of the report's top lists (the run document keeps as many)."),
-        click.option("--dask", "dask", default=None, metavar="ADDRESS",
+        click.option("--dask", "dask", default=None, metavar="ADDRESS", callback=check_dask_address,
                      help="Mine on Dask: local:N (N worker processes here) or a scheduler, tcp://HOST:8786."),
         click.option("--dask-memory-limit", default=None,
                      help="Memory limit of each local:N worker (default 2GiB; Dask sizes such as 4GiB)."),
