@@ -94,6 +94,10 @@ def mine(jsonl, id_field, out_dir, **kwargs):
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
     if templates.enabled and kwargs.get("dask"):
         raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
+    if templates.enabled:
+        from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
+
+        check_jsonl_fields(jsonl, {"--site-field": site_field, "--url-field": url_field})
     try:
         with command_progress(kwargs.get("progress_mode") or "auto") as progress:
             if kwargs.get("dask"):

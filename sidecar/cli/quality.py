@@ -122,6 +122,14 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
     texts, groups, urls = _read(jsonl, field, group_field or None, url_field or None)
     if not texts:
         raise click.ClickException(f"{jsonl}: no documents")
+    from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
+
+    given = click.get_current_context().get_parameter_source  # a default the file lacks is a corpus without it
+    unheld = {flag: name for flag, param, name, values in (("--group-field", "group_field", group_field, groups),
+                                                           ("--url-field", "url_field", url_field, urls))
+              if values is not None and all(v is None for v in values)
+              and given(param) is not click.core.ParameterSource.DEFAULT}
+    check_jsonl_fields(jsonl, unheld, limit=None)
     with command_progress():
         result = detect_templates_in_texts(texts, groups, urls, config)
     tmp = out_path + ".partial"
