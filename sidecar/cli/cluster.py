@@ -88,10 +88,10 @@ def cluster_mine_options(f):
         click.option("--url-field", default=None,
                      help="Field with the page URL: site sections for --templates (and the site when "
                           "--site-field is not given)."),
-        click.option("--template-config", "template_config_path", default=None,
-                     type=click.Path(dir_okay=False, exists=True),
-                     help="JSON object of TemplateConfig fields for --templates, e.g. "
-                          '{"skeleton_site_echo_length": 6} (the others keep their defaults).'),
+        click.option("--template-config", "template_config_path", default=None, metavar="FILE|JSON",
+                     help="A file holding a JSON object of TemplateConfig fields for --templates, or the "
+                          'object itself, e.g. \'{"skeleton": {"site_echo_length": 6}}\' (the others keep '
+                          "their defaults)."),
         click.option("--lease-index", default="bloomspan-lease", show_default=True,
                      help="Index of the lease that keeps one run at a time."),
         click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
@@ -119,12 +119,21 @@ def cluster_mine_options(f):
 
 
 def read_template_config(path: str | None) -> dict | None:
-    """The JSON object of ``--template-config PATH`` (None without the flag)."""
+    """The JSON object of ``--template-config PATH``, or of the flag's value itself when it
+    starts with ``{`` (None without the flag)."""
     if not path:
         return None
+    if path.lstrip().startswith("{"):
+        try:
+            return json.loads(path)
+        except ValueError as exc:
+            raise click.BadParameter(f"not a JSON object ({exc})", param_hint="--template-config") from None
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
+    except FileNotFoundError:
+        raise click.BadParameter(f"{path}: no such file; give a knobs file or the JSON object itself",
+                                 param_hint="--template-config") from None
     except (OSError, ValueError) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--template-config") from None
 
