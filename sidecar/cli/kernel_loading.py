@@ -8,7 +8,9 @@ loading machine code from the cache needs none of it — only the runtime's symb
 numba's C helpers), which the loaded code calls. :func:`lean_cache_loads` makes cache
 loads skip the refresh. Compiling still refreshes first (numba's compiler does so itself),
 so a kernel missing from the cache compiles as before; a lean load that fails for any reason
-is retried the way numba loads (refresh first), so the worst case is today's cost.
+is retried the way numba loads (refresh first), so the worst case is today's cost. A cache
+file that numba's own load cannot read either (truncated, overwritten) is a cache miss with a
+warning: the kernel compiles again and its damaged index is replaced.
 
 It replaces one method of numba's ``FunctionCache``; when numba has no such method (a
 version whose cache works differently) nothing is replaced and kernels load as numba
@@ -55,10 +57,34 @@ def lean_cache_loads() -> bool:
         except Exception as exc:  # noqa: BLE001 - any failure of the lean path takes numba's own
             log.debug("lean cache load of %s failed (%s): loading with numba's refresh", sig, type(exc).__name__)
             target_context.refresh()
+        try:
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a damaged cache file: compile, as for a missing one
+            name = getattr(getattr(self, "_py_func", None), "__qualname__", None) or sig
+            log.warning("numba cache of %s unreadable (%s: %s): compiling it again", name, type(exc).__name__, exc)
+            _drop_damaged_index(self)
             return None
 
     cache_class.load_overload = load_overload
     _installed = True
     return True
+
+
+def _drop_damaged_index(cache) -> None:
+    """After a failed load: an index file numba cannot read would fail the save of the kernel
+    compiled instead too (numba reads the index before writing it), so it is removed and the
+    save writes a new one; where it cannot be removed, this process stops saving to it."""
+    import os
+
+    cache_file = getattr(cache, "_cache_file", None)
+    try:
+        cache_file._load_index()
+        return  # the index reads: the damage was in a data file, which the save overwrites
+    except Exception:  # noqa: BLE001 - unreadable in any way
+        pass
+    try:
+        os.unlink(cache_file._index_path)
+    except (OSError, AttributeError):
+        cache._enabled = False
