@@ -196,9 +196,10 @@ def mine_cluster_command(params: dict) -> None:
                f"{summary.skipped_by_reason}; tokens {summary.tokens_mined:,}; phrases {summary.phrases:,}; "
                f"covered {summary.covered_share:.2%}")
     if summary.templates:
+        from bloomspan.sidecar.report.text import template_counts
+
         t = summary.templates
-        click.echo(f"templates: {t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons; covered with "
-                   f"the phrases {t['covered_share']:.2%} of tokens")
+        click.echo(f"templates: {template_counts(t)}; covered with the phrases {t['covered_share']:.2%} of tokens")
     if inc:
         click.echo(f"incremental: {inc.get('reused', 0):,} reused, {inc.get('new', 0):,} new, "
                    f"{inc.get('changed', 0):,} changed, {inc.get('deleted', 0):,} deleted")

@@ -49,7 +49,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
     from bloomspan.sidecar.report.operator_report import report
-    from bloomspan.sidecar.report.text import render_report
+    from bloomspan.sidecar.report.text import render_report, template_counts
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     t_start = time.perf_counter()
@@ -91,9 +91,8 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     say(f"mined {summary.docs_mined:,} documents / {summary.tokens_mined:,} tokens in {mine_seconds:.1f}s{rate}; "
         f"published {summary.phrases:,} phrases as {summary.physical_index} behind alias {config.template_index}")
     t = summary.templates
-    say(f"template detector (--templates): {t['phrases']:,} short/site-scoped/slotted templates and "
-        f"{t['skeletons']:,} page skeletons; with them {t['covered_share']:.1%} of all tokens are boilerplate "
-        f"(exact phrases alone: {summary.covered_share:.1%})")
+    say(f"template detector (--templates): {template_counts(t)}; with them {t['covered_share']:.1%} of all tokens "
+        f"are boilerplate (exact phrases alone: {summary.covered_share:.1%})")
     say("")
     say(render_report(report(client, config.template_index, top=10), top=10))
 

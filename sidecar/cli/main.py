@@ -80,7 +80,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
     from bloomspan.sidecar.cli.cluster import read_template_config, templates_for_dask
     from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.report.text import render_report
+    from bloomspan.sidecar.report.text import render_report, template_counts
     from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
     from bloomspan.sidecar.run.run_templates import TemplateOptions, TemplateOptionsError
 
@@ -114,8 +114,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     click.echo(render_report(summary.report, top=top))
     found = summary.report.get("templates")
     if found:
-        click.echo(f"templates: {found['phrases']:,} template phrases, {found['skeletons']:,} page skeletons; "
-                   f"covered with the phrases {found['covered_share']:.2%} of tokens")
+        click.echo(f"templates: {template_counts(found)}; covered with the phrases {found['covered_share']:.2%} of tokens")
     click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases)"
                + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
 

@@ -15,6 +15,13 @@ def share_bar(fraction: float, width: int = 30) -> str:
     return "#" * n + "." * (width - n)
 
 
+def template_counts(templates: dict) -> str:
+    """"N template phrases, M page skeletons, K line shapes" of a run's ``templates`` stats
+    (runs made before line shapes existed have none)."""
+    return (f"{templates['phrases']:,} template phrases, {templates['skeletons']:,} page skeletons, "
+            f"{templates.get('line_shapes', 0):,} line shapes")
+
+
 def _clip(text: str, width: int = 90) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -48,7 +55,7 @@ def render_report(rep: dict, top: int = 10, doc_label=None) -> str:
     t = rep.get("templates")
     if t:
         lines.append(f"with the template detector (--templates): {t['covered_tokens']:,} tokens = "
-                     f"{t['covered_share']:.2%} ({t['phrases']:,} template phrases, {t['skeletons']:,} page skeletons)")
+                     f"{t['covered_share']:.2%} ({template_counts(t)})")
     hist = rep.get("clutter_histogram") or []
     if hist:
         total = max(1, sum(b["docs"] for b in hist))

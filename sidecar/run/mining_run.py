@@ -639,6 +639,7 @@ class _Run:
         if denies:
             covered &= ~denied_occurrences(snap, denies)
         stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+                 "line_shapes": len(detection.line_shapes),
                  "covered_tokens": int(covered.sum()),
                  "covered_share": float(covered.mean()) if covered.size else 0.0,
                  "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),

@@ -99,6 +99,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+             "line_shapes": len(detection.line_shapes),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
              "site_field": options.site_field, "url_field": options.url_field, "detector": detection.stats}

@@ -54,6 +54,10 @@ def test_mine_then_clean_on_the_cli_strips_the_bars(tmp_path):
     assert res.exit_code == 0, res.output
     kinds = [json.loads(line).get("kind") for line in (out / "templates.jsonl").read_text().splitlines()]
     assert "line_shape" in kinds
+    # the summary counts them, as it counts skeletons (it said "0 template phrases, 1 page skeletons")
+    assert f"{kinds.count('line_shape'):,} line shapes" in res.output, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["templates"]["line_shapes"] == kinds.count("line_shape")
     res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(src), "--out",
                               str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
