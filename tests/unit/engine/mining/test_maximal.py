@@ -44,11 +44,12 @@ def test_hash_collisions_never_decide(monkeypatch):
     flat = np.array([t for c in candidates for t in c], dtype=np.uint32)
     starts = np.cumsum([0] + [len(c) for c in candidates]).astype(np.int64)
     monkeypatch.setattr(maximal, "_BASE", np.uint64(0))  # read at call time by the Python twins below
-    monkeypatch.setattr(maximal, "_key_hashes", maximal._key_hashes.py_func)
+    # the Python twins: the kernels' py_func, or the functions themselves under NUMBA_DISABLE_JIT=1
+    monkeypatch.setattr(maximal, "_key_hashes", getattr(maximal._key_hashes, "py_func", maximal._key_hashes))
     hashes = maximal._key_hashes(flat, starts, 2)[0]
     keys = {c[i:i + 2] for c in candidates for i in range(len(c) - 1)}
     assert len(set(hashes.tolist())) < len(keys)  # collisions happen
-    assert np.flatnonzero(~maximal._inside_kernel.py_func(flat, starts, 2)).tolist() == want
+    assert np.flatnonzero(~getattr(maximal._inside_kernel, "py_func", maximal._inside_kernel)(flat, starts, 2)).tolist() == want
 
 
 def test_candidate_tokens_gathers_each_candidate():
