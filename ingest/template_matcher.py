@@ -92,6 +92,13 @@ class TemplateMatch:
             mask[a:b] = True
         return mask
 
+    def with_mask(self, mask: np.ndarray) -> TemplateMatch:
+        """This text's match with ``mask`` (bool (N,)) as its covered tokens, merged into spans."""
+        rise = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
+        fall = np.flatnonzero(mask & ~np.concatenate([mask[1:], [False]])) + 1
+        return TemplateMatch(self.n_tokens, self.token_starts, self.token_ends, rise.astype(np.int64),
+                             fall.astype(np.int64), self.token_starts[rise], self.token_ends[fall - 1], self.phrases)
+
 
 def _rule_of(obj: Mapping, index: int, source: str, length: int) -> tuple[int, int, int]:
     """(rule, anchor code, tokens in the first line) of one record."""
@@ -449,12 +456,7 @@ class TemplateMatcher:
             if not mask[a:b].any():
                 out.append(match)
                 continue
-            m = match.token_mask() | mask[a:b]
-            rise = np.flatnonzero(m & ~np.concatenate([[False], m[:-1]]))
-            fall = np.flatnonzero(m & ~np.concatenate([m[1:], [False]])) + 1
-            out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, rise.astype(np.int64),
-                                     fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
-                                     match.phrases))
+            out.append(match.with_mask(match.token_mask() | mask[a:b]))
         return out
 
     def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
@@ -513,12 +515,7 @@ class TemplateMatcher:
             if not added[doc_lines[d]:doc_lines[d + 1]].any():
                 out.append(match)
                 continue
-            m = mask[a:b]
-            rise = np.flatnonzero(m & ~np.concatenate([[False], m[:-1]]))
-            fall = np.flatnonzero(m & ~np.concatenate([m[1:], [False]])) + 1
-            out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, rise.astype(np.int64),
-                                     fall.astype(np.int64), match.token_starts[rise], match.token_ends[fall - 1],
-                                     match.phrases))
+            out.append(match.with_mask(mask[a:b]))
         return out
 
     def _repeated_lines(self, ids, is_number, line_start, tok_off) -> np.ndarray:
