@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bloomspan.engine.distributed.window_filter import local_threshold
 from bloomspan.engine.distributed.windows import partition_of, string_hashes
 from bloomspan.engine.mining.config import MiningConfig
 
@@ -130,37 +131,21 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds: dict = {}
     n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
     P = n_partitions or max(2, n_workers)
-    L, sigma = config.min_length, config.sigma
     stats["partitions"] = P
     sent0 = worker_bytes_sent(client)
 
-    t0 = time.perf_counter()
-    counted = [client.submit(tasks.window_parts, s, L, P, k, key=f"bloomspan-count-{run}-{k}", retries=2)
-               for k, s in enumerate(shards)]
-    headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
-    _wait(client, counted, relay, "count")
-    seconds["read_count"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    frequent = []
-    for p in range(P):
-        parts = [client.submit(tasks.pick, c, p, key=f"bloomspan-part-{run}-{k}-{p}") for k, c in enumerate(counted)]
-        frequent.append(client.submit(tasks.frequent_windows, parts, sigma, key=f"bloomspan-reduce-{run}-{p}", retries=2))
-    part_bytes = client.gather([client.submit(_part_bytes, c, key=f"bloomspan-partbytes-{run}-{k}")
-                                for k, c in enumerate(counted)])
-    _wait(client, frequent, relay, "reduce")
-    n_frequent = client.gather([client.submit(len, f, key=f"bloomspan-nfreq-{run}-{p}") for p, f in enumerate(frequent)])
-    seconds["reduce"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
     G = P  # growth shards
-    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, G, key=f"bloomspan-cut-{run}-{k}", retries=2)
-           for k, s in enumerate(shards)]
-    _wait(client, cut, relay, "cut")
+    threshold = local_threshold(config.sigma, len(shards))
+    if threshold >= 2:
+        headers, cut, counts = _pigeonhole_cut(client, shards, config, relay, run, seconds, threshold, G)
+    else:
+        headers, cut, counts = _exact_count_cut(client, shards, config, relay, run, seconds, P, G)
+    stats.update(counts)
+    t0 = time.perf_counter()
     used = client.gather([client.submit(tasks.used_strings, c, key=f"bloomspan-used-{run}-{k}") for k, c in enumerate(cut)])
     cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"bloomspan-cuthead-{run}-{k}")
                                for k, c in enumerate(cut)])
-    seconds["cut"] = time.perf_counter() - t0
+    seconds["cut"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
     strings = sorted(set().union(*used)) if used else []
@@ -236,8 +221,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     reduced_tokens = int(sum(c[1] for c in cut_sizes))
     stats.update({
         "tokens": n_tokens, "documents": layout.n_docs,
-        "windows_sent_bytes": int(sum(part_bytes)),
-        "frequent_windows": int(sum(n_frequent)),
         "intervals": int(sum(c[0] for c in cut_sizes)),
         "reduced_tokens": reduced_tokens,
         "reduced_share": reduced_tokens / n_tokens if n_tokens else 0.0,
@@ -254,6 +237,78 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
              stats["worker_bytes_sent"], stats["seconds"]["total"])
     return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size,
                              [r[1] for r in rows] if phrase_documents else None, stats)
+
+
+def _pigeonhole_cut(client, shards, config, relay, run, seconds, threshold, n_growth):
+    """Count, reduce and cut with per-shard counting filters and the pigeonhole
+    (:mod:`bloomspan.engine.distributed.window_filter`): only the heavy windows' hashes and one
+    byte per shard and heavy window cross the network."""
+    L, sigma = config.min_length, config.sigma
+    t0 = time.perf_counter()
+    filters = [client.submit(tasks.shard_filter, s, L, k, key=f"bloomspan-count-{run}-{k}", retries=2)
+               for k, s in enumerate(shards)]
+    headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
+    _wait(client, filters, relay, "count")
+    seconds["read_count"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    heavy = [client.submit(tasks.heavy_hashes, f, s, L, threshold, key=f"bloomspan-heavy-{run}-{k}", retries=2)
+             for k, (f, s) in enumerate(zip(filters, shards))]
+    union = client.submit(tasks.union_of, *heavy, key=f"bloomspan-union-{run}-0", retries=2)
+    uppers = [client.submit(tasks.upper_counts, f, union, key=f"bloomspan-upper-{run}-{k}", retries=2)
+              for k, f in enumerate(filters)]
+    members = client.submit(tasks.superset_of, union, sigma, *uppers, key=f"bloomspan-reduce-{run}-0", retries=2)
+    _wait(client, [members], relay, "reduce")
+    n_heavy = client.gather([client.submit(len, h, key=f"bloomspan-nheavy-{run}-{k}") for k, h in enumerate(heavy)])
+    n_union, n_members = client.gather([client.submit(len, union, key=f"bloomspan-nunion-{run}-0"),
+                                        client.submit(len, members, key=f"bloomspan-nfreq-{run}-0")])
+    del filters, heavy, uppers  # the filters' memory goes back to the workers now
+    seconds["reduce"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, key=f"bloomspan-cut-{run}-{k}", retries=2)
+           for k, s in enumerate(shards)]
+    _wait(client, cut, relay, "cut")
+    seconds["cut"] = time.perf_counter() - t0
+    n_shards = len(shards)
+    counts = {"count_method": "pigeonhole", "heavy_threshold": threshold, "heavy_windows": int(sum(n_heavy)),
+              "heavy_union": int(n_union), "frequent_windows": int(n_members),
+              # heavy hashes up, the union down to every shard, a byte per shard and hash up, the superset down
+              "windows_sent_bytes": int(8 * sum(n_heavy) + n_shards * 9 * n_union + 8 * n_shards * n_members)}
+    return headers, cut, counts
+
+
+def _exact_count_cut(client, shards, config, relay, run, seconds, n_partitions, n_growth):
+    """Count, reduce and cut with every window's exact document count shuffled to
+    ``n_partitions`` reducers: the path for more shards than the pigeonhole can take
+    (``local_threshold < 2``)."""
+    L, sigma, P = config.min_length, config.sigma, n_partitions
+    t0 = time.perf_counter()
+    counted = [client.submit(tasks.window_parts, s, L, P, k, key=f"bloomspan-count-{run}-{k}", retries=2)
+               for k, s in enumerate(shards)]
+    headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
+    _wait(client, counted, relay, "count")
+    seconds["read_count"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    frequent = []
+    for p in range(P):
+        parts = [client.submit(tasks.pick, c, p, key=f"bloomspan-part-{run}-{k}-{p}") for k, c in enumerate(counted)]
+        frequent.append(client.submit(tasks.frequent_windows, parts, sigma, key=f"bloomspan-reduce-{run}-{p}", retries=2))
+    part_bytes = client.gather([client.submit(_part_bytes, c, key=f"bloomspan-partbytes-{run}-{k}")
+                                for k, c in enumerate(counted)])
+    _wait(client, frequent, relay, "reduce")
+    n_frequent = client.gather([client.submit(len, f, key=f"bloomspan-nfreq-{run}-{p}") for p, f in enumerate(frequent)])
+    seconds["reduce"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cut = [client.submit(tasks.shard_segments, s, frequent, L, P, k, n_growth, key=f"bloomspan-cut-{run}-{k}", retries=2)
+           for k, s in enumerate(shards)]
+    _wait(client, cut, relay, "cut")
+    seconds["cut"] = time.perf_counter() - t0
+    counts = {"count_method": "exact", "frequent_windows": int(sum(n_frequent)),
+              "windows_sent_bytes": int(sum(part_bytes))}
+    return headers, cut, counts
 
 
 def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:

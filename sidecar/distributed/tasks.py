@@ -19,7 +19,15 @@ from bloomspan.engine.distributed.sharded_growth import (
     grow_fragments,
     growth_shard_of,
     routing_k,
-    routing_keys,
+)
+from bloomspan.engine.distributed.window_filter import (
+    cell_values,
+    filter_cells,
+    flagged_window_starts,
+    frequent_superset,
+    heavy_windows,
+    routing_keys_at,
+    window_filter,
 )
 from bloomspan.engine.distributed.windows import (
     Segments,
@@ -122,18 +130,64 @@ def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, 
     for p in range(n_partitions):
         mine = np.flatnonzero(part == p)
         flags[mine] = is_member(hashes[mine], frequent[p])
-    seg = frequent_segments(starts, flags, shard.doc_offsets, length)
+    del hashes
+    return _cut(shard, starts[flags], length, shard_no, n_growth)
+
+
+def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard_no: int,
+                     n_growth: int = 1) -> ShardSegments:
+    """:func:`shard_segments` for a superset of the frequent windows given as one sorted hash
+    array (:mod:`bloomspan.engine.distributed.window_filter`): no array per window is made."""
+    win = flagged_window_starts(shard.ids, shard.token_hash, shard.doc_offsets, length, members)
+    return _cut(shard, win, length, shard_no, n_growth)
+
+
+def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_growth: int) -> ShardSegments:
+    """The intervals of the flagged window starts ``win`` (ascending), their tokens, and each
+    start's interval, offset and growth shard."""
+    seg = frequent_segments(win, np.ones(win.shape[0], dtype=bool), shard.doc_offsets, length)
     lengths = seg.end - seg.start
     idx = np.repeat(seg.start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
     tokens = shard.ids[idx] if idx.size else np.zeros(0, dtype=np.uint32)
     used = np.unique(tokens)
-    win = starts[flags]
     win_seg = np.searchsorted(seg.start, win, side="right") - 1
-    route = routing_keys(shard.ids, shard.token_hash, shard.doc_offsets, length, routing_k(length))[flags]
+    route = routing_keys_at(shard.ids, shard.token_hash, win, length, routing_k(length))
     worker_progress("cut", shard_no, 1, None)
     return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()],
                          win_seg.astype(np.int64), (win - seg.start[win_seg]).astype(np.int64),
                          growth_shard_of(route, n_growth))
+
+
+# ---------------------------------------------------------------------- pigeonhole counting
+def shard_filter(shard: ShardCorpus, length: int, shard_no: int) -> np.ndarray:
+    """uint8: this shard's counting filter of its windows (window_filter step 1)."""
+    n_windows = int(np.maximum(np.diff(shard.doc_offsets) - length + 1, 0).sum())
+    counters = window_filter(shard.ids, shard.token_hash, shard.doc_offsets, length, filter_cells(n_windows))
+    worker_progress("count", shard_no, 1, None)
+    return counters
+
+
+def heavy_hashes(counters: np.ndarray, shard: ShardCorpus, length: int, threshold: int) -> np.ndarray:
+    """uint64 ascending: this shard's windows whose cell reads >= threshold (step 2)."""
+    return heavy_windows(shard.ids, shard.token_hash, shard.doc_offsets, length, counters, threshold)
+
+
+def union_of(*parts: np.ndarray) -> np.ndarray:
+    """uint64 ascending, distinct: every shard's heavy hashes (the set U of step 2)."""
+    return np.unique(np.concatenate([np.zeros(0, dtype=np.uint64), *parts]))
+
+
+def upper_counts(counters: np.ndarray, union: np.ndarray) -> np.ndarray:
+    """uint8 (|U|,): this shard's cell for each hash of U (step 3)."""
+    return cell_values(counters, union)
+
+
+def superset_of(union: np.ndarray, sigma: int, *counts: np.ndarray) -> np.ndarray:
+    """uint64 ascending: the hashes of U whose summed cells reach min(sigma, 255) (step 3)."""
+    total = np.zeros(union.shape[0], dtype=np.int64)
+    for c in counts:
+        total += c
+    return frequent_superset(union, total, sigma)
 
 
 def used_strings(part: ShardSegments) -> list[str]:
@@ -264,3 +318,31 @@ def first_seen_before(vp: VocabularyPartition, where: np.ndarray) -> np.ndarray:
         mine = where[:, 0] == k
         out[mine] = np.searchsorted(vp.first_ids[k], where[mine, 1])
     return out
+
+
+# ---------------------------------------------------------------------- kernels before the workers start
+def warm_kernels(min_length: int = 10) -> None:
+    """Run every kernel a worker runs once, on a tiny corpus, in this process.
+
+    A local cluster's workers are forked from the driver (:func:`.cluster.dask_client`), so
+    they inherit the kernels loaded (or compiled) here once instead of each loading or
+    compiling its own copies: the first run compiles once, later runs load once.
+    """
+    from bloomspan.engine.mining.config import MiningConfig
+
+    from .shards import _Tokenizer
+
+    words = [f"w{i}" for i in range(3 * min_length)]
+    tok = _Tokenizer()
+    tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
+    shard = tok.corpus()
+    config = MiningConfig(sigma=2, min_length=min_length)
+    counters = shard_filter(shard, min_length, 0)
+    union = union_of(heavy_hashes(counters, shard, min_length, 2))
+    members = superset_of(union, 2, upper_counts(counters, union))
+    cut = flagged_segments(shard, members, min_length, 0, 1)
+    cut_exact = shard_segments(shard, [frequent_windows([window_parts(shard, min_length, 1, 0)[0]], 2)],
+                               min_length, 1, 0, 1)
+    table = run_id_table(sorted(set(cut.used_strings) | set(cut_exact.used_strings)))
+    grown = grow_shard(growth_parts(cut, table, np.arange(shard.n_docs, dtype=np.int64), 1, 0), config, 0)
+    shard_coverage(shard, [occurrences_for(grown, 0)], np.zeros(shard.n_docs, dtype=np.int64), shard.n_tokens)

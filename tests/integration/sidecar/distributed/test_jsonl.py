@@ -30,9 +30,12 @@ def _both(path, out, config, dask, id_field, **kw):
     return single, dist, reports, events
 
 
-@pytest.mark.parametrize("seed,sigma,min_length,n_ranges,id_field", [
-    (1, 5, 6, None, "id"), (2, 8, 10, 7, None), (3, 3, 4, 13, "id")])
-def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma, min_length, n_ranges, id_field):
+# count: the pigeonhole over per-shard filters while ceil(sigma / shards) >= 2 (4 ranges by
+# default on 2 workers), every window counted exactly beyond (13 ranges for sigma 3).
+@pytest.mark.parametrize("seed,sigma,min_length,n_ranges,id_field,count_method", [
+    (1, 5, 6, None, "id", "pigeonhole"), (2, 8, 10, 7, None, "pigeonhole"), (3, 3, 4, 13, "id", "exact")])
+def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma, min_length, n_ranges, id_field,
+                                                  count_method):
     path = tmp_path / "docs.jsonl"
     write_jsonl(path, planted_docs(seed, 700), blank_every=0 if id_field else 37)  # blank lines: ids are line numbers
     single, dist, (r1, r2), events = _both(path, tmp_path, MiningConfig(sigma=sigma, min_length=min_length),
@@ -40,6 +43,7 @@ def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma
     assert single == dist and single.count("\n") >= 3
     assert comparable_report(r1) == comparable_report(r2)
     assert r2["stats"]["reduced_tokens"] < r1["tokens_mined"]  # the workers cut the background away
+    assert r2["stats"]["count_method"] == count_method
     stages = {e[0] for e in events}
     assert {"read", "count", "reduce", "cut", "grow"} <= stages
     assert max(e[1] for e in events if e[0] == "read") == path.stat().st_size  # progress from the workers

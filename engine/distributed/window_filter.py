@@ -1,0 +1,340 @@
+"""Which windows can be frequent, without shuffling every window: per-shard counting filters
+and the pigeonhole.
+
+Why this is exact
+-----------------
+The reduction of :mod:`.windows` needs the shards to flag a *superset* of the frequent
+windows (df >= sigma), the same way at every occurrence: any superset works, a larger one
+only makes the intervals longer. This module finds such a superset with traffic that does
+not grow with the corpus:
+
+1. Each of the ``G`` count units (a shard) counts its ``length``-windows in a saturating
+   byte filter of its own (cell = the window's 64-bit hash, multiply-shift): ``c_k(W) >=
+   min(occ_k(W), 255) >= min(df_k(W), 255)``, collisions only add.
+2. Pigeonhole: if ``df(W) = sum_k df_k(W) >= sigma`` then some unit has ``df_k(W) >=
+   ceil(sigma / G)``. So every frequent window is among the *heavy* windows of some unit,
+   those whose cell reads ``>= t = min(ceil(sigma / G), 255)``. Each unit sends the driver the
+   distinct hashes of its heavy windows: the union ``U``.
+3. Each unit reads its cell for every hash of ``U`` (its upper bound of the window's
+   documents there); the driver sums them. ``sum_k c_k(W) >= sum_k min(df_k(W), 255) >=
+   min(df(W), 255)``, so a frequent window's sum reaches ``min(sigma, 255)``: the windows of
+   ``U`` whose sum does are the superset, ``F``.
+4. Each unit flags its windows whose hash is in ``F`` (:func:`flagged_window_starts`).
+
+What crosses the network is ``U`` (8 bytes per heavy window, once per unit and once back)
+and one byte per unit and hash of ``U``: boilerplate's vocabulary of windows, not the
+corpus. It needs ``t >= 2`` to filter at all, i.e. ``G < sigma``; the caller falls back to
+counting every window when there are more units (:mod:`bloomspan.sidecar.distributed.pipeline`).
+
+Hashes are those of :func:`.windows.window_hashes` (polynomial over the strings' 64-bit
+hashes, splitmix64-finished): the same window has the same hash on every worker. Kernels
+recompute them on the fly (no array of a hash per window is ever allocated); each kernel has
+a plain twin that the tests compare it to.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bloomspan.engine.mining.counting_filter import region_layout
+
+from .windows import _BASE, _finish, window_hashes_reference
+
+MAX_COUNT = 255
+CELLS_PER_WINDOW = 2  # filter bytes per counted window: few collisions, 2 B per token of a shard
+_S32 = np.uint64(32)
+_TWO32 = 1 << 32
+
+
+def local_threshold(sigma: int, n_units: int) -> int:
+    """The heavy threshold ``min(ceil(sigma / n_units), 255)`` of the pigeonhole (step 2)."""
+    if sigma < 1 or n_units < 1:
+        raise ValueError(f"sigma={sigma}, n_units={n_units}: both must be >= 1")
+    return min(-(-sigma // n_units), MAX_COUNT)
+
+
+def filter_cells(n_windows: int) -> int:
+    """Cells of a unit's filter for ``n_windows`` counted windows (at least 64, below 2**32)."""
+    return int(min(max(64, CELLS_PER_WINDOW * int(n_windows)), _TWO32 - 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cell(h, n_cells):
+    return np.int64(((h >> _S32) * np.uint64(n_cells)) >> _S32)
+
+
+def _cell_py(h: int, n_cells: int) -> int:
+    return ((h >> 32) * n_cells) >> 32
+
+
+@njit(cache=True, nogil=True)
+def _chunk_cells(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, hashes, cells):
+    """Hash and cell of every window of documents [d_lo, d_hi), in order; returns how many."""
+    top = np.uint64(1)
+    for _ in range(length - 1):
+        top *= _BASE
+    n = 0
+    for d in range(d_lo, d_hi):
+        a, b = doc_offsets[d], doc_offsets[d + 1]
+        if b - a < length:
+            continue
+        h = np.uint64(0)
+        for i in range(a, a + length):
+            h = h * _BASE + token_hash[ids[i]]
+        f = _finish(h)
+        hashes[n] = f
+        cells[n] = _cell(f, n_cells)
+        n += 1
+        for s in range(a + 1, b - length + 1):
+            h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+            f = _finish(h)
+            hashes[n] = f
+            cells[n] = _cell(f, n_cells)
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _by_region(cells, hashes, n, shift, n_regions, cells_out, hashes_out):
+    """Counting sort of the first n (cell, hash) pairs by region (``cell >> shift``), so the
+    table is then read one cache-sized region after the other (as the single-node filter)."""
+    start = np.zeros(n_regions + 1, dtype=np.int64)
+    for i in range(n):
+        start[(cells[i] >> shift) + 1] += 1
+    for r in range(n_regions):
+        start[r + 1] += start[r]
+    for i in range(n):
+        r = cells[i] >> shift
+        j = start[r]
+        cells_out[j] = cells[i]
+        hashes_out[j] = hashes[i]
+        start[r] = j + 1
+
+
+@njit(cache=True, nogil=True)
+def _increment(counters, cells, n):
+    for i in range(n):
+        c = cells[i]
+        v = counters[c]
+        counters[c] = v + (v < MAX_COUNT)  # saturating, branch-free
+
+
+@njit(cache=True, nogil=True)
+def _heavy_of(counters, cells, hashes, n, threshold, out):
+    k = 0
+    for i in range(n):
+        if counters[cells[i]] >= threshold:
+            out[k] = hashes[i]
+            k += 1
+    return k
+
+
+CHUNK_WINDOWS = 1 << 20  # windows hashed per kernel call: the chunk's buffers stay at ~24 MiB
+
+
+class _Chunks:
+    """Documents in chunks of about CHUNK_WINDOWS windows, with the buffers the kernels share."""
+
+    def __init__(self, doc_offsets: np.ndarray, length: int, n_cells: int):
+        per_doc = np.maximum(np.diff(doc_offsets) - length + 1, 0)
+        self.ends = np.cumsum(per_doc)
+        self.n_docs = per_doc.shape[0]
+        widest = 0
+        self.bounds = [0]
+        while self.bounds[-1] < self.n_docs:
+            d = self.bounds[-1]
+            base = int(self.ends[d - 1]) if d else 0
+            e = max(d + 1, int(np.searchsorted(self.ends, base + CHUNK_WINDOWS, side="right")))
+            e = min(e, self.n_docs)
+            widest = max(widest, int(self.ends[e - 1]) - base)
+            self.bounds.append(e)
+        self.shift, self.n_regions = region_layout(n_cells)
+        self.hashes = np.empty(widest, dtype=np.uint64)
+        self.cells = np.empty(widest, dtype=np.int64)
+        partitioned = self.n_regions > 1
+        self.hashes2 = np.empty(widest if partitioned else 0, dtype=np.uint64)
+        self.cells2 = np.empty(widest if partitioned else 0, dtype=np.int64)
+
+    def each(self, ids, token_hash, doc_offsets, length, n_cells):
+        """Per chunk: (cells, hashes, n) in region order."""
+        for d, e in zip(self.bounds[:-1], self.bounds[1:]):
+            n = _chunk_cells(ids, token_hash, doc_offsets, np.int64(d), np.int64(e), np.int64(length),
+                             np.int64(n_cells), self.hashes, self.cells)
+            if self.n_regions > 1:
+                _by_region(self.cells, self.hashes, n, np.int64(self.shift), np.int64(self.n_regions),
+                           self.cells2, self.hashes2)
+                yield self.cells2, self.hashes2, n
+            else:
+                yield self.cells, self.hashes, n
+
+
+def _check(ids, token_hash, doc_offsets, length):
+    ids = np.ascontiguousarray(ids, dtype=np.uint32)
+    token_hash = np.ascontiguousarray(token_hash, dtype=np.uint64)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if length < 1:
+        raise ValueError(f"length={length}: windows need at least one token")
+    if ids.size and int(ids.max()) >= token_hash.shape[0]:
+        raise ValueError(f"token_hash has {token_hash.shape[0]} entries; ids reach {int(ids.max())}")
+    return ids, token_hash, doc_offsets
+
+
+def window_filter(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int,
+                  n_cells: int) -> np.ndarray:
+    """uint8 (n_cells,): every in-document ``length``-window incremented once into the cell of
+    its hash, saturating at 255 (step 1)."""
+    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    counters = np.zeros(int(n_cells), dtype=np.uint8)
+    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+        for cells, _, n in _Chunks(doc_offsets, length, n_cells).each(ids, token_hash, doc_offsets, length, n_cells):
+            _increment(counters, cells, n)
+    return counters
+
+
+def window_filter_reference(ids, token_hash, doc_offsets, length: int, n_cells: int) -> np.ndarray:
+    """Plain twin of :func:`window_filter`."""
+    hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    counters = np.zeros(int(n_cells), dtype=np.int64)
+    for h in hashes.tolist():
+        counters[_cell_py(int(h), int(n_cells))] += 1
+    return np.minimum(counters, MAX_COUNT).astype(np.uint8)
+
+
+def heavy_windows(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int,
+                  counters: np.ndarray, threshold: int) -> np.ndarray:
+    """uint64 ascending, distinct: hashes of the windows whose cell reads >= ``threshold`` (step 2)."""
+    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    n_cells = counters.shape[0]
+    chunks = _Chunks(doc_offsets, length, n_cells)
+    out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
+    parts = [np.zeros(0, dtype=np.uint64)]
+    with np.errstate(over="ignore"):
+        for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
+            k = _heavy_of(counters, cells, hashes, n, np.uint8(threshold), out)
+            if k:
+                parts.append(np.unique(out[:k]))
+    return np.unique(np.concatenate(parts))
+
+
+def heavy_windows_reference(ids, token_hash, doc_offsets, length: int, counters, threshold: int) -> np.ndarray:
+    """Plain twin of :func:`heavy_windows`."""
+    hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    n_cells = len(counters)
+    keep = {int(h) for h in hashes.tolist() if int(counters[_cell_py(int(h), n_cells)]) >= threshold}
+    return np.asarray(sorted(keep), dtype=np.uint64)
+
+
+def cell_values(counters: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """uint8 (N,): the filter's cell of each hash (step 3: this unit's upper bound of its documents)."""
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    cells = ((hashes >> _S32) * np.uint64(counters.shape[0])) >> _S32
+    return counters[cells.astype(np.int64)]
+
+
+def frequent_superset(union: np.ndarray, cell_sums: np.ndarray, sigma: int) -> np.ndarray:
+    """uint64 ascending: the hashes of ``union`` whose summed cells reach ``min(sigma, 255)`` (step 3)."""
+    return np.asarray(union, dtype=np.uint64)[np.asarray(cell_sums) >= min(sigma, MAX_COUNT)]
+
+
+# ---------------------------------------------------------------------- flagging (step 4)
+@njit(cache=True, nogil=True)
+def _flag_starts(ids, token_hash, doc_offsets, length, members, bits, bit_shift, out):
+    """Starts of the windows whose hash is in ``members`` (sorted), in order. ``bits``: a bitmap
+    of the members' top ``64 - bit_shift`` bits, tested before the binary search."""
+    top = np.uint64(1)
+    for _ in range(length - 1):
+        top *= _BASE
+    m = members.shape[0]
+    n = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        a, b = doc_offsets[d], doc_offsets[d + 1]
+        if b - a < length:
+            continue
+        h = np.uint64(0)
+        for i in range(a, a + length):
+            h = h * _BASE + token_hash[ids[i]]
+        for s in range(a, b - length + 1):
+            if s > a:
+                h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+            f = _finish(h)
+            slot = np.int64(f >> bit_shift)
+            if (bits[slot >> 6] >> np.uint64(slot & 63)) & np.uint64(1):
+                lo, hi = 0, m
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if members[mid] < f:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < m and members[lo] == f:
+                    out[n] = s
+                    n += 1
+    return n
+
+
+def _member_bits(members: np.ndarray) -> tuple[np.ndarray, int]:
+    """A bitmap of about 64 bits per member (at least 2**12) over the hashes' top bits."""
+    n_bits_log = max(12, min(34, int(np.ceil(np.log2(max(1, members.size) * 64)))))
+    shift = 64 - n_bits_log
+    bits = np.zeros(max(1, (1 << n_bits_log) >> 6), dtype=np.uint64)
+    slots = (members >> np.uint64(shift)).astype(np.int64)
+    np.bitwise_or.at(bits, slots >> 6, np.left_shift(np.uint64(1), (slots & 63).astype(np.uint64)))
+    return bits, shift
+
+
+def flagged_window_starts(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int,
+                          members: np.ndarray) -> np.ndarray:
+    """int64 ascending: the start of every in-document ``length``-window whose hash is in
+    ``members`` (uint64 ascending, distinct)."""
+    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    members = np.ascontiguousarray(members, dtype=np.uint64)
+    n_windows = int(np.maximum(np.diff(doc_offsets) - length + 1, 0).sum())
+    if members.size == 0 or n_windows == 0:
+        return np.zeros(0, dtype=np.int64)
+    bits, shift = _member_bits(members)
+    out = np.empty(n_windows, dtype=np.int64)
+    n = _flag_starts(ids, token_hash, doc_offsets, np.int64(length), members, bits, np.uint64(shift), out)
+    return out[:n].copy()
+
+
+def flagged_window_starts_reference(ids, token_hash, doc_offsets, length: int, members) -> np.ndarray:
+    """Plain twin of :func:`flagged_window_starts`."""
+    hashes, starts = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    keep = {int(x) for x in np.asarray(members).tolist()}
+    return np.asarray([s for h, s in zip(hashes.tolist(), starts.tolist()) if int(h) in keep], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- routing keys at flagged starts
+@njit(cache=True, nogil=True)
+def _routing_at(ids, token_hash, starts, length, k, out):
+    """out[i] = min over the k-grams inside window starts[i] of their hash (as routing_keys)."""
+    top = np.uint64(1)
+    for _ in range(k - 1):
+        top *= _BASE
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        h = np.uint64(0)
+        for j in range(s, s + k):
+            h = h * _BASE + token_hash[ids[j]]
+        m = _finish(h)
+        for j in range(s + 1, s + length - k + 1):
+            h = (h - token_hash[ids[j - 1]] * top) * _BASE + token_hash[ids[j + k - 1]]
+            f = _finish(h)
+            if f < m:
+                m = f
+        out[i] = m
+
+
+def routing_keys_at(ids: np.ndarray, token_hash: np.ndarray, starts: np.ndarray, length: int, k: int) -> np.ndarray:
+    """uint64 (N,): the routing key (:func:`.sharded_growth.routing_keys`) of the windows
+    starting at ``starts`` only: the smallest hash of the k-grams inside each."""
+    if not 1 <= k <= length:
+        raise ValueError(f"k={k}: must lie in [1, length={length}]")
+    ids = np.ascontiguousarray(ids, dtype=np.uint32)
+    token_hash = np.ascontiguousarray(token_hash, dtype=np.uint64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    if starts.size and (int(starts.min()) < 0 or int(starts.max()) + length > ids.shape[0]):
+        raise ValueError("a window reaches past the shard's tokens")
+    out = np.empty(starts.shape[0], dtype=np.uint64)
+    _routing_at(ids, token_hash, starts, np.int64(length), np.int64(k), out)
+    return out

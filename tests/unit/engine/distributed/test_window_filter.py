@@ -1,0 +1,123 @@
+"""The pigeonhole count of the distributed miner: kernels against their plain twins, and the
+superset property every later stage relies on (every window with df >= sigma is flagged, at
+every occurrence, however the documents are split into shards)."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given, settings, strategies as st
+
+from bloomspan.engine.distributed import window_filter as wf
+from bloomspan.engine.distributed.sharded_growth import routing_keys
+from bloomspan.engine.distributed.windows import distinct_document_counts, string_hashes, window_hashes
+from tests.support.planted_corpora import corpus_of
+
+docs_strategy = st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=12)
+TOKEN_HASH = string_hashes([f"w{i}" for i in range(6)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 6), n_cells=st.sampled_from([1, 3, 64, 1000]))
+def test_window_filter_matches_reference(docs, length, n_cells):
+    tokens, offsets = corpus_of(docs)
+    got = wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells)
+    assert np.array_equal(got, wf.window_filter_reference(tokens, TOKEN_HASH, offsets, length, n_cells))
+
+
+def test_window_filter_partitioned_build_and_chunks_match_reference(monkeypatch):
+    """A table above the direct-increment size is built region by region and the windows are
+    hashed chunk by chunk: the counters are the same as one pass over the corpus."""
+    monkeypatch.setattr(wf, "CHUNK_WINDOWS", 7)
+    monkeypatch.setattr(wf, "region_layout", lambda n_cells: (3, -(-n_cells >> 3)))
+    rng = np.random.default_rng(4)
+    docs = [rng.integers(0, 6, int(rng.integers(0, 40))).tolist() for _ in range(30)]
+    tokens, offsets = corpus_of(docs)
+    for n_cells in (50, 300):
+        got = wf.window_filter(tokens, TOKEN_HASH, offsets, 3, n_cells)
+        assert np.array_equal(got, wf.window_filter_reference(tokens, TOKEN_HASH, offsets, 3, n_cells))
+        heavy = wf.heavy_windows(tokens, TOKEN_HASH, offsets, 3, got, 4)
+        assert np.array_equal(heavy, wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, 3, got, 4))
+
+
+def test_window_filter_saturates_at_255():
+    tokens, offsets = corpus_of([[1, 2]] * 300)
+    counters = wf.window_filter(tokens, TOKEN_HASH, offsets, 2, 64)
+    assert counters.max() == 255 and counters.sum() == 255
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([2, 17, 500]),
+       threshold=st.integers(1, 4))
+def test_heavy_windows_match_reference(docs, length, n_cells, threshold):
+    tokens, offsets = corpus_of(docs)
+    counters = wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells)
+    got = wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, counters, threshold)
+    ref = wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, length, counters, threshold)
+    assert np.array_equal(got, ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), pick=st.integers(0, 2**16))
+def test_flagged_window_starts_match_reference(docs, length, pick):
+    tokens, offsets = corpus_of(docs)
+    hashes, _ = window_hashes(tokens, TOKEN_HASH, offsets, length)
+    rng = np.random.default_rng(pick)
+    members = np.unique(np.concatenate([hashes[rng.random(hashes.size) < 0.3],
+                                        rng.integers(0, 2**63, 5, dtype=np.int64).astype(np.uint64)]))
+    got = wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members)
+    assert np.array_equal(got, wf.flagged_window_starts_reference(tokens, TOKEN_HASH, offsets, length, members))
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 6), k=st.integers(1, 6))
+def test_routing_keys_at_equal_routing_keys_of_those_windows(docs, length, k):
+    k = min(k, length)
+    tokens, offsets = corpus_of(docs)
+    _, starts = window_hashes(tokens, TOKEN_HASH, offsets, length)
+    every = routing_keys(tokens, TOKEN_HASH, offsets, length, k)
+    some = np.arange(starts.size)[::2]
+    assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts[some], length, k), every[some])
+
+
+def test_local_threshold_is_the_pigeonhole_bound():
+    assert wf.local_threshold(20, 2) == 10
+    assert wf.local_threshold(20, 3) == 7
+    assert wf.local_threshold(20, 20) == 1
+    assert wf.local_threshold(1000, 2) == 255
+
+
+def _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=None):
+    """The four steps of the module docstring over a split of ``docs`` into shards."""
+    cuts = np.linspace(0, len(docs), n_shards + 1).astype(int)
+    shards = [corpus_of(docs[a:b]) if b > a else corpus_of([[]]) for a, b in zip(cuts[:-1], cuts[1:])]
+    t = wf.local_threshold(sigma, n_shards)
+    filters = []
+    for tokens, offsets in shards:
+        n_windows = int(np.maximum(np.diff(offsets) - length + 1, 0).sum())
+        n_cells = wf.filter_cells(n_windows) if cells_per_window is None else max(1, cells_per_window)
+        filters.append(wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells))
+    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [
+        wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, f, t) for (tokens, offsets), f in zip(shards, filters)]))
+    sums = sum(wf.cell_values(f, union).astype(np.int64) for f in filters) if filters else 0
+    members = wf.frequent_superset(union, sums, sigma)
+    return shards, members
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
+       n_shards=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4),
+       tiny=st.booleans())
+@example(docs=[[0, 1, 2]] * 6, n_shards=3, sigma=6, length=3, tiny=False)  # two documents per shard
+@example(docs=[[0, 1]] * 5 + [[2, 3]], n_shards=6, sigma=5, length=2, tiny=True)  # one per shard, t = 1
+def test_every_frequent_window_is_flagged_at_every_occurrence(docs, n_shards, sigma, length, tiny):
+    """df >= sigma  =>  flagged, in every shard, at every start (any split, any table size)."""
+    shards, members = _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=3 if tiny else None)
+    all_tokens, all_offsets = corpus_of(docs)
+    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
+    doc = np.searchsorted(all_offsets, starts, side="right") - 1
+    keys, df = distinct_document_counts(hashes, doc)
+    frequent = set(keys[df >= sigma].tolist())
+    assert frequent <= set(members.tolist())
+    for tokens, offsets in shards:
+        h, s = window_hashes(tokens, TOKEN_HASH, offsets, length)
+        flagged = set(wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members).tolist())
+        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
