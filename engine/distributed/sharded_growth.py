@@ -213,8 +213,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     doc_offsets = np.append(new_off[:-1][doc_first], new_off[-1]).astype(np.int64)
     global_doc = sdoc[doc_first]
 
-    uniq, inverse = np.unique(layout, return_inverse=True)
-    ids = inverse.astype(np.uint32).reshape(-1)
+    uniq, ids = dense_token_ids(layout)
     n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
     rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
 
@@ -257,6 +256,25 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
              "not_left_maximal": int(len(cands) - kept.size), **{f"grow_{k}": v for k, v in cands.stats.items()}}
     return GrownPhrases(tokens, cands.df[kept].astype(np.int64), n_occ[kept].astype(np.int64), docs,
                         k_phrase.astype(np.int64), f.owner[frag].astype(np.int64), label.astype(np.int64), stats)
+
+
+def dense_token_ids(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(layout, return_inverse=True)`` for run ids (uint32, ``NO_LEFT`` allowed) in
+    linear time: a presence table over the ids instead of a sort (the sort was 60 % of a
+    growth shard's CPU). Returns (uint32 distinct values ascending, ``NO_LEFT`` last if
+    present; uint32 (n,) index of each element among them)."""
+    layout = np.asarray(layout, dtype=np.uint32)
+    real = layout != NO_LEFT
+    top = int(layout[real].max()) + 1 if real.any() else 0
+    present = np.zeros(top + 1, dtype=bool)
+    present[layout[real]] = True
+    has_no_left = not bool(real.all())
+    present[top] = has_no_left
+    rank = (np.cumsum(present) - 1).astype(np.uint32)
+    values = np.flatnonzero(present[:top]).astype(np.uint32)
+    if has_no_left:
+        values = np.append(values, NO_LEFT)
+    return values, rank[np.where(real, layout, np.uint32(top))]
 
 
 # ---------------------------------------------------------------------- routing keys

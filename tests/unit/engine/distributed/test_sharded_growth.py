@@ -130,3 +130,17 @@ def test_routing_keys_match_reference(docs, length, k):
     th = string_hashes([f"s{i}" for i in range(6)])
     assert np.array_equal(routing_keys(tokens, th, offsets, length, k),
                           routing_keys_reference(tokens, th, offsets, length, k))
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(st.integers(0, 40), max_size=60), no_left=st.lists(st.booleans(), max_size=60))
+def test_dense_token_ids_equal_numpy_unique(values, no_left):
+    """The linear-time renumbering of a growth shard's layout is np.unique's, NO_LEFT last."""
+    from bloomspan.engine.distributed.sharded_growth import NO_LEFT, dense_token_ids
+
+    layout = np.asarray(values, dtype=np.uint32)
+    layout[np.asarray(no_left[:layout.size] + [False] * (layout.size - len(no_left[:layout.size])), dtype=bool)] = NO_LEFT
+    uniq, inverse = np.unique(layout, return_inverse=True)
+    got_values, got_ids = dense_token_ids(layout)
+    assert got_values.dtype == np.uint32 and got_ids.dtype == np.uint32
+    assert np.array_equal(got_values, uniq) and np.array_equal(got_ids, inverse.reshape(-1))
