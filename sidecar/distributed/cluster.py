@@ -7,6 +7,7 @@ driver's ``progress(stage, done, total)`` calls, summed over shards.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -70,6 +71,27 @@ def dask_client(config: DaskConfig) -> Iterator:
                                  "needs Dask: pip install -e '.[dask]' in the checkout (make test installs it)") from None
     # Dask sets its own loggers to INFO; follow the command's --log-level instead.
     logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
+    forked = contextlib.nullcontext()
+    if config.local_workers is not None:
+        # Local workers are forked from this process once it holds every kernel they run: they
+        # start without importing numpy, numba, Dask and bloomspan again (about a CPU second
+        # each) and without loading or compiling the kernels again (tasks.warm_kernels).
+        # Workers a nanny restarts later are forked the same way (the setting lasts as long
+        # as the client).
+        import dask
+
+        from .tasks import warm_kernels
+
+        warm_kernels()
+        # Dask's statistical profiler samples every worker thread 100 times a second (half a
+        # worker's idle CPU); a bloomspan run has its own per-stage timings.
+        forked = dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                                  "distributed.worker.profile.enabled": False})
+    with forked:
+        yield from _client(config, Client, LocalCluster)
+
+
+def _client(config: DaskConfig, Client, LocalCluster) -> Iterator:
     cluster = None
     try:
         if config.local_workers is not None:
