@@ -63,11 +63,15 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             from .pipeline import mine_shards
 
             dres = mine_shards(client, shards, _layout, config, relay, global_ids=True, run=run)
-            id_of = _document_ids(client, shards, run, id_field is not None)
+            report = _report(dres, top)
+            wanted = [int(entry["doc"]) for entry in report.get("most_cluttered_docs", [])]
+            id_of = _document_ids(client, shards, [c[1] for c in checks], wanted, run, id_field is not None)
         finally:
             relay.detach(client)
     seconds = time.perf_counter() - t0
-    return _write(path, config, out_dir, dres, id_of, seconds, top, JsonlMiningSummary)
+    for entry in report.get("most_cluttered_docs", []):
+        entry["id"] = id_of[int(entry["doc"])]
+    return _write(path, config, out_dir, dres, report, seconds, JsonlMiningSummary)
 
 
 def _ranges(path: str, wanted: int) -> list[tuple[int, int]]:
@@ -91,32 +95,50 @@ def _layout(headers):
     return ShardLayout(global_docs, lengths)
 
 
-def _shard_ids(shard, with_id_field: bool) -> tuple[list[str] | None, np.ndarray, int]:
-    return (shard.external_ids if with_id_field else None), shard.line_numbers, shard.n_lines
+def _shard_ids(shard, local: np.ndarray, with_id_field: bool) -> tuple[list[str], int]:
+    """The external ids of the shard's documents ``local`` (the id field, else their 1-based
+    line numbers within the range), and the lines the range holds."""
+    if with_id_field:
+        return [shard.external_ids[i] for i in local.tolist()], shard.n_lines
+    return [str(int(x)) for x in shard.line_numbers[local].tolist()], shard.n_lines
 
 
-def _document_ids(client, shards, run: str, with_id_field: bool):
-    """doc number -> external id: the id field, else the 1-based line number in the file."""
-    parts = client.gather([client.submit(_shard_ids, s, with_id_field, key=f"bloomspan-ids-{run}-{k}")
-                           for k, s in enumerate(shards)])
-    ids: list[str] = []
-    line_base = 0
-    for ext, lines, n_lines in parts:
-        ids.extend(ext if ext is not None else [str(line_base + int(x)) for x in lines.tolist()])
-        line_base += n_lines
-    return ids
+def _n_lines(shard) -> int:
+    return shard.n_lines
 
 
-def _write(path, config, out_dir, dres, ids, seconds, top, summary_type):
+def _document_ids(client, shards, docs_per_shard: list[int], wanted: list[int], run: str,
+                  with_id_field: bool) -> dict[int, str]:
+    """doc number -> external id (the id field, else the 1-based line number in the file) of
+    the ``wanted`` documents only: the driver never holds an id per document."""
+    base = np.concatenate([[0], np.cumsum(docs_per_shard)]).astype(np.int64)
+    wanted_arr = np.asarray(sorted(set(wanted)), dtype=np.int64)
+    shard_of = np.searchsorted(base, wanted_arr, side="right") - 1
+    lines = [0] if with_id_field else client.gather(
+        [client.submit(_n_lines, s, key=f"bloomspan-nlines-{run}-{k}") for k, s in enumerate(shards)])
+    line_base = np.concatenate([[0], np.cumsum(lines)]).astype(np.int64)
+    out: dict[int, str] = {}
+    for k in np.unique(shard_of).tolist():
+        docs = wanted_arr[shard_of == k]
+        ids, _ = client.submit(_shard_ids, shards[k], docs - base[k], with_id_field,
+                               key=f"bloomspan-ids-{run}-{k}").result()
+        for d, x in zip(docs.tolist(), ids):
+            out[d] = x if with_id_field else str(int(line_base[k]) + int(x))
+    return out
+
+
+def _report(dres, top: int) -> dict:
     from bloomspan.engine.mining.report import coverage_report_from_counts
+
+    return coverage_report_from_counts(dres.coverage.covered, dres.doc_offsets, dres.phrases, dres.vocabulary,
+                                       top=top)
+
+
+def _write(path, config, out_dir, dres, report, seconds, summary_type):
     from bloomspan.sidecar.run.jsonl_mining import _write_outputs
 
     n_tokens = int(dres.doc_offsets[-1])
     n_docs = int(dres.doc_offsets.shape[0] - 1)
-    report = coverage_report_from_counts(dres.coverage.covered, dres.doc_offsets, dres.phrases, dres.vocabulary,
-                                         top=top)
-    for entry in report.get("most_cluttered_docs", []):
-        entry["id"] = ids[int(entry["doc"])]
     # The single-node report's keys, in its order (jsonl_mining._mine_store); reading and
     # mining overlap on the workers, so both timings are the whole distributed run.
     report.update({
