@@ -168,11 +168,12 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     run_id_of = {t: i for i, t in enumerate(run_strings)}
     routed = [client.submit(tasks.growth_parts, c, tasks.run_ids_of(used[k], run_id_of), layout.global_docs[k], G, k,
                             key=f"bloomspan-route-{run}-{k}", retries=2, **homes[k]) for k, c in enumerate(cut)]
-    del run_id_of
+    del run_id_of, cut  # each shard's cut is freed once its route has run
     grown = []
     for g in range(G):
         parts = [client.submit(tasks.pick, r, g, key=f"bloomspan-frag-{run}-{k}-{g}") for k, r in enumerate(routed)]
         grown.append(client.submit(tasks.grow_shard, parts, config, g, key=f"bloomspan-grow-{run}-{g}", retries=2))
+    del routed, parts  # the fragments are freed once their growth shard has them
     relay.totals["grow"] = G
     summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"bloomspan-phrases-{run}-{g}",
                                retries=2) for g, gr in enumerate(grown)]
