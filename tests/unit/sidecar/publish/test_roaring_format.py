@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 from pyroaring import BitMap
 
+from bloomspan.sidecar.publish import roaring_format
 from bloomspan.sidecar.publish.bitmaps import encode_bitmap
 from bloomspan.sidecar.publish.roaring_format import (
     ARRAY,
@@ -137,3 +138,10 @@ def test_the_empty_bitmap_is_pyroarings_own_bytes():
 def test_bytes_that_are_not_roaring_are_refused_by_name(data, message):
     with pytest.raises(RoaringFormatError, match=message):
         canonical_serialization(data)
+
+
+def test_both_popcounts_count_the_set_bits():
+    words = np.random.default_rng(3).integers(0, 2**63, (5, 7), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    naive = np.array([[bin(int(w)).count("1") for w in row] for row in words])
+    assert np.array_equal(roaring_format._popcount(words), naive)
+    assert np.array_equal(roaring_format._popcount_unpacked(words), naive)
