@@ -46,6 +46,8 @@ def load_profile() -> str:
     name = os.environ.get(PROFILE_VARIABLE) or DETERMINISTIC
     if name not in (DETERMINISTIC, EXPLORE):
         raise SystemExit(f"{PROFILE_VARIABLE}={name}: unknown Hypothesis profile; use {DETERMINISTIC} or {EXPLORE}")
+    if name == EXPLORE:
+        explore_factor()  # a bad factor is refused now, in one line, not halfway through collection
     settings.load_profile(name)
     return name
 

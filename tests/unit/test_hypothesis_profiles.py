@@ -69,3 +69,11 @@ def test_an_unknown_profile_is_one_line_naming_the_variable():
     assert run.returncode != 0
     assert "HYPOTHESIS_PROFILE=fast: unknown Hypothesis profile; use ci or explore" in run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_a_bad_explore_factor_is_one_line_naming_the_variable():
+    run = _pytest({"HYPOTHESIS_PROFILE": "explore", "HYPOTHESIS_EXPLORE_FACTOR": "0"}, "--collect-only",
+                  "tests/unit/test_hypothesis_profiles.py")
+    assert run.returncode != 0
+    assert "HYPOTHESIS_EXPLORE_FACTOR=0: give a whole number of at least 1" in run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr and "SystemExit" not in run.stdout + run.stderr
