@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.bloomspan-installed
 
-.PHONY: demo test test-unit test-nojit node-start node-stop bench clean
+.PHONY: demo test test-unit test-explore test-nojit node-start node-stop bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(STAMP)
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit
+
+# The property tests with fresh random examples, ten times as many (tests/support/
+# hypothesis_profiles.py); `make test` and CI run them deterministically.
+test-explore: $(STAMP)
+	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest tests/unit -m hypothesis -q
 
 node-start:
 	deploy/local/opensearch.sh start

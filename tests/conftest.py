@@ -3,6 +3,9 @@
 ``OPENSEARCH_URL`` names a node to use; otherwise the node is started with
 ``deploy/local/opensearch.sh start`` and stopped at the end (only if this session started
 it). With ``CI=true`` a missing node fails the integration tests instead of skipping them.
+
+Hypothesis runs the deterministic profile unless ``HYPOTHESIS_PROFILE=explore``
+(tests/support/hypothesis_profiles.py); it is loaded here, before any test module is imported.
 """
 from __future__ import annotations
 
@@ -13,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import hypothesis_profiles
 from tests.support.cluster_cleanup import remove_test_objects
+
+HYPOTHESIS_PROFILE = hypothesis_profiles.load_profile()
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "deploy" / "local" / "opensearch.sh"
@@ -84,7 +90,10 @@ def index_prefix(os_client):
             os_client.ingest.delete_pipeline(id=pipeline)
 
 
+@pytest.hookimpl(trylast=True)  # after Hypothesis' own hook has marked its tests
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/integration" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.integration)
+    if HYPOTHESIS_PROFILE == hypothesis_profiles.EXPLORE:
+        hypothesis_profiles.widen_for_exploration(items)

@@ -10,8 +10,11 @@ over the corpus (:func:`bloomspan.sidecar.publish.publication.phrase_documents_f
 Encoding
 --------
 Bitmaps are pyroaring ``BitMap`` (32-bit members), ``run_optimize``-d, serialized in the
-portable Roaring format and base64-encoded for OpenSearch ``binary`` fields. Members are
-canonical document numbers (:mod:`bloomspan.sidecar.run.snapshot`) or canonical token positions.
+portable Roaring format with every container in its canonical form
+(:func:`bloomspan.sidecar.publish.roaring_format.canonical_serialization`: the same members
+give the same bytes however the bitmap was built, by one process, by Dask shards or by an
+incremental run) and base64-encoded for OpenSearch ``binary`` fields. Members are canonical
+document numbers (:mod:`bloomspan.sidecar.run.snapshot`) or canonical token positions.
 """
 from __future__ import annotations
 
@@ -21,14 +24,18 @@ from array import array
 import numpy as np
 from pyroaring import BitMap
 
+from .roaring_format import canonical_serialization
+
 BLOCK_TOKENS = 1 << 24  # mask positions turned into bitmap members at a time (bounds the buffer)
 MAX_MEMBER = (1 << 32) - 1
 
 
 def encode_bitmap(bm: BitMap) -> str:
-    """Base64 of the portable Roaring serialization (after ``run_optimize``)."""
+    """Base64 of the canonical portable Roaring serialization of ``bm``'s members: every
+    bitmap bloomspan publishes is encoded here. ``run_optimize`` (in place, members unchanged)
+    lets the C library do the heavy container conversions first."""
     bm.run_optimize()
-    return base64.b64encode(bm.serialize()).decode("ascii")
+    return base64.b64encode(canonical_serialization(bm.serialize())).decode("ascii")
 
 
 def decode_bitmap(data: str) -> BitMap:

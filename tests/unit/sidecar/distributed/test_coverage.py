@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.engine.mining.report import coverage_report, coverage_report_from_counts
@@ -58,6 +58,9 @@ def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True):
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_shards=st.integers(1, 6),
        n_occ=st.integers(0, 60), top=st.integers(0, 8), bins=st.integers(1, 12))
+# the OR of the shards' bitmaps held a run container where the mask's held an array of the same
+# size (9 members in 4 runs): the published bytes differed with the same members
+@example(seed=2019, n_docs=31, n_shards=2, n_occ=4, top=0, bins=1)
 def test_reduced_report_and_bitmaps_equal_the_mask(seed, n_docs, n_shards, n_occ, top, bins):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 30, n_docs)  # empty documents included
