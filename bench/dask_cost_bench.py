@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,17 +33,25 @@ def _bloomspan() -> str:
     return str(Path(sys.executable).with_name("bloomspan"))
 
 
+# Runs the command in a fresh process whose only children are it and its own: their rusage is
+# this one command's (ru_maxrss of the children is the largest process of the run).
+_RUSAGE = ("import json, resource, subprocess, sys\n"
+           "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+           "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+           "print(json.dumps({'rc': r.returncode, 'err': r.stderr[-3000:], 'cpu': u.ru_utime + u.ru_stime, "
+           "'peak_rss': u.ru_maxrss * 1024}))\n")
+
+
 def run_command(args: list[str]) -> dict:
-    """Wall, CPU (user + sys of the command and its waited-for children) and peak RSS of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall, CPU (user + sys of the command and its waited-for children) and peak RSS (the
+    largest of them) of one command."""
     t = time.perf_counter()
-    res = subprocess.run(args, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-c", _RUSAGE, *args], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode:
-        raise SystemExit(f"{' '.join(args)} failed ({res.returncode}):\n{res.stderr[-3000:]}")
-    return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "peak_rss": after.ru_maxrss * 1024}
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    if out["rc"]:
+        raise SystemExit(f"{' '.join(args)} failed ({out['rc']}):\n{out['err']}")
+    return {"wall": wall, "cpu": out["cpu"], "peak_rss": out["peak_rss"]}
 
 
 def mine(path: Path, out: Path, workers: int | None, sigma: int, min_length: int, memory_limit: str) -> dict:
@@ -57,13 +64,14 @@ def mine(path: Path, out: Path, workers: int | None, sigma: int, min_length: int
     stats = report.get("stats", {})
     r.update(tokens=int(report["tokens_mined"]), load=os.getloadavg()[0],
              worker_bytes_sent=stats.get("worker_bytes_sent"), count_method=stats.get("count_method"),
+             worker_peak_rss=stats.get("worker_peak_rss"),
              windows_sent_bytes=stats.get("windows_sent_bytes"), reduced_share=stats.get("reduced_share"))
     return r
 
 
 def _median_row(runs: list[dict]) -> dict:
     row = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "peak_rss", "load")}
-    for k in ("tokens", "worker_bytes_sent", "count_method", "windows_sent_bytes", "reduced_share"):
+    for k in ("tokens", "worker_bytes_sent", "count_method", "windows_sent_bytes", "reduced_share", "worker_peak_rss"):
         row[k] = runs[0][k]
     return row
 
@@ -88,6 +96,11 @@ def main(argv=None) -> None:
         # One untimed run of each kind first: numba caches and the page cache are warm for all.
         mine(path, work / "warm", None, a.sigma, a.min_length, a.memory_limit)
         mine(path, work / "warm", min(a.workers), a.sigma, a.min_length, a.memory_limit)
+        # A worker's memory before it holds any share: the peak of a 200-line run.
+        tiny = work / "tiny.jsonl"
+        with path.open("rb") as src, tiny.open("wb") as dst:
+            dst.writelines(line for _, line in zip(range(200), src))
+        idle = mine(tiny, work / "tiny", max(a.workers), 5, a.min_length, a.memory_limit)["worker_peak_rss"]
         runs: dict = {None: [], **{n: [] for n in a.workers}}
         for _ in range(a.reps):
             for n in runs:
@@ -101,19 +114,28 @@ def main(argv=None) -> None:
     size_mib = path.stat().st_size / 2**20 if a.corpus else None
     lines = [f"{one['tokens'] / 1e6:.1f} M tokens{f' ({size_mib:.0f} MiB JSONL)' if size_mib else ''}, sigma={a.sigma}, "
              f"min_length={a.min_length}, medians of {a.reps} interleaved runs, phrases.jsonl identical in every run",
+             f"; a worker holds {idle / 2**20:.0f} MiB before its share (peak of a 200-line run)",
              "", "| run | wall s | CPU s | CPU / single | wall / single | peak RSS (largest process) | "
-             "worker bytes sent / token | count | load avg |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+             "worker peak | worker B / token of its share (above idle) | "
+             "worker bytes sent / token | count | load avg |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for n, r in rows.items():
         name = "single process" if n is None else f"`--dask local:{n}`"
         sent = "—" if r["worker_bytes_sent"] is None else f"{r['worker_bytes_sent'] / r['tokens']:.2f}"
+        wpeak = share = "—"
+        if n is not None:
+            wpeak = f"{r['worker_peak_rss'] / 2**20:.0f} MiB"
+            share = f"{(r['worker_peak_rss'] - idle) / (r['tokens'] / n):.1f}"
         lines.append(f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['cpu'] / one['cpu']:.2f}× | "
-                     f"{r['wall'] / one['wall']:.2f}× | {r['peak_rss'] / 2**20:.0f} MiB | {sent} | "
+                     f"{r['wall'] / one['wall']:.2f}× | {r['peak_rss'] / 2**20:.0f} MiB | {wpeak} | {share} | {sent} | "
                      f"{r['count_method'] or '—'} | {r['load']:.1f} |")
     if 2 in rows:
         two = rows[2]
         checks = {"CPU ≤ 1.3× single": two["cpu"] / one["cpu"] <= GOALS["cpu"],
                   "wall ≤ 0.65× single": two["wall"] / one["wall"] <= GOALS["wall"],
-                  "≤ 1 B/token sent": (two["worker_bytes_sent"] or 0) / two["tokens"] <= GOALS["bytes_per_token"]}
+                  "≤ 1 B/token sent": (two["worker_bytes_sent"] or 0) / two["tokens"] <= GOALS["bytes_per_token"],
+                  "worker ≤ 12 B/token of its share": (two["worker_peak_rss"] - idle) / (two["tokens"] / 2)
+                  <= GOALS["worker_bytes_per_token_peak"]}
         lines += ["", "Goals (local:2): " + "; ".join(f"{k}: {'met' if v else 'missed'}" for k, v in checks.items())]
     text = "\n".join(lines)
     print(text)

@@ -113,6 +113,18 @@ def worker_bytes_sent(client) -> int:
     return int(sum(sent.values()))
 
 
+def _peak_rss() -> int:
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def worker_peak_rss(client) -> int:
+    """The largest peak resident memory of any worker process so far (bytes; a worker of an
+    existing cluster counts what it held before this run too)."""
+    return int(max(client.run(_peak_rss).values(), default=0))
+
+
 def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: ProgressRelay, *,
                 global_ids: bool, phrase_documents: bool = False, coverage_bitmaps: bool = False,
                 n_partitions: int | None = None, run: str = "run") -> DistributedResult:
@@ -233,6 +245,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         "growth": growth,
         "coverage_sent_bytes": coverage_bytes,
         "worker_bytes_sent": worker_bytes_sent(client) - sent0,
+        "worker_peak_rss": worker_peak_rss(client),
         "seconds": {**seconds, "total": time.perf_counter() - t_all},
     })
     stats["worker_bytes_sent_per_token"] = stats["worker_bytes_sent"] / n_tokens if n_tokens else 0.0
