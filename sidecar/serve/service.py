@@ -19,7 +19,8 @@ The proxy, per request: the body is read up to the cluster's ``http.max_content_
 :mod:`.mapping_probe`), and forwarded with its raw path and query. Every error the service
 produces itself has OpenSearch's JSON shape (:mod:`.proxy_errors`): an unreachable or slow
 cluster is a 502/503/504 clients retry, one log line each, and no exception reaches aiohttp's
-plain-text 500.
+plain-text 500. A request that is not valid HTTP, or whose body cannot be decoded, is a JSON
+400 too (:mod:`.http_errors`; `bloomspan serve` runs the app with its runner).
 """
 from __future__ import annotations
 
@@ -39,10 +40,11 @@ from yarl import URL
 
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.http_errors import unreadable_body
 from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
 from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bulk_items, split_path
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
-from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, cluster_body_limit, read_body
+from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
 
 log = logging.getLogger(__name__)
@@ -331,6 +333,9 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         app[METRICS]["proxy_requests"].labels(kind="too_large").inc()
         log.warning("proxy body_too_large method=%s path=%s limit=%d", request.method, request.path, exc.limit)
         return exc.response()
+    except BodyUnreadable as exc:
+        app[METRICS]["proxy_requests"].labels(kind="unreadable_body").inc()
+        return unreadable_body(request, exc.payload_error)
     check = (app[POLICY].check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
     refusal = check[0](*check[1:]) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(*check)
     if refusal is not None:

@@ -242,11 +242,10 @@ def test_serve_refuses_a_public_host_without_a_token_in_one_line():
 
 
 def test_serve_prints_no_credential_of_the_upstream_url(monkeypatch, tmp_path):
-    from aiohttp import web as aiohttp_web
-
     from bloomspan.sidecar.cli.main import cli
+    from bloomspan.sidecar.serve import http_errors
 
-    monkeypatch.setattr(aiohttp_web, "run_app", lambda app, **kw: logging.getLogger("x").warning(
+    monkeypatch.setattr(http_errors, "run_app", lambda app, **kw: logging.getLogger("x").warning(
         "starting with https://admin:s3cret@search.internal:9200 Authorization: Basic YWRtaW46czNjcmV0"))
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
