@@ -46,6 +46,7 @@ from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bu
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
 from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
+from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, resolve_targets
 
 log = logging.getLogger(__name__)
 
@@ -320,6 +321,23 @@ async def _clean(app, request, kind, index, doc_id, body, path, headers):
     return body, path
 
 
+async def _check_access(app, request, segments, body, headers):
+    """The access rules' :class:`Refusal` or None; the names a write targets are resolved first
+    (aliases, data streams), with the credentials the write would be sent with."""
+    policy = app[POLICY]
+
+    async def run(fn, *args):
+        return fn(*args) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(fn, *args)
+
+    names = await run(policy.names_to_resolve, request.method, segments, body)
+    resolution = NOTHING_RESOLVED
+    if names:
+        auth = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
+        resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
+    return await run(policy.check, request.method, segments, request.query, request.headers.get("Content-Type"),
+                     body, resolution)
+
+
 async def proxy(request: web.Request) -> web.StreamResponse:
     app = request.app
     config = app[CONFIG]
@@ -336,14 +354,13 @@ async def proxy(request: web.Request) -> web.StreamResponse:
     except BodyUnreadable as exc:
         app[METRICS]["proxy_requests"].labels(kind="unreadable_body").inc()
         return unreadable_body(request, exc.payload_error)
-    check = (app[POLICY].check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
-    refusal = check[0](*check[1:]) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(*check)
+    headers = _forward_headers(request, config)
+    refusal = await _check_access(app, request, segments, body, headers)
     if refusal is not None:
         return _refused(app, request, refusal.rule, refusal.reason)
     kind, index, doc_id = _classify(request.method, segments)
     path = request.raw_path
     app[METRICS]["proxy_requests"].labels(kind=kind).inc()
-    headers = _forward_headers(request, config)
     cleaner = app[CLEANER].current
     if cleaner is None and kind != "other" and config.require_template \
             and app[PATTERNS].matches(index or _bulk_first_index(body)):

@@ -667,3 +667,69 @@ def test_malformed_http_is_a_json_400_that_never_echoes_the_request(suite, caplo
     _one_warning_no_traceback(caplog, "unreadable_body" if name.endswith("after_the_head") else "bad_http_request")
     assert _raw_exchange(suite["direct"], *parts).split(b" ", 2)[1] == b"400"  # the node's own status
     assert not _exists(suite["direct"], f"/{PREFIX}-main-proxy/_doc/raw1")
+
+
+# ----------------------------------------------------------------------------- every method, aliases
+
+
+def _stat(base: str, index: str, metric: str) -> int:
+    stats = send(base, "GET", f"/{index}/_stats/{metric}").json()["_all"]["primaries"][metric]
+    return stats.get("external_total", stats["total"])
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_refresh_and_flush_follow_one_rule_whatever_the_method(suite, method):
+    other, clean = f"{PREFIX}-main-direct", f"{PREFIX}-main-proxy"
+    refreshes, flushes = _stat(suite["direct"], other, "refresh"), _stat(suite["direct"], other, "flush")
+    for path in ("/_refresh", "/_flush", f"/{other}/_refresh", f"/{other}/_flush?force=true", f"/{clean}/_flush"):
+        _refused(send(suite["sidecar"], method, path), "--no-forward-credentials")
+    assert (_stat(suite["direct"], other, "refresh"), _stat(suite["direct"], other, "flush")) == (refreshes, flushes)
+    # A refresh of a clean index is a document write's companion: relayed, answered as the node answers.
+    direct, proxied = send(suite["direct"], method, f"/{clean}/_refresh"), send(suite["sidecar"], method, f"/{clean}/_refresh")
+    assert proxied.status == direct.status == 200 and proxied.json()["_shards"] == direct.json()["_shards"]
+    for mode in ("proxy", "sidecar"):  # the template index is bloomspan's, in every mode
+        _refused(send(suite[mode], method, f"/{TEMPLATE}-x/_refresh"), "never writes")
+
+
+def test_an_alias_matching_clean_index_is_checked_by_what_it_points_at(suite, os_client):
+    to_lease, elsewhere = f"{PREFIX}-to-lease-proxy", f"{PREFIX}-to-direct-proxy"  # both match --clean-index
+    os_client.indices.create(index=LEASE, body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
+    os_client.indices.put_alias(index=LEASE, name=to_lease)
+    os_client.indices.put_alias(index=f"{PREFIX}-alt-direct", name=elsewhere)
+    try:
+        for mode in ("proxy", "sidecar"):
+            _refused(send(suite[mode], "PUT", f"/{to_lease}/_doc/taken?refresh=true", b'{"holder": "me"}', JSON_CT),
+                     LEASE, to_lease)
+            _refused(send(suite[mode], "POST", "/_bulk?refresh=true",
+                          nd({"index": {"_index": to_lease, "_id": "taken"}}, {"holder": "me"}), NDJSON), "item 1", LEASE)
+        assert os_client.count(index=LEASE)["count"] == 0
+        # An alias to an index outside --clean-index: not relayed with the sidecar's credentials;
+        # with the client's own, the cluster decides and the proxy answers what the node answers.
+        body = json.dumps(doc(CLEAN)).encode()
+        _refused(send(suite["sidecar"], "PUT", f"/{elsewhere}/_doc/al1", body, JSON_CT), "--no-forward-credentials")
+        assert not _exists(suite["direct"], f"/{PREFIX}-alt-direct/_doc/al1")
+        proxied = send(suite["proxy"], "PUT", f"/{elsewhere}/_doc/al2", body, JSON_CT)
+        direct = send(suite["direct"], "PUT", f"/{elsewhere}/_doc/al3", body, JSON_CT)
+        assert proxied.status == direct.status == 201 and proxied.json()["_index"] == direct.json()["_index"]
+    finally:
+        os_client.indices.delete(index=LEASE, ignore_unavailable=True)
+        os_client.indices.delete_alias(index=f"{PREFIX}-alt-direct", name=elsewhere, ignore=[404])
+
+
+def test_a_data_stream_matching_clean_index_takes_writes_like_the_node(suite, os_client):
+    template = f"{PREFIX}-ds-template"
+    os_client.indices.put_index_template(name=template, body={
+        "index_patterns": [f"{PREFIX}-ds-*"], "data_stream": {}, "priority": 500,
+        "template": {"settings": {"number_of_shards": 1, "number_of_replicas": 0}}})
+    try:
+        replies = []
+        for base, stream in ((suite["direct"], f"{PREFIX}-ds-direct"), (suite["sidecar"], f"{PREFIX}-ds-proxy")):
+            body = nd({"create": {"_index": stream}}, {"@timestamp": "2026-12-01T00:00:00Z", "text": BOILER})
+            replies.append(send(base, "POST", "/_bulk?refresh=true", body, NDJSON))
+        direct, proxied = replies
+        assert proxied.status == direct.status == 200, proxied.body
+        assert [i["create"]["status"] for i in proxied.json()["items"]] == [i["create"]["status"] for i in direct.json()["items"]] == [201]
+    finally:
+        for stream in (f"{PREFIX}-ds-direct", f"{PREFIX}-ds-proxy"):
+            send(suite["direct"], "DELETE", f"/_data_stream/{stream}")
+        os_client.indices.delete_index_template(name=template, ignore=[404])
