@@ -180,6 +180,9 @@ async def list_runs(request: web.Request) -> web.Response:
 @admin_only
 async def trigger_run(request: web.Request) -> web.Response:
     runs = request.app[RUNS]
+    missing = runs.cannot_start()
+    if missing is not None:
+        return error_response(409, "bloomspan_mining_not_configured", missing)
     if runs.busy:
         return web.json_response({"error": "a mining run is already in progress", "run": runs.active}, status=409)
     run = runs.start_background(request.app, reason="api")

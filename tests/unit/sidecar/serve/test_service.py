@@ -204,6 +204,15 @@ async def test_post_runs_needs_the_admin_token_and_reads_stay_open(aiohttp_clien
         assert (await client.get(path)).status == 200, path
 
 
+async def test_post_runs_without_mine_index_is_409_naming_the_flag(aiohttp_client):
+    client = await aiohttp_client(create_app(_config(_closed_port())))  # the sidecar's own mining run
+    resp = await client.post("/runs")
+    assert resp.status == 409
+    error = (await _json(resp))["error"]
+    assert error["type"] == "bloomspan_mining_not_configured" and "--mine-index" in error["reason"], error
+    assert (await (await client.get("/runs")).json())["runs"] == []  # nothing was started
+
+
 # ------------------------------------------------------------------ config and credentials
 
 
