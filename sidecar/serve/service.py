@@ -46,7 +46,7 @@ from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bu
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
 from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
-from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, resolve_targets
+from bloomspan.sidecar.serve.target_resolution import resolve_targets
 
 log = logging.getLogger(__name__)
 
@@ -325,20 +325,24 @@ async def _clean(app, request, kind, index, doc_id, body, path, headers):
 
 
 async def _check_access(app, request, segments, body, headers):
-    """The access rules' :class:`Refusal` or None; the names a write targets are resolved first
-    (aliases, data streams), with the credentials the write would be sent with."""
+    """The access rules' :class:`Refusal` or None. A request the names already refuse is refused
+    without asking the cluster; one they allow is checked again when a name it writes to is an
+    alias or a data stream (asked with the credentials the write would be sent with)."""
     policy = app[POLICY]
 
     async def run(fn, *args):
         return fn(*args) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(fn, *args)
 
-    names = await run(policy.names_to_resolve, request.method, segments, body)
-    resolution = NOTHING_RESOLVED
-    if names:
-        auth = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
-        resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
-    return await run(policy.check, request.method, segments, request.query, request.headers.get("Content-Type"),
-                     body, resolution)
+    check = (policy.check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
+    refusal = await run(*check)
+    names = [] if refusal is not None else await run(policy.names_to_resolve, request.method, segments, body)
+    if not names:
+        return refusal
+    auth = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
+    resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
+    if not (resolution.aliases or resolution.data_streams or resolution.failed):
+        return None  # every name is a concrete index (or none yet): the names decided
+    return await run(*check, resolution)
 
 
 async def proxy(request: web.Request) -> web.StreamResponse:
