@@ -40,6 +40,7 @@ from yarl import URL
 
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.failure_streak import FailureStreak
 from bloomspan.sidecar.serve.http_errors import unreadable_body
 from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
 from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bulk_items, split_path
@@ -417,25 +418,33 @@ async def _template_watcher(app: web.Application):
             if emerging is not None:
                 emerging.set_known_phrases(holder.phrase_set)
 
+    # A cluster that is down fails every reload the same way: one line when that starts, a
+    # summary while it lasts, one when it ends (each failure is counted in the metrics).
+    streak = FailureStreak(f"template reload alias={config.template_index or config.phrases_path}", log)
+
+    async def attempt():
+        try:
+            await refresh_once()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            app[METRICS]["reloads"].labels(status="error").inc()
+            streak.failed(exc)
+        else:
+            streak.succeeded()
+
     async def loop():
         while True:
             await asyncio.sleep(config.reload_seconds)
-            try:
-                await refresh_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                app[METRICS]["reloads"].labels(status="error").inc()
-                log.exception("template reload failed alias=%s", config.template_index)
+            await attempt()
 
     # The first phrase set is loaded before the server accepts requests, so no early request
     # is forwarded uncleaned merely because the loader had not finished.
     if config.template_index or config.phrases_path:
-        try:
-            await refresh_once()
-        except Exception:
-            app[METRICS]["reloads"].labels(status="error").inc()
-            log.exception("initial template load failed; serving uncleaned until it succeeds")
+        await attempt()
+        if streak.failing:
+            log.warning("until a phrase set loads, writes for cleaned indices are %s",
+                        "refused with 503 (--require-template)" if config.require_template else "forwarded uncleaned")
     task = asyncio.create_task(loop()) if (config.template_index or config.phrases_path) else None
     yield
     if task is not None:

@@ -7,6 +7,7 @@ proxy refuses is proven unforwarded by the closed port: had it been forwarded it
 """
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -292,3 +293,15 @@ def test_downweight_also_needs_the_clean_field_mapped():
     assert not accepts_fields(mapping, added_fields(("text",), "downweight"))
     mapping["properties"]["text_clean"] = {"type": "text"}
     assert accepts_fields(mapping, added_fields(("text",), "downweight"))
+
+
+async def test_a_cluster_that_stays_down_is_one_reload_line_not_a_traceback_per_reload(aiohttp_client, caplog):
+    caplog.set_level(logging.INFO)
+    config = _config(_closed_port(), template_index="bloomspan-templates", reload_seconds=0.05)
+    await aiohttp_client(create_app(config))
+    await asyncio.sleep(1.0)  # about 20 reloads, all failing
+    lines = [r for r in caplog.records if r.name == "bloomspan.sidecar.serve.service" and r.levelno >= logging.WARNING]
+    ours = [r for r in caplog.records if r.name.startswith("bloomspan")]  # opensearch-py logs its own retries
+    assert not [r for r in ours if r.exc_info], [r.getMessage() for r in ours if r.exc_info]
+    failing = [r for r in lines if "template reload" in r.getMessage()]
+    assert len(failing) == 1 and "failing" in failing[0].getMessage(), [r.getMessage() for r in lines]
