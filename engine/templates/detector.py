@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -157,9 +157,28 @@ def _block_miner(config: TemplateConfig):
     return miner
 
 
+ProgressFn = Callable[[str, int, "int | None"], None]
+"""``progress(stage, done, total)``, the callback the CLI's progress display takes."""
+
+
+class _Passes:
+    """Reports each finished pass of :func:`detect_templates` as ``progress("templates", done, total)``."""
+
+    def __init__(self, progress: ProgressFn | None, total: int):
+        self.progress, self.total, self.done = progress, max(total, 1), 0
+        if progress is not None:
+            progress("templates", 0, self.total)
+
+    def finished(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress("templates", min(self.done, self.total), self.total)
+
+
 def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig | None = None,
                      levels: Sequence[Sequence[str | None]] = (), is_number: np.ndarray | None = None,
-                     anchor_coverage: np.ndarray | None = None) -> TemplateDetection:
+                     anchor_coverage: np.ndarray | None = None,
+                     progress: ProgressFn | None = None) -> TemplateDetection:
     """Run the passes of the module docstring and return their union.
 
     is_number: bool (V,) number-token flags per token id (:func:`bloomspan.engine.text.slots.number_token_mask`),
@@ -169,7 +188,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     mining run's exact MCFP phrases, applied at ingest next to the detector's records):
     where ingest applies them on the walked pages (``config.exact_phrases_on_sites``, or a
     corpus without levels) the page-skeleton walk treats them as found too, so mining and
-    ingest walk alike.
+    ingest walk alike. progress: called as ``progress("templates", passes done, passes)``.
     """
     config = config or TemplateConfig()
     tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
@@ -189,6 +208,10 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     units, n_units = _global_units(levels, n_docs)
     sigma_global = config.global_sigma if units is None else config.global_min_sites
     stats["global_units"] = "documents" if units is None else "groups"
+    runs_global = n_units >= sigma_global
+    steps = _Passes(progress, (config.global_min_length is not None and runs_global) + (config.global_blocks and runs_global)
+                    + max(len(levels), 1) + (max(len(levels), 1) if config.skeleton else 0)
+                    + (config.line_shape_gap > 0))
     if config.global_min_length is not None and n_units >= sigma_global:
         t0 = time.perf_counter()
         mcfp = mcfp_miner(config.global_min_length, config.engine)
@@ -202,6 +225,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         phrases.extend(found)
         passes["global_mcfp"] = cov
         stats["seconds_global_mcfp"] = time.perf_counter() - t0
+        steps.finished()
     if config.global_blocks and n_units >= sigma_global:
         t0 = time.perf_counter()
         r = mine_blocks(tokens, doc_offsets, block_offsets, sigma_global, config.block_min_length,
@@ -211,6 +235,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         passes["global_blocks"] = r.coverage
         stats["global_blocks"] = r.stats
         stats["seconds_global_blocks"] = time.perf_counter() - t0
+        steps.finished()
 
     if not levels:  # no groups: the whole corpus is the one group, its phrases global
         t0 = time.perf_counter()
@@ -227,6 +252,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
                 phrases.extend(found)
                 passes[name] = cov
         stats["seconds_corpus"] = time.perf_counter() - t0
+        steps.finished()
 
     seen_groups: set[tuple] = set()
     mined_levels: list[list[str | None]] = []  # each level without groups equal to an earlier one's
@@ -254,6 +280,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
             phrases.extend(r.phrases)
             passes[f"level{k}_mcfp"] = r.coverage
         stats[f"seconds_level{k}"] = time.perf_counter() - t0
+        steps.finished()
 
     coverage = np.zeros(tokens.shape[0], dtype=bool)
     for cov in passes.values():
@@ -300,6 +327,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
             coverage |= r.coverage
             skeletons.extend(r.skeletons)
             stats["skeleton_groups"].update(r.stats)
+            steps.finished()
         stats["seconds_skeleton"] = time.perf_counter() - t0
     line_shapes: list[LineShapeModel] = []
     if config.line_shape_gap > 0:
@@ -311,6 +339,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         coverage |= r.coverage
         line_shapes = r.models
         stats.update(r.stats, seconds_line_shapes=time.perf_counter() - t0)
+        steps.finished()
     phrases = sort_template_phrases(phrases)
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
                  covered_tokens=int(coverage.sum()), covered_share=float(coverage.mean()) if coverage.size else 0.0,
@@ -466,11 +495,13 @@ class TextTemplates:
 
 def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None] | None = None,
                               urls: Sequence[str | None] | None = None,
-                              config: TemplateConfig | None = None) -> TextTemplates:
+                              config: TemplateConfig | None = None,
+                              progress: ProgressFn | None = None) -> TextTemplates:
     """The whole pipeline on raw texts: tokenize, find lines, detect, map back to characters.
 
     groups: one group (site) per text, or None for a corpus without groups; urls: one URL
-    per text for site sections (``config.section_depth``).
+    per text for site sections (``config.section_depth``). progress: ``("tokenize", texts
+    done, texts)`` around the tokenizer, then the passes of :func:`detect_templates`.
     """
     from bloomspan.engine.text.slots import number_token_mask
     from bloomspan.engine.text.tokenizer import encode_batch
@@ -481,12 +512,16 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
     config = config or TemplateConfig()
     texts = list(texts)
     vocab = Vocabulary()
+    if progress is not None:
+        progress("tokenize", 0, len(texts))
     tokens, doc_offsets, starts, ends = encode_batch(texts, vocab, with_offsets=True)
+    if progress is not None:
+        progress("tokenize", len(texts), len(texts))
     blocks = block_offsets_from_texts(texts, doc_offsets, starts)
     levels = [] if groups is None else scope_levels(list(groups), None if urls is None else list(urls),
                                                     config.section_depth)
     detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
-                                 number_token_mask(vocab.tokens()) if config.slots else None)
+                                 number_token_mask(vocab.tokens()) if config.slots else None, progress=progress)
     records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
     records += [s.to_record(vocab.token) for s in detection.skeletons]
     records += [m.to_record(vocab.token) for m in detection.line_shapes]

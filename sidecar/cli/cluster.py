@@ -170,11 +170,12 @@ def mine_cluster_command(params: dict) -> None:
     from .progress import command_progress
 
     t0 = time.perf_counter()
-    from bloomspan.sidecar.cluster.source_checks import check_source
+    from bloomspan.sidecar.cluster.source_checks import check_fields_present, check_source
 
     client = checked_client(config.cluster_config())
     try:
         check_source(client, index, config.field, cluster=config.cluster_config().safe_url)
+        check_fields_present(client, index, {"--site-field": config.site_field, "--url-field": config.url_field})
         with command_progress(progress_mode) as progress:
             if dask:
                 from bloomspan.sidecar.distributed.cli_dask import run_on_dask

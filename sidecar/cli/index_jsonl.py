@@ -131,6 +131,11 @@ def parse_line(raw: bytes, id_field: str | None) -> tuple[bytes, str | None]:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError(f"id field {id_field!r} is {type(value).__name__}; it must be a string or an integer")
     doc_id = str(value)
+    try:
+        doc_id.encode("utf-8")
+    except UnicodeEncodeError as exc:  # "\ud800" in the JSON: valid JSON, but no _id can hold it
+        raise ValueError(f"id field {id_field!r} holds a lone surrogate (\\u{ord(doc_id[exc.start]):04x} at "
+                         f"character {exc.start + 1}); an _id must be valid Unicode") from None
     if not doc_id or len(doc_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
         raise ValueError(f"id field {id_field!r} is empty or longer than {MAX_ID_BYTES} bytes")
     return raw, doc_id

@@ -111,6 +111,12 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                                      templates=templates if templates.enabled else None)
     except (JsonlInputError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
+    if config.sigma > summary.documents and not kwargs.get("allow_empty"):  # as the cluster form refuses it
+        from bloomspan.sidecar.run.run_guards import sigma_above_documents
+
+        raise click.ClickException(sigma_above_documents(
+            config.sigma, summary.documents, jsonl, kwargs["field"],
+            f"{summary.out_dir}/phrases.jsonl holds no phrase; --allow-empty accepts such a run"))
     click.echo(render_report(summary.report, top=top))
     found = summary.report.get("templates")
     if found:

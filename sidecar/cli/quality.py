@@ -130,8 +130,8 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
               if values is not None and all(v is None for v in values)
               and given(param) is not click.core.ParameterSource.DEFAULT}
     check_jsonl_fields(jsonl, unheld, limit=None)
-    with command_progress():
-        result = detect_templates_in_texts(texts, groups, urls, config)
+    with command_progress() as progress:
+        result = detect_templates_in_texts(texts, groups, urls, config, progress=progress)
     tmp = out_path + ".partial"
     with open(tmp, "w", encoding="utf-8") as f:
         for record in result.records:

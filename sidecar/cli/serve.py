@@ -87,8 +87,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
 def serve(**params):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
-    from aiohttp import web
-
+    from bloomspan.sidecar.serve.http_errors import run_app
     from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
     from bloomspan.sidecar.serve.redaction import install_log_redaction
     from bloomspan.sidecar.serve.service import create_app
@@ -116,4 +115,4 @@ def serve(**params):
     from bloomspan.sidecar.publish.clean_index_template import install_for_serve
 
     install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
-    web.run_app(create_app(config), host=config.host, port=config.port, print=None)
+    run_app(create_app(config), host=config.host, port=config.port)  # JSON answers to malformed HTTP too

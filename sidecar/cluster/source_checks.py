@@ -6,6 +6,8 @@ nothing.
 alias or a pattern). The field must be mapped with a type that holds strings (``text``,
 ``keyword``, ...) in at least one of them; a field that is not mapped at all (``dynamic:
 false`` keeps it in ``_source`` only) passes when a sample of documents holds it as a string.
+:func:`check_fields_present` does the same for the optional fields a run reads beside it
+(``--site-field``, ``--url-field``): mapped anywhere, or held by a sampled document.
 """
 from __future__ import annotations
 
@@ -54,6 +56,41 @@ def check_source(client, index: str, field: str, *, cluster: str = "the cluster"
     raise SourceIndexError(f"--field {field}: no index matching {index} has it{hint}", index=index, field=field)
 
 
+def check_fields_present(client, index: str, flags: dict[str, str | None]) -> None:
+    """Raise :class:`SourceIndexError` for the first ``flag -> field name`` of ``flags`` that no
+    index matching ``index`` maps and no sampled document holds: ``--site-field sitex`` is a
+    typo, not a corpus without sites (the run would detect no template, without a word)."""
+    from opensearchpy.exceptions import NotFoundError
+
+    wanted = {flag: name for flag, name in flags.items() if name}
+    if not wanted:
+        return
+    try:
+        mappings = client.indices.get_mapping(index=index, allow_no_indices=True, expand_wildcards="open")
+    except NotFoundError:
+        return  # check_source names a missing index
+    bodies = [body.get("mappings") or {} for body in mappings.values()]
+    for flag, name in wanted.items():
+        if any(field_type(body, name) is not None for body in bodies):
+            continue
+        if _sampled(client, index, name, lambda value: value is not None):
+            continue
+        seen = sorted({f for body in bodies for f in mapped_fields(body)}, key=lambda f: (f.startswith("bloomspan."), f))
+        raise SourceIndexError(f"{flag} {name}: no index matching {index} has this field (fields seen: "
+                               f"{_names(seen) or 'none mapped'}); name the field that holds it",
+                               index=index, field=name)
+
+
+def mapped_fields(mappings: dict, prefix: str = "") -> Iterator[str]:
+    """Dotted names of every field mapped with a type (objects opened, multi-fields left out)."""
+    for name, node in (mappings.get("properties") or {}).items():
+        path = f"{prefix}{name}"
+        if "type" in node and node["type"] != "object":
+            yield path
+        if "properties" in node:
+            yield from mapped_fields(node, prefix=path + ".")
+
+
 def field_type(mappings: dict, path: str) -> str | None:
     """The type of the dotted ``path`` in one index's mappings (multi-fields included)."""
     props: dict = mappings.get("properties") or {}
@@ -87,12 +124,17 @@ def string_fields(mappings: dict, prefix: str = "") -> Iterator[str]:
 
 
 def _sampled_as_string(client, index: str, field: str) -> bool:
+    return _sampled(client, index, field, lambda value: isinstance(value, str))
+
+
+def _sampled(client, index: str, field: str, accept) -> bool:
+    """Whether one of :data:`SAMPLE_DOCS` documents holds ``field`` with a value ``accept`` takes."""
     from .field_paths import MISSING, lookup_field
 
     res = client.search(index=index, body={"size": SAMPLE_DOCS, "_source": [field], "query": {"match_all": {}}})
     for hit in res.get("hits", {}).get("hits", []):
         value = lookup_field(hit.get("_source") or {}, field)
-        if value is not MISSING and isinstance(value, str):
+        if value is not MISSING and accept(value):
             return True
     return False
 

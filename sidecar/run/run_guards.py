@@ -70,11 +70,16 @@ def check_documents(config: MineConfig, client, indices: list[str], n_all: int, 
             f"{f' ({why})' if why else ''}; fields seen: {', '.join(seen) or 'none mapped'} "
             "(nothing was published)", index=config.index, field="field")
     if config.sigma > n_usable:
-        raise RunRefusedError(
-            f"--sigma {config.sigma}: only {n_usable:,} document{'s' if n_usable != 1 else ''} of {config.index} "
-            f"{'have' if n_usable != 1 else 'has'} a text value in field {config.field!r}, and a phrase must occur "
-            f"in at least --sigma of them; give --sigma {max(2, n_usable)} or less (nothing was published)",
-            index=config.index, field="sigma")
+        raise RunRefusedError(sigma_above_documents(config.sigma, n_usable, config.index, config.field,
+                                                    "nothing was published"), index=config.index, field="sigma")
+
+
+def sigma_above_documents(sigma: int, n_usable: int, source: str, field: str, outcome: str) -> str:
+    """The refusal of a ``--sigma`` above the ``n_usable`` documents of ``source`` (an index or a
+    file): no phrase can occur in more documents than there are. ``outcome``: what was kept."""
+    return (f"--sigma {sigma}: only {n_usable:,} document{'s' if n_usable != 1 else ''} of {source} "
+            f"{'have' if n_usable != 1 else 'has'} a text value in field {field!r}, and a phrase must occur "
+            f"in at least --sigma of them; give --sigma {max(2, n_usable)} or less ({outcome})")
 
 
 def check_phrases(config: MineConfig, client, n_records: int) -> None:

@@ -9,7 +9,9 @@ Two rules, checked on every proxied request before anything is forwarded:
    named in the path (``/_alias/T``, ``/_clone/T-x``), the names in an ``_aliases``,
    ``_reindex``, index-template or snapshot-restore body, and each ``_bulk`` item's
    ``_index``. A bulk with one such item is refused whole, naming the item. Reads (GET,
-   HEAD, and the POST read endpoints below) of these indices stay allowed.
+   HEAD, and the POST read endpoints below) of these indices stay allowed. A concrete name
+   that is an alias or a data stream is checked with the indices behind it
+   (:mod:`.target_resolution` asks the cluster first).
 2. **With the sidecar's credentials** (``--no-forward-credentials``) the client is not
    authenticated by the cluster, so only an allow-list is relayed:
 
@@ -21,11 +23,14 @@ Two rules, checked on every proxied request before anything is forwarded:
      a point in time;
    * document writes to a concrete index matching ``--clean-index``: ``_bulk`` (every item's
      index must match), ``PUT/POST _doc``, ``_create``, ``POST _update``, ``DELETE _doc/<id>``,
-     and ``POST <index>/_refresh``.
+     and ``GET/POST <index>/_refresh``. An alias qualifies when it matches and every index
+     behind it would; a data stream when it matches and none of its backing indices is
+     protected.
 
    Everything else — index creation and deletion, mappings, settings, aliases, templates,
    scripts, pipelines, ``_reindex``, ``_update_by_query``/``_delete_by_query``, cluster
-   settings, snapshots, wildcard or ``_all`` writes — is refused.
+   settings, snapshots, wildcard or ``_all`` writes, ``_flush`` — is refused, whatever the
+   method (``GET /_refresh`` and ``GET /_flush`` write as their POST twins do).
 
 A refusal is a :class:`Refusal` (a metric label and a reason naming what was refused and
 why); the service answers it with 403. The JSON these rules read is parsed the way the node
@@ -43,9 +48,12 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
+from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, Resolution, is_concrete
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ANY = None  # one path segment, whatever it is
+# Endpoints the node also takes as GET that write (refresh and flush): checked like the POST.
+GET_WRITES: tuple[tuple[str | None, ...], ...] = (("_refresh",), ("_flush",), ("_flush", "synced"))
 # POST endpoints that only read, after the optional index expression.
 POST_READS: tuple[tuple[str | None, ...], ...] = (
     ("_search",), ("_msearch",), ("_count",), ("_mget",), ("_field_caps",), ("_validate", "query"),
@@ -140,6 +148,19 @@ def split_path(raw_path: str) -> list[str]:
 
 def _matches(rest: list[str], shapes) -> bool:
     return any(len(shape) == len(rest) and all(s is ANY or s == r for s, r in zip(shape, rest)) for shape in shapes)
+
+
+def _split_target(segments: list[str]) -> tuple[str | None, list[str]]:
+    """``(index expression or None, the rest of the path)``."""
+    index_expr = segments[0] if segments and (not segments[0].startswith("_") or segments[0] == "_all") else None
+    return index_expr, (segments[1:] if index_expr is not None else segments)
+
+
+def _is_read(method: str, rest: list[str]) -> bool:
+    """Whether ``method`` on the path ``rest`` (after the index expression) only reads."""
+    if method in READ_METHODS:
+        return not (method == "GET" and _matches(rest, GET_WRITES))
+    return (method == "POST" and _matches(rest, POST_READS)) or (method == "DELETE" and _matches(rest, READ_RELEASES))
 
 
 @lru_cache(maxsize=4096)
@@ -274,14 +295,19 @@ class AccessPolicy:
             out.append((self.lease_index, f"the lease index {self.lease_index!r}"))
         return tuple(out)
 
-    def protected_reached(self, expression) -> str | None:
-        """What protected index ``expression`` (an index name or expression) can reach, or None."""
+    def protected_reached(self, expression, resolution: Resolution = NOTHING_RESOLVED) -> str | None:
+        """What protected index ``expression`` (an index name or expression) can reach, or None;
+        through ``resolution``, also the indices behind a name that is an alias or data stream."""
         if not isinstance(expression, str):
             return None
         for glob in expression_globs(expression):
             for pattern, what in self.protected:
                 if globs_intersect(glob, pattern):
                     return what
+            for index in resolution.behind(glob):
+                what = self.protected_reached(index)
+                if what:
+                    return f"{what} (behind {glob!r}, an alias or data stream)"
         return None
 
     def _raw_may_name_protected(self, raw: bytes) -> bool:
@@ -290,37 +316,54 @@ class AccessPolicy:
         return any(name.encode() in raw for name in names if name)
 
     # ------------------------------------------------------------ the check
+    def names_to_resolve(self, method: str, segments: list[str], body: bytes) -> list[str]:
+        """The concrete names a write targets (the path's index expression, each bulk item's
+        ``_index``), for :mod:`.target_resolution`; none for a read."""
+        method = method.upper()
+        index_expr, rest = _split_target(segments)
+        if _is_read(method, rest):
+            return []
+        names = {term for term in (index_expr or "").split(",") if is_concrete(term)}
+        if rest and rest[-1] == "_bulk":
+            names.update(i for item in bulk_items(body, index_expr) for i in item.indices if is_concrete(i))
+        return sorted(names)
+
     def check(self, method: str, segments: list[str], query: Mapping[str, str], content_type: str | None,
-              body: bytes) -> Refusal | None:
-        """None when the request may be relayed, else the :class:`Refusal` (see the module doc)."""
+              body: bytes, resolution: Resolution = NOTHING_RESOLVED) -> Refusal | None:
+        """None when the request may be relayed, else the :class:`Refusal` (see the module doc).
+        ``resolution``: what the names of :meth:`names_to_resolve` are (aliases, data streams)."""
         method = method.upper()
         shown = f"{method} /{'/'.join(segments)}"
-        if method in READ_METHODS:
+        index_expr, rest = _split_target(segments)
+        if method in READ_METHODS and _is_read(method, rest):
             if self.sidecar_credentials and any(tuple(segments[:2]) == api for api in SECURITY_API):
                 return Refusal("not_allowed", f"{shown}: the security plugin's API is not relayed with the "
                                               "sidecar's own credentials (--no-forward-credentials)")
             return None
-        index_expr = segments[0] if segments and (not segments[0].startswith("_") or segments[0] == "_all") else None
-        rest = segments[1:] if index_expr is not None else segments
-        if (method == "POST" and _matches(rest, POST_READS)) or (method == "DELETE" and _matches(rest, READ_RELEASES)):
+        if _is_read(method, rest):
             return None
+        if resolution.failed and self.sidecar_credentials:
+            return Refusal("unresolved", f"{shown}: the proxy could not learn which indices the targets are "
+                                         f"({resolution.failed}); with the sidecar's own credentials it relays "
+                                         "no write it cannot check")
         if "source" in query:
             return Refusal("body_in_query", f"{shown}: a write with its body in the `source` query parameter is not "
                                             "relayed; send the body as the request body")
         if body and content_type and any(f in content_type.lower() for f in ALTERNATIVE_BODY_FORMATS):
             return Refusal("body_format", f"{shown}: Content-Type {content_type!r}: the proxy relays JSON bodies "
                                           "only for writes (it must read them)")
-        refusal = self._check_protected(shown, index_expr, rest, body)
+        refusal = self._check_protected(shown, index_expr, rest, body, resolution)
         if refusal is None and self.sidecar_credentials:
-            refusal = self._check_allow_list(shown, method, index_expr, rest, body)
+            refusal = self._check_allow_list(shown, method, index_expr, rest, body, resolution)
         return refusal
 
-    def _check_protected(self, shown: str, index_expr: str | None, rest: list[str], body: bytes) -> Refusal | None:
+    def _check_protected(self, shown: str, index_expr: str | None, rest: list[str], body: bytes,
+                         resolution: Resolution) -> Refusal | None:
         targets = [("index", index_expr)] if index_expr is not None else []
         if len(rest) >= 2 and rest[0] in PATH_TARGETS:
             targets.append((PATH_TARGETS[rest[0]], rest[1]))
         for kind, expression in targets:
-            what = self.protected_reached(expression)
+            what = self.protected_reached(expression, resolution)
             if what:
                 return Refusal("protected_index", f"{shown}: the {kind} {expression!r} reaches {what}, which the "
                                                   "proxy never writes (bloomspan maintains it)")
@@ -332,7 +375,7 @@ class AccessPolicy:
                                                           "read and may name an index it never writes")
                     continue
                 for index in item.indices:
-                    what = self.protected_reached(index)
+                    what = self.protected_reached(index, resolution)
                     if what:
                         return Refusal("protected_index", f"{shown}: bulk item {item.number} (line {item.line}, "
                                                           f"{item.verbs[0]}) targets {index!r}, {what}, which the "
@@ -353,19 +396,25 @@ class AccessPolicy:
         return None
 
     # ------------------------------------------------------------ the allow-list
-    def clean_target(self, index) -> bool:
-        """A concrete index name that matches ``--clean-index`` and is not protected."""
-        return (isinstance(index, str) and not any(c in index for c in "*,<>?\"\\/| ")
+    def clean_target(self, index, resolution: Resolution = NOTHING_RESOLVED) -> bool:
+        """A concrete name that matches ``--clean-index`` and is not protected; an alias only when
+        every index behind it is such a name too, a data stream when none of its backing indices
+        is protected."""
+        if not (isinstance(index, str) and not any(c in index for c in "*,<>?\"\\/| ")
                 and not index.startswith(("_", "-", "+")) and self.clean.matches(index)
-                and self.protected_reached(index) is None)
+                and self.protected_reached(index) is None):
+            return False
+        if index in resolution.aliases:
+            return all(self.clean_target(behind) for behind in resolution.aliases[index])
+        return not any(self.protected_reached(behind) for behind in resolution.data_streams.get(index, ()))
 
     def _check_allow_list(self, shown: str, method: str, index_expr: str | None, rest: list[str],
-                          body: bytes) -> Refusal | None:
+                          body: bytes, resolution: Resolution) -> Refusal | None:
         patterns = ", ".join(self.clean.patterns) or "(no --clean-index pattern)"
         why = ("with the sidecar's own credentials (--no-forward-credentials) the proxy relays only reads "
                f"and document writes to indices matching {patterns}")
         if rest == ["_bulk"] and method in ("POST", "PUT"):
-            if index_expr is not None and not self.clean_target(index_expr):
+            if index_expr is not None and not self.clean_target(index_expr, resolution):
                 return Refusal("not_allowed", f"{shown}: index {index_expr!r} does not match; {why}")
             for item in bulk_items(body, index_expr):
                 if not item.parsed:
@@ -375,13 +424,13 @@ class AccessPolicy:
                     return Refusal("not_allowed", f"{shown}: bulk item {item.number} (line {item.line}) names no "
                                                   f"index; {why}")
                 for index in item.indices:
-                    if not self.clean_target(index):
+                    if not self.clean_target(index, resolution):
                         return Refusal("not_allowed", f"{shown}: bulk item {item.number} (line {item.line}, "
                                                       f"{item.verbs[0]}) targets {index!r}; {why}")
             return None
-        if index_expr is not None and self.clean_target(index_expr):
+        if index_expr is not None and self.clean_target(index_expr, resolution):
             if (method in ("PUT", "POST") and len(rest) == 2 and rest[0] in ("_doc", "_create")) \
-                    or (method == "POST" and rest in (["_doc"], ["_refresh"])) \
+                    or (method == "POST" and rest == ["_doc"]) or (method in ("GET", "POST") and rest == ["_refresh"]) \
                     or (method == "POST" and len(rest) == 2 and rest[0] == "_update") \
                     or (method == "DELETE" and len(rest) == 2 and rest[0] == "_doc"):
                 return None

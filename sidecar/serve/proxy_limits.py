@@ -71,18 +71,30 @@ class BodyTooLarge(Exception):
                               headers={"Connection": "close"})
 
 
+class BodyUnreadable(Exception):
+    """The body stream broke while reading (``payload_error``: aiohttp's RequestPayloadError)."""
+
+    def __init__(self, payload_error: BaseException):
+        super().__init__(str(payload_error))
+        self.payload_error = payload_error
+
+
 async def read_body(request: web.Request, limit: int) -> bytes:
-    """The (decompressed) request body, or :class:`BodyTooLarge` as soon as it passes ``limit``."""
+    """The (decompressed) request body; :class:`BodyTooLarge` as soon as it passes ``limit``,
+    :class:`BodyUnreadable` when its encoding or framing is broken."""
     declared = request.content_length
     if declared is not None and declared > limit and "Content-Encoding" not in request.headers:
         raise BodyTooLarge(declared, limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.content.iter_chunked(READ_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge(None, limit)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.content.iter_chunked(READ_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(None, limit)
+            chunks.append(chunk)
+    except web.RequestPayloadError as exc:  # not gzip after all, a broken chunk header, ...
+        raise BodyUnreadable(exc) from None
     body = b"".join(chunks)
     chunks.clear()
     return body

@@ -19,7 +19,8 @@ The proxy, per request: the body is read up to the cluster's ``http.max_content_
 :mod:`.mapping_probe`), and forwarded with its raw path and query. Every error the service
 produces itself has OpenSearch's JSON shape (:mod:`.proxy_errors`): an unreachable or slow
 cluster is a 502/503/504 clients retry, one log line each, and no exception reaches aiohttp's
-plain-text 500.
+plain-text 500. A request that is not valid HTTP, or whose body cannot be decoded, is a JSON
+400 too (:mod:`.http_errors`; `bloomspan serve` runs the app with its runner).
 """
 from __future__ import annotations
 
@@ -39,11 +40,14 @@ from yarl import URL
 
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.failure_streak import FailureStreak
+from bloomspan.sidecar.serve.http_errors import unreadable_body
 from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
 from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bulk_items, split_path
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
-from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, cluster_body_limit, read_body
+from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
+from bloomspan.sidecar.serve.target_resolution import resolve_targets
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +181,9 @@ async def list_runs(request: web.Request) -> web.Response:
 @admin_only
 async def trigger_run(request: web.Request) -> web.Response:
     runs = request.app[RUNS]
+    missing = runs.cannot_start()
+    if missing is not None:
+        return error_response(409, "bloomspan_mining_not_configured", missing)
     if runs.busy:
         return web.json_response({"error": "a mining run is already in progress", "run": runs.active}, status=409)
     run = runs.start_background(request.app, reason="api")
@@ -318,6 +325,27 @@ async def _clean(app, request, kind, index, doc_id, body, path, headers):
     return body, path
 
 
+async def _check_access(app, request, segments, body, headers):
+    """The access rules' :class:`Refusal` or None. A request the names already refuse is refused
+    without asking the cluster; one they allow is checked again when a name it writes to is an
+    alias or a data stream (asked with the credentials the write would be sent with)."""
+    policy = app[POLICY]
+
+    async def run(fn, *args):
+        return fn(*args) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(fn, *args)
+
+    check = (policy.check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
+    refusal = await run(*check)
+    names = [] if refusal is not None else await run(policy.names_to_resolve, request.method, segments, body)
+    if not names:
+        return refusal
+    auth = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
+    resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
+    if not (resolution.aliases or resolution.data_streams or resolution.failed):
+        return None  # every name is a concrete index (or none yet): the names decided
+    return await run(*check, resolution)
+
+
 async def proxy(request: web.Request) -> web.StreamResponse:
     app = request.app
     config = app[CONFIG]
@@ -331,14 +359,16 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         app[METRICS]["proxy_requests"].labels(kind="too_large").inc()
         log.warning("proxy body_too_large method=%s path=%s limit=%d", request.method, request.path, exc.limit)
         return exc.response()
-    check = (app[POLICY].check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
-    refusal = check[0](*check[1:]) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(*check)
+    except BodyUnreadable as exc:
+        app[METRICS]["proxy_requests"].labels(kind="unreadable_body").inc()
+        return unreadable_body(request, exc.payload_error)
+    headers = _forward_headers(request, config)
+    refusal = await _check_access(app, request, segments, body, headers)
     if refusal is not None:
         return _refused(app, request, refusal.rule, refusal.reason)
     kind, index, doc_id = _classify(request.method, segments)
     path = request.raw_path
     app[METRICS]["proxy_requests"].labels(kind=kind).inc()
-    headers = _forward_headers(request, config)
     cleaner = app[CLEANER].current
     if cleaner is None and kind != "other" and config.require_template \
             and app[PATTERNS].matches(index or _bulk_first_index(body)):
@@ -388,25 +418,33 @@ async def _template_watcher(app: web.Application):
             if emerging is not None:
                 emerging.set_known_phrases(holder.phrase_set)
 
+    # A cluster that is down fails every reload the same way: one line when that starts, a
+    # summary while it lasts, one when it ends (each failure is counted in the metrics).
+    streak = FailureStreak(f"template reload alias={config.template_index or config.phrases_path}", log)
+
+    async def attempt():
+        try:
+            await refresh_once()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            app[METRICS]["reloads"].labels(status="error").inc()
+            streak.failed(exc)
+        else:
+            streak.succeeded()
+
     async def loop():
         while True:
             await asyncio.sleep(config.reload_seconds)
-            try:
-                await refresh_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                app[METRICS]["reloads"].labels(status="error").inc()
-                log.exception("template reload failed alias=%s", config.template_index)
+            await attempt()
 
     # The first phrase set is loaded before the server accepts requests, so no early request
     # is forwarded uncleaned merely because the loader had not finished.
     if config.template_index or config.phrases_path:
-        try:
-            await refresh_once()
-        except Exception:
-            app[METRICS]["reloads"].labels(status="error").inc()
-            log.exception("initial template load failed; serving uncleaned until it succeeds")
+        await attempt()
+        if streak.failing:
+            log.warning("until a phrase set loads, writes for cleaned indices are %s",
+                        "refused with 503 (--require-template)" if config.require_template else "forwarded uncleaned")
     task = asyncio.create_task(loop()) if (config.template_index or config.phrases_path) else None
     yield
     if task is not None:

@@ -329,6 +329,14 @@ class RunRegistry:
         self._task = asyncio.create_task(self._run(record))
         return record.as_dict()
 
+    def cannot_start(self) -> str | None:
+        """Why no run can start here at all (a missing flag), or None. A run function given by
+        the caller brings its own source; the sidecar's needs ``--mine-index``."""
+        if self.mine_fn is mine_for_service and not self.config.mine_index:
+            return ("this serve mines nothing: start it with --mine-index INDEX (the index to mine) "
+                    "to run mining on demand")
+        return None
+
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Remember the service's event loop so worker threads can start runs on it."""
         self._loop = loop
@@ -337,6 +345,10 @@ class RunRegistry:
         """Trigger from a worker thread (e.g. the emerging-boilerplate detector)."""
         if self._loop is None:
             log.warning("run trigger reason=%s ignored: service loop not started", reason)
+            return
+        missing = self.cannot_start()
+        if missing is not None:
+            log.warning("run trigger reason=%s ignored: %s", reason, missing)
             return
 
         def _start():

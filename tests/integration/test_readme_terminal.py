@@ -114,7 +114,8 @@ STEPS: tuple[Step, ...] = (
     Step("bloomspan curate mode 'crawl-*' strip --template-index bloomspan-templates",
          ("curate mode '{crawl}-*' strip --url {url} --template-index {tpl}",)),
     Step("bloomspan templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",
-         ("templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",)),
+         ("templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",),
+         bar=True),
     Step("bloomspan clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --scope-field site "
          "--url-field url",
          ("clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --scope-field site --url-field url",)),

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 from aiohttp import web
 
+from bloomspan.sidecar.serve.http_errors import JsonErrorAppRunner
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -20,7 +22,7 @@ def free_port() -> int:
 def serve_in_thread(app: web.Application, port: int | None = None):
     port = port or free_port()
     loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app)
+    runner = JsonErrorAppRunner(app)  # as `bloomspan serve` runs it
     started = threading.Event()
     errors: list[BaseException] = []
 

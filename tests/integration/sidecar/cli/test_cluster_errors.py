@@ -58,6 +58,26 @@ def test_mine_a_field_that_is_missing_or_not_text(opensearch_url, index_prefix, 
     assert not os_client.indices.exists_alias(name=f"{index_prefix}tpl")
 
 
+@pytest.mark.parametrize("flag", ["--site-field", "--url-field"])
+def test_mine_a_site_or_url_field_no_document_holds(opensearch_url, index_prefix, os_client, source, tmp_path, flag):
+    line = _one_line_error(_run("mine", "--url", opensearch_url, "--index", source, flag, "sitex",
+                                "--template-index", f"{index_prefix}tpl", "--lease-index", f"{index_prefix}lease",
+                                "--work-dir", tmp_path),
+                           f"{flag} sitex: no index matching {source} has this field", "fields seen: ")
+    seen = line.split("fields seen: ", 1)[1]
+    assert {"site", "text", "n"} <= {name.strip() for name in seen.split(")")[0].split(",")}, line
+    assert not os_client.indices.exists_alias(name=f"{index_prefix}tpl")
+
+
+def test_mine_a_site_field_held_by_unmapped_documents_passes_the_check(os_client, index_prefix):
+    from bloomspan.sidecar.cluster.source_checks import check_fields_present
+
+    index = f"{index_prefix}unmapped"
+    os_client.indices.create(index=index, body={"mappings": {"dynamic": False, "properties": {"text": {"type": "text"}}}})
+    os_client.index(index=index, id="1", body={"text": "x", "host": "a.example"}, refresh=True)
+    check_fields_present(os_client, index, {"--site-field": "host", "--url-field": None})
+
+
 def test_dedup_and_collapse_check_the_field_too(opensearch_url, index_prefix, source):
     _one_line_error(_run("dedup", "--url", opensearch_url, "--index", source, "--field", "txet",
                          "--dest-index", f"{index_prefix}dedup"), "--field txet: no index matching")

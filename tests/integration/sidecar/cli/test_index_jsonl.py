@@ -61,6 +61,19 @@ def test_cli_indexes_every_good_line_and_names_every_bad_one(os_client, opensear
     assert os_client.count(index=target)["count"] == 4
 
 
+def test_a_lone_surrogate_in_the_id_is_that_lines_error_and_the_next_line_is_indexed(os_client, opensearch_url,
+                                                                                    index_prefix, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"id":"\\ud800","text":"a"}\n{"id":"ok","text":"b"}\n')
+    target = f"{index_prefix}surrogate"
+    r = CliRunner().invoke(index_command, ["--url", opensearch_url, "--jsonl", str(path), "--index", target,
+                                           "--id-field", "id"])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert f"{path}:1: id field 'id' holds a lone surrogate (\\ud800 at character 1)" in r.stderr, r.stderr
+    assert "1 created, 0 updated, 1 failed" in r.stdout
+    assert os_client.get(index=target, id="ok")["_source"] == {"id": "ok", "text": "b"}
+
+
 def test_number_literals_reach_the_cluster_as_written(os_client, index_prefix, tmp_path):
     path = tmp_path / "n.jsonl"
     path.write_bytes(b'{"id": 1, "price": 1.10, "n": 1E+2, "k": "v"}\n')

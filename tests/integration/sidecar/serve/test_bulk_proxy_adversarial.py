@@ -576,3 +576,160 @@ def test_uncleaned_documents_are_counted_by_reason(suite):
          NDJSON)
     metrics = send(suite["proxy"], "GET", "/metrics").body.decode()
     assert "bloomspan_proxy_documents_uncleaned_total{reason=" in metrics, metrics[-2000:]
+
+
+# ----------------------------------------------------------------------------- malformed HTTP and bodies
+
+
+def _raw_exchange(base: str, *parts: bytes, pause: float = 0.2) -> bytes:
+    """What a server answers to ``parts`` sent on one raw socket (a pause between parts, so the
+    server sees the head before the body), read until it closes the connection."""
+    import time
+
+    host = urlsplit(base)
+    with socket.create_connection((host.hostname, host.port), timeout=20) as s:
+        for n, part in enumerate(parts):
+            if n:
+                time.sleep(pause)
+            s.sendall(part)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return out
+
+
+def _json_400(raw: bytes) -> dict:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split(b" ", 2)[1] == b"400", raw[:300]
+    assert b"content-type: application/json" in head.lower(), raw[:300]
+    answer = json.loads(body)
+    assert answer["status"] == 400 and answer["error"]["root_cause"][0]["type"] == answer["error"]["type"]
+    return answer
+
+
+def _one_warning_no_traceback(caplog, event: str) -> None:
+    lines = [r for r in caplog.records if r.levelno >= 30]
+    assert [r.getMessage().split(" ", 2)[1] for r in lines if r.name.startswith("bloomspan")] == [event], \
+        [r.getMessage() for r in lines]
+    assert not any(r.exc_info for r in caplog.records), [r.getMessage() for r in caplog.records if r.exc_info]
+    assert not any(r.name == "aiohttp.server" for r in lines), [r.getMessage() for r in lines]
+
+
+SECRET = "never-echo-this-body"
+GZIP_CASES = {
+    "plain_body_labelled_gzip": nd({"index": {"_index": f"{PREFIX}-main-proxy", "_id": "gzp"}}, doc(SECRET)),
+    # A gzip header, then bytes that are not a deflate stream.
+    "corrupt_gzip": gzip.compress(nd({"index": {"_index": f"{PREFIX}-main-proxy", "_id": "gzc"}}, doc(SECRET)))[:12]
+    + b"\xff" * 40,
+}
+
+
+@pytest.mark.parametrize("name", list(GZIP_CASES))
+def test_a_body_that_is_not_gzip_is_a_json_400_in_one_log_line(suite, caplog, name):
+    body = GZIP_CASES[name]
+    caplog.set_level("WARNING")
+    reply = send(suite["proxy"], "POST", "/_bulk?refresh=true", body, {**NDJSON, "Content-Encoding": "gzip"})
+    assert reply.status == 400 and reply.headers["content-type"].startswith("application/json"), reply.body
+    error = reply.json()["error"]
+    assert error["type"] == "parse_exception" and "Content-Encoding" in error["reason"], error
+    assert SECRET.encode() not in reply.body
+    _one_warning_no_traceback(caplog, "unreadable_body")
+    assert not _exists(suite["direct"], f"/{PREFIX}-main-proxy/_doc/gzp")
+    assert not _exists(suite["direct"], f"/{PREFIX}-main-proxy/_doc/gzc")
+    # The proxy goes on serving, on a new connection.
+    assert send(suite["proxy"], "GET", "/").status == 200
+
+
+_BULK_HEAD = b"POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+_SOURCE = nd({"index": {"_index": f"{PREFIX}-main-proxy", "_id": "raw1"}}, doc(SECRET))
+RAW_CASES = {
+    # The parts sent on one socket. The node answers each with a JSON 400 too.
+    "bad_chunk_size": (_BULK_HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + _SOURCE + b"\r\n0\r\n\r\n",),
+    # The head first: the proxy is reading the body when the bad chunk header comes.
+    "bad_chunk_size_after_the_head": (_BULK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n",
+                                      b"%x\r\n" % len(_SOURCE) + _SOURCE + b"\r\nzz\r\n" + _SOURCE + b"\r\n0\r\n\r\n"),
+    # HTTP/1.0 without Content-Length has no body: the document is data after the request.
+    "http10_post_without_content_length": (_BULK_HEAD.replace(b"HTTP/1.1", b"HTTP/1.0") + b"\r\n" + _SOURCE,),
+}
+
+
+@pytest.mark.parametrize("name", list(RAW_CASES))
+def test_malformed_http_is_a_json_400_that_never_echoes_the_request(suite, caplog, name):
+    parts = RAW_CASES[name]
+    caplog.set_level("WARNING")
+    raw = _raw_exchange(suite["proxy"], *parts)
+    answer = _json_400(raw)
+    assert SECRET.encode() not in raw and b"zz" not in raw.partition(b"\r\n\r\n")[2], raw
+    assert answer["error"]["type"] == "parse_exception", answer
+    _one_warning_no_traceback(caplog, "unreadable_body" if name.endswith("after_the_head") else "bad_http_request")
+    assert _raw_exchange(suite["direct"], *parts).split(b" ", 2)[1] == b"400"  # the node's own status
+    assert not _exists(suite["direct"], f"/{PREFIX}-main-proxy/_doc/raw1")
+
+
+# ----------------------------------------------------------------------------- every method, aliases
+
+
+def _stat(base: str, index: str, metric: str) -> int:
+    stats = send(base, "GET", f"/{index}/_stats/{metric}").json()["_all"]["primaries"][metric]
+    return stats.get("external_total", stats["total"])
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_refresh_and_flush_follow_one_rule_whatever_the_method(suite, method):
+    other, clean = f"{PREFIX}-main-direct", f"{PREFIX}-main-proxy"
+    refreshes, flushes = _stat(suite["direct"], other, "refresh"), _stat(suite["direct"], other, "flush")
+    for path in ("/_refresh", "/_flush", f"/{other}/_refresh", f"/{other}/_flush?force=true", f"/{clean}/_flush"):
+        _refused(send(suite["sidecar"], method, path), "--no-forward-credentials")
+    assert (_stat(suite["direct"], other, "refresh"), _stat(suite["direct"], other, "flush")) == (refreshes, flushes)
+    # A refresh of a clean index is a document write's companion: relayed, answered as the node answers.
+    direct, proxied = send(suite["direct"], method, f"/{clean}/_refresh"), send(suite["sidecar"], method, f"/{clean}/_refresh")
+    assert proxied.status == direct.status == 200 and proxied.json()["_shards"] == direct.json()["_shards"]
+    for mode in ("proxy", "sidecar"):  # the template index is bloomspan's, in every mode
+        _refused(send(suite[mode], method, f"/{TEMPLATE}-x/_refresh"), "never writes")
+
+
+def test_an_alias_matching_clean_index_is_checked_by_what_it_points_at(suite, os_client):
+    to_lease, elsewhere = f"{PREFIX}-to-lease-proxy", f"{PREFIX}-to-direct-proxy"  # both match --clean-index
+    os_client.indices.create(index=LEASE, body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
+    os_client.indices.put_alias(index=LEASE, name=to_lease)
+    os_client.indices.put_alias(index=f"{PREFIX}-alt-direct", name=elsewhere)
+    try:
+        for mode in ("proxy", "sidecar"):
+            _refused(send(suite[mode], "PUT", f"/{to_lease}/_doc/taken?refresh=true", b'{"holder": "me"}', JSON_CT),
+                     LEASE, to_lease)
+            _refused(send(suite[mode], "POST", "/_bulk?refresh=true",
+                          nd({"index": {"_index": to_lease, "_id": "taken"}}, {"holder": "me"}), NDJSON), "item 1", LEASE)
+        assert os_client.count(index=LEASE)["count"] == 0
+        # An alias to an index outside --clean-index: not relayed with the sidecar's credentials;
+        # with the client's own, the cluster decides and the proxy answers what the node answers.
+        body = json.dumps(doc(CLEAN)).encode()
+        _refused(send(suite["sidecar"], "PUT", f"/{elsewhere}/_doc/al1", body, JSON_CT), "--no-forward-credentials")
+        assert not _exists(suite["direct"], f"/{PREFIX}-alt-direct/_doc/al1")
+        proxied = send(suite["proxy"], "PUT", f"/{elsewhere}/_doc/al2", body, JSON_CT)
+        direct = send(suite["direct"], "PUT", f"/{elsewhere}/_doc/al3", body, JSON_CT)
+        assert proxied.status == direct.status == 201 and proxied.json()["_index"] == direct.json()["_index"]
+    finally:
+        os_client.indices.delete(index=LEASE, ignore_unavailable=True)
+        os_client.indices.delete_alias(index=f"{PREFIX}-alt-direct", name=elsewhere, ignore=[404])
+
+
+def test_a_data_stream_matching_clean_index_takes_writes_like_the_node(suite, os_client):
+    template = f"{PREFIX}-ds-template"
+    os_client.indices.put_index_template(name=template, body={
+        "index_patterns": [f"{PREFIX}-ds-*"], "data_stream": {}, "priority": 500,
+        "template": {"settings": {"number_of_shards": 1, "number_of_replicas": 0}}})
+    try:
+        replies = []
+        for base, stream in ((suite["direct"], f"{PREFIX}-ds-direct"), (suite["sidecar"], f"{PREFIX}-ds-proxy")):
+            body = nd({"create": {"_index": stream}}, {"@timestamp": "2026-12-01T00:00:00Z", "text": BOILER})
+            replies.append(send(base, "POST", "/_bulk?refresh=true", body, NDJSON))
+        direct, proxied = replies
+        assert proxied.status == direct.status == 200, proxied.body
+        assert [i["create"]["status"] for i in proxied.json()["items"]] == [i["create"]["status"] for i in direct.json()["items"]] == [201]
+    finally:
+        for stream in (f"{PREFIX}-ds-direct", f"{PREFIX}-ds-proxy"):
+            send(suite["direct"], "DELETE", f"/_data_stream/{stream}")
+        os_client.indices.delete_index_template(name=template, ignore=[404])

@@ -325,3 +325,19 @@ def test_a_line_repeated_mid_page_in_one_section_is_content_and_at_the_top_or_si
             scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(80)]
             at_ingest = TemplateMatcher(records).find_batch(texts, scopes)
             assert np.concatenate([m.token_mask() for m in at_ingest]).tolist() == det.coverage.tolist()
+
+
+@pytest.mark.parametrize("overrides, with_groups", [
+    ({}, True), ({}, False), (dict(skeleton=False, line_shape_gap=0), True),
+    (dict(global_min_length=None, global_blocks=False), False),
+])
+def test_progress_reports_every_pass_and_ends_at_its_total(web, overrides, with_groups):
+    docs, texts, _ = web
+    events = []
+    groups = [d["site"] for d in docs] if with_groups else None
+    detect_templates_in_texts(texts, groups, None, TemplateConfig(**overrides),
+                              progress=lambda stage, done, total=None: events.append((stage, done, total)))
+    assert events[:2] == [("tokenize", 0, len(texts)), ("tokenize", len(texts), len(texts))]
+    passes = [e for e in events if e[0] == "templates"]
+    total = passes[0][2]
+    assert [done for _, done, _ in passes] == list(range(total + 1)) and {t for _, _, t in passes} == {total}

@@ -197,3 +197,17 @@ def test_dedup_writes_a_lone_surrogate_escaped_never_as_invalid_utf8(tmp_path):
     out = (tmp_path / "d.jsonl").read_bytes()
     out.decode("utf-8")  # strict: no surrogate bytes
     assert [json.loads(line)["text"] for line in out.splitlines()] == ["Same para.\n\nOwn \ud800 one.", "Other \ud800 two."]
+
+
+def test_mine_a_sigma_above_the_documents_is_refused_as_the_cluster_form_refuses_it(tmp_path):
+    src = tmp_path / "web.jsonl"
+    src.write_bytes(b"".join(_doc(i) for i in range(12)))
+    out = tmp_path / "o"
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(out), "--sigma", "50"])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert (f"--sigma 50: only 12 documents of {src} have a text value in field 'text', and a phrase must occur "
+            "in at least --sigma of them; give --sigma 12 or less") in res.output, res.output
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(out), "--sigma", "50", "--allow-empty"])
+    assert res.exit_code == 0 and "(0 phrases)" in res.output, res.output
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(out), "--sigma", "12"])
+    assert res.exit_code == 0, res.output

@@ -79,3 +79,15 @@ def test_templates_options_map_one_to_one_onto_template_config(tmp_path):
     res = runner.invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--skeleton-anchor-fraction", "2"])
     assert res.exit_code != 0 and "skeleton.anchor_fraction" in res.output and "(0, 1]" in res.output
     assert "--skeleton-anchor-fraction" in res.output
+
+
+def test_templates_shows_progress_as_mine_does(tmp_path):
+    corpus = tmp_path / "web.jsonl"
+    write_jsonl(generate_web(120, 2), corpus)
+    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(tmp_path / "t.jsonl")])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.stderr.splitlines() if line.startswith("bloomspan: ")]  # stderr is no terminal
+    assert "bloomspan: tokenize 120/120" in lines, res.stderr
+    last = [line for line in lines if line.startswith("bloomspan: templates ")][-1]
+    done, total = last.rsplit(" ", 1)[1].split("/")
+    assert done == total and int(total) > 1, lines

@@ -206,3 +206,78 @@ def test_deep_nesting_in_an_action_line_is_unparsed_not_a_crash():
     assert not item.parsed
     assert check(False, "POST", "/_bulk", body) is None  # the node rejects it; nothing protected named
     assert check(True, "POST", "/_bulk", body).rule == "not_allowed"
+
+
+# ------------------------------------------------------------------ the same rule for every method
+
+
+@pytest.mark.parametrize("path", ["/_flush", "/_refresh", "/crawl-1/_flush", "/_flush/synced", "/crawl-*/_refresh"])
+def test_get_refresh_and_flush_are_writes_like_their_post(path):
+    for method in ("GET", "POST"):
+        refusal = check(True, method, path)
+        assert refusal is not None and refusal.rule == "not_allowed", (method, path)
+        assert "--no-forward-credentials" in refusal.reason
+
+
+def test_get_refresh_of_a_clean_index_is_relayed_as_post_is_and_protected_ones_never():
+    assert check(True, "GET", "/crawl-1/_refresh") is None and check(True, "POST", "/crawl-1/_refresh") is None
+    for sidecar in (False, True):
+        for method in ("GET", "POST"):
+            refusal = check(sidecar, method, f"/{LEASE}/_refresh")
+            assert refusal is not None and refusal.rule == "protected_index", (sidecar, method)
+    assert check(True, "GET", "/_stats/refresh") is None and check(True, "HEAD", "/crawl-1/_refresh") is None
+
+
+# ------------------------------------------------------------------ aliases and data streams
+
+
+def _resolved(**kw):
+    from bloomspan.sidecar.serve.target_resolution import Resolution
+
+    return Resolution(**kw)
+
+
+def test_an_alias_that_matches_clean_index_is_checked_by_the_indices_behind_it():
+    to_lease = _resolved(aliases={"crawl-live": (LEASE,)})
+    body = json.dumps({"holder": "me"}).encode()
+    for sidecar in (False, True):
+        refusal = policy(sidecar).check("PUT", split_path("/crawl-live/_doc/1"), {}, "application/json", body, to_lease)
+        assert refusal is not None and refusal.rule == "protected_index" and LEASE in refusal.reason, sidecar
+        bulk = ndjson({"index": {"_index": "crawl-live", "_id": "1"}}, {"holder": "me"})
+        refusal = policy(sidecar).check("POST", ["_bulk"], {}, "application/x-ndjson", bulk, to_lease)
+        assert refusal is not None and "item 1" in refusal.reason and LEASE in refusal.reason, sidecar
+    elsewhere = _resolved(aliases={"crawl-live": ("crawl-2026", "accounts")})
+    refusal = policy(True).check("PUT", split_path("/crawl-live/_doc/1"), {}, "application/json", body, elsewhere)
+    assert refusal is not None and refusal.rule == "not_allowed"
+    assert policy(False).check("PUT", split_path("/crawl-live/_doc/1"), {}, "application/json", body, elsewhere) is None
+    inside = _resolved(aliases={"crawl-live": ("crawl-2026",)})
+    assert policy(True).check("PUT", split_path("/crawl-live/_doc/1"), {}, "application/json", body, inside) is None
+
+
+def test_a_data_stream_is_checked_by_its_backing_indices():
+    body = ndjson({"create": {"_index": "crawl-ds"}}, {"@timestamp": "2026-01-01", "text": "x"})
+    fine = _resolved(data_streams={"crawl-ds": (".ds-crawl-ds-000001",)})
+    assert policy(True).check("POST", ["_bulk"], {}, "application/x-ndjson", body, fine) is None
+    bad = _resolved(data_streams={"crawl-ds": (f"{TEMPLATE}-x",)})
+    refusal = policy(True).check("POST", ["_bulk"], {}, "application/x-ndjson", body, bad)
+    assert refusal is not None and refusal.rule == "protected_index"
+
+
+def test_names_to_resolve_are_the_concrete_write_targets():
+    p = policy(True)
+    bulk = ndjson({"index": {"_index": "crawl-a"}}, {"t": 1}, {"delete": {"_index": "b*", "_id": "1"}},
+                  {"index": {"_id": "2"}}, {"t": 2})
+    assert p.names_to_resolve("POST", ["crawl-x", "_bulk"], bulk) == ["crawl-a", "crawl-x"]
+    assert p.names_to_resolve("PUT", split_path("/a,b*,<c-{now/d}>/_doc/1"), b"{}") == ["a"]
+    assert p.names_to_resolve("GET", ["crawl-a", "_search"], b"") == []
+    assert p.names_to_resolve("POST", ["crawl-a", "_search"], b"{}") == []
+    assert p.names_to_resolve("GET", ["crawl-a", "_refresh"], b"") == ["crawl-a"]
+
+
+def test_a_failed_resolution_refuses_writes_with_sidecar_credentials_only():
+    failed = _resolved(failed="the cluster answered 403")
+    body = b'{"text": "x"}'
+    refusal = policy(True).check("PUT", split_path("/crawl-1/_doc/1"), {}, "application/json", body, failed)
+    assert refusal is not None and refusal.rule == "unresolved" and "403" in refusal.reason
+    assert policy(False).check("PUT", split_path("/crawl-1/_doc/1"), {}, "application/json", body, failed) is None
+    assert policy(True).check("GET", split_path("/crawl-1/_doc/1"), {}, None, b"", failed) is None

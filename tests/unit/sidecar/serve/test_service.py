@@ -7,6 +7,7 @@ proxy refuses is proven unforwarded by the closed port: had it been forwarded it
 """
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -204,6 +205,15 @@ async def test_post_runs_needs_the_admin_token_and_reads_stay_open(aiohttp_clien
         assert (await client.get(path)).status == 200, path
 
 
+async def test_post_runs_without_mine_index_is_409_naming_the_flag(aiohttp_client):
+    client = await aiohttp_client(create_app(_config(_closed_port())))  # the sidecar's own mining run
+    resp = await client.post("/runs")
+    assert resp.status == 409
+    error = (await _json(resp))["error"]
+    assert error["type"] == "bloomspan_mining_not_configured" and "--mine-index" in error["reason"], error
+    assert (await (await client.get("/runs")).json())["runs"] == []  # nothing was started
+
+
 # ------------------------------------------------------------------ config and credentials
 
 
@@ -242,11 +252,10 @@ def test_serve_refuses_a_public_host_without_a_token_in_one_line():
 
 
 def test_serve_prints_no_credential_of_the_upstream_url(monkeypatch, tmp_path):
-    from aiohttp import web as aiohttp_web
-
     from bloomspan.sidecar.cli.main import cli
+    from bloomspan.sidecar.serve import http_errors
 
-    monkeypatch.setattr(aiohttp_web, "run_app", lambda app, **kw: logging.getLogger("x").warning(
+    monkeypatch.setattr(http_errors, "run_app", lambda app, **kw: logging.getLogger("x").warning(
         "starting with https://admin:s3cret@search.internal:9200 Authorization: Basic YWRtaW46czNjcmV0"))
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
@@ -284,3 +293,15 @@ def test_downweight_also_needs_the_clean_field_mapped():
     assert not accepts_fields(mapping, added_fields(("text",), "downweight"))
     mapping["properties"]["text_clean"] = {"type": "text"}
     assert accepts_fields(mapping, added_fields(("text",), "downweight"))
+
+
+async def test_a_cluster_that_stays_down_is_one_reload_line_not_a_traceback_per_reload(aiohttp_client, caplog):
+    caplog.set_level(logging.INFO)
+    config = _config(_closed_port(), template_index="bloomspan-templates", reload_seconds=0.05)
+    await aiohttp_client(create_app(config))
+    await asyncio.sleep(1.0)  # about 20 reloads, all failing
+    lines = [r for r in caplog.records if r.name == "bloomspan.sidecar.serve.service" and r.levelno >= logging.WARNING]
+    ours = [r for r in caplog.records if r.name.startswith("bloomspan")]  # opensearch-py logs its own retries
+    assert not [r for r in ours if r.exc_info], [r.getMessage() for r in ours if r.exc_info]
+    failing = [r for r in lines if "template reload" in r.getMessage()]
+    assert len(failing) == 1 and "failing" in failing[0].getMessage(), [r.getMessage() for r in lines]
