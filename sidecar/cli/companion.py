@@ -71,6 +71,8 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
         click.echo(_render(summary))
     if summary.failed:
         raise click.ClickException(f"{summary.failed} writes failed, e.g. {summary.examples[:1]}")
+    if summary.damaged:
+        raise click.ClickException(f"{summary.damaged}; {out_path} holds every document before it")
 
 
 def _render(summary) -> str:

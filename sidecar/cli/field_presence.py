@@ -9,6 +9,8 @@ from itertools import islice
 
 import click
 
+from bloomspan.sidecar.inputs import DamagedInputError, open_lines
+
 SAMPLE_DOCUMENTS = 1000  # mine --jsonl checks the first documents only: the file may be large
 SHOWN_KEYS = 20
 
@@ -16,7 +18,8 @@ SHOWN_KEYS = 20
 def check_jsonl_fields(path: str, flags: dict[str, str | None], limit: int | None = SAMPLE_DOCUMENTS) -> None:
     """Raise click.BadParameter for the first ``flag -> field name`` of ``flags`` that none of
     the first ``limit`` documents (None: all) holds a non-null value for. Lines that are not
-    JSON objects, and a file that cannot be read, are left to the command's own reader to name."""
+    JSON objects, and a file that cannot be read (or decompressed), are left to the command's own
+    reader to name."""
     wanted = {flag: name for flag, name in flags.items() if name}
     if not wanted:
         return
@@ -24,7 +27,7 @@ def check_jsonl_fields(path: str, flags: dict[str, str | None], limit: int | Non
     keys: list[str] = []
     docs = 0
     try:
-        with open(path, "rb") as f:
+        with open_lines(path) as f:
             for line in islice((ln for ln in f if ln.strip()), limit):
                 try:
                     doc = json.loads(line)
@@ -37,7 +40,7 @@ def check_jsonl_fields(path: str, flags: dict[str, str | None], limit: int | Non
                     held[flag] = held[flag] or doc.get(name) is not None
                 if len(keys) < SHOWN_KEYS:
                     keys.extend(k for k in doc if k not in keys)
-    except OSError:
+    except (OSError, DamagedInputError):
         return
     for flag, name in wanted.items():
         if docs and not held[flag]:

@@ -94,6 +94,8 @@ def mine(jsonl, id_field, out_dir, **kwargs):
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
     if templates.enabled and kwargs.get("dask"):
         raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
+    if kwargs.get("dask"):
+        _refuse_compressed_for_dask(jsonl)
     if templates.enabled:
         from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
@@ -117,6 +119,18 @@ def mine(jsonl, id_field, out_dir, **kwargs):
         click.echo(f"templates: {template_counts(found)}; covered with the phrases {found['covered_share']:.2%} of tokens")
     click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases)"
                + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
+
+
+def _refuse_compressed_for_dask(path: str) -> None:
+    """Dask workers read byte ranges of a plain file; a compressed one has no such ranges."""
+    import os
+
+    from bloomspan.sidecar.inputs import Compression, detect_compression
+
+    kind = detect_compression(path) if os.path.isfile(path) else Compression.PLAIN
+    if kind is not Compression.PLAIN:
+        raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {kind} "
+                               "compressed: decompress it first, or leave out --dask to mine it in one process")
 
 
 @cli.command()
@@ -232,9 +246,11 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     for line in summary.first_errors:
         click.echo(line, err=True)
     if summary.errors:
-        more = summary.errors - len(summary.first_errors)
+        more = summary.errors - len(summary.first_errors) - bool(summary.damaged)  # the damage: said below
         click.echo(f"{'... ' + format(more, ',') + ' more; ' if more else ''}"
                    f"errors described in {summary.outputs['errors']}", err=True)
+    if summary.damaged:
+        raise click.ClickException(f"{summary.damaged}; {out_path} holds every document before it")
 
 
 @cli.command()

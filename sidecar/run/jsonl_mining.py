@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.sidecar.inputs import DamagedInputError, open_lines
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +56,19 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     allows, a non-object line, a missing or non-string field, or a missing or unwritable id
     raise :class:`JsonlInputError` naming the line. Lines are read as bytes and decoded one
     by one, so the line number is the line's own (a text-mode reader decodes ahead and
-    reports a later line). A line may be of any length.
+    reports a later line). A line may be of any length. The file may be gzip or Zstandard
+    compressed (:mod:`bloomspan.sidecar.inputs`); damage in it raises :class:`JsonlInputError`
+    naming the first line that could not be read.
     """
-    with open(path, "rb") as f:
+    try:
+        yield from _documents(path, field, id_field, extra)
+    except DamagedInputError as exc:
+        raise JsonlInputError(path, exc.line, exc.reason + f" at byte {exc.position:,} of the decompressed data "
+                              "(re-download or re-compress the file)") from None
+
+
+def _documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]) -> Iterator[tuple[str, str, tuple]]:
+    with open_lines(path) as f:
         for lineno, raw in enumerate(f, 1):
             if not raw or raw.isspace():  # isspace, unlike strip, copies nothing
                 continue
