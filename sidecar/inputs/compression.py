@@ -7,10 +7,11 @@ name decides: ``OUT.jsonl.gz`` is written gzip, ``OUT.jsonl.zst`` Zstandard, any
 plain. A plain file is the file object itself, as before: the plain fast path costs one
 4-byte read more.
 
-Damage in a compressed file (a truncated download, a flipped byte) stops the stream at the
-first line that cannot be decompressed whole; every line before it has been yielded, and
+A truncated compressed file (an interrupted download) stops the stream at the first line that
+cannot be decompressed whole; every line before it has been yielded, and
 :class:`DamagedInputError` names the file, that line and the decompressed byte offset, in one
-line. The standard library's gzip raises at a truncated end; Zstandard's stream reader returns
+line. Damaged bytes inside the data are the same one-line error where the decompressor notices
+them (gzip at the latest at the member's CRC, so lines decoded just before may be wrong). The standard library's gzip raises at a truncated end; Zstandard's stream reader returns
 short data without a word, so :class:`_ZstdFrames` checks each frame's end itself.
 """
 from __future__ import annotations
