@@ -5,11 +5,13 @@ refuses such a flag in one line naming it and the fields the documents have."""
 from __future__ import annotations
 
 import json
+import os
 from itertools import islice
 
 import click
 
 from bloomspan.sidecar.inputs import DamagedInputError, open_lines
+from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet, open_parquet
 
 SAMPLE_DOCUMENTS = 1000  # mine --jsonl checks the first documents only: the file may be large
 SHOWN_KEYS = 20
@@ -22,6 +24,9 @@ def check_jsonl_fields(path: str, flags: dict[str, str | None], limit: int | Non
     reader to name."""
     wanted = {flag: name for flag, name in flags.items() if name}
     if not wanted:
+        return
+    if os.path.isfile(path) and is_parquet(path):
+        _check_parquet_columns(path, wanted)
         return
     held = dict.fromkeys(wanted, False)
     keys: list[str] = []
@@ -47,3 +52,16 @@ def check_jsonl_fields(path: str, flags: dict[str, str | None], limit: int | Non
             some = f"the first {docs:,}" if limit is not None and docs >= limit else f"the {docs:,}"
             raise click.BadParameter(f"{name!r}: none of {some} documents of {path} has this field (fields seen: "
                                      f"{', '.join(keys[:SHOWN_KEYS])}); name the field that holds it", param_hint=flag)
+
+
+def _check_parquet_columns(path: str, wanted: dict[str, str]) -> None:
+    """A Parquet file names its columns: a flag naming none of them is refused."""
+    try:
+        parquet_file = open_parquet(path)
+    except ParquetInputError:
+        return  # the command's reader names it
+    names = parquet_file.schema_arrow.names
+    for flag, name in wanted.items():
+        if name not in names:
+            raise click.BadParameter(f"{name!r}: {path} has no such column (columns: {', '.join(names[:SHOWN_KEYS])}); "
+                                     "name the column that holds it", param_hint=flag)

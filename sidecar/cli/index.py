@@ -51,7 +51,9 @@ def index(path, index, id_field, batch_size, **conn):
     from bloomspan.sidecar.errors import BloomspanSidecarError
 
     from .index_jsonl import IndexJsonlConfig, IndexLoadError, index_jsonl
+    from .input_flags import refuse_parquet
 
+    refuse_parquet(path, "--jsonl", "index")
     try:
         config = IndexJsonlConfig(path=path, index=index, id_field=id_field, batch_size=batch_size)
     except IndexLoadError as exc:

@@ -126,7 +126,11 @@ def _refuse_compressed_for_dask(path: str) -> None:
     import os
 
     from bloomspan.sidecar.inputs import Compression, detect_compression
+    from bloomspan.sidecar.inputs.parquet import is_parquet
 
+    if os.path.isfile(path) and is_parquet(path):
+        raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is Parquet: "
+                               "leave out --dask to mine it in one process")
     kind = detect_compression(path) if os.path.isfile(path) else Compression.PLAIN
     if kind is not Compression.PLAIN:
         raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {kind} "
@@ -137,7 +141,8 @@ def _refuse_compressed_for_dask(path: str) -> None:
 @click.argument("kind", type=click.Choice(["web", "synthetic1", "synthetic2"]))
 @click.option("--docs", type=int, required=True, help="Number of documents.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Output .jsonl file.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
+              help="Output file: .jsonl, .jsonl.gz, .jsonl.zst or .parquet (the name decides).")
 def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:
@@ -227,10 +232,27 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
         click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
-    with command_progress() as progress:
-        summary = clean_jsonl(cleaner, in_path, out_path,
-                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress,
-                              watched_fields=tuple(f for f in (scope_field, url_field) if f is not None))
+    from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet
+
+    parquet = is_parquet(in_path)
+    if parquet:
+        for flag, path in (("--out", out_path), ("--over-ratio-out", over_ratio_out)):
+            if path and not path.lower().endswith(".parquet"):
+                raise click.BadParameter(f"{path}: {in_path} is Parquet and is cleaned into Parquet (its schema plus "
+                                         "bloomspan's columns): name the output .parquet", param_hint=flag)
+    watched = tuple(f for f in (scope_field, url_field) if f is not None)
+    try:
+        with command_progress() as progress:
+            if parquet:
+                from bloomspan.sidecar.cli.clean_parquet import clean_parquet
+
+                summary = clean_parquet(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
+                                        over_ratio_out, progress=progress, watched_fields=watched)
+            else:
+                summary = clean_jsonl(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
+                                      over_ratio_out, progress=progress, watched_fields=watched)
+    except ParquetInputError as exc:
+        raise click.ClickException(str(exc)) from None
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "

@@ -1,5 +1,6 @@
 """JSON Lines files of corpus documents: one ``json.dumps`` object per line, UTF-8, plain or
-gzip / Zstandard compressed as the name says (``web.jsonl.gz``; :mod:`bloomspan.sidecar.inputs`)."""
+gzip / Zstandard compressed as the name says (``web.jsonl.gz``; :mod:`bloomspan.sidecar.inputs`),
+or a Parquet file for a ``.parquet`` name (:func:`write_jsonl` only)."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bloomspan.sidecar.inputs import compression_of_name, open_lines, open_output
+from bloomspan.sidecar.inputs.parquet import write_parquet
 
 
 def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
@@ -20,6 +22,10 @@ def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
     tmp = path.with_name(path.name + ".tmp")
     n = 0
     try:
+        if path.name.lower().endswith(".parquet"):
+            n = write_parquet(docs, str(tmp))
+            os.replace(tmp, path)
+            return n
         with open_output(str(tmp), compression_of_name(path.name)) as f:
             for doc in docs:
                 f.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")

@@ -26,6 +26,7 @@ import orjson
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.inputs import DamagedInputError, open_lines
+from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +59,46 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     by one, so the line number is the line's own (a text-mode reader decodes ahead and
     reports a later line). A line may be of any length. The file may be gzip or Zstandard
     compressed (:mod:`bloomspan.sidecar.inputs`); damage in it raises :class:`JsonlInputError`
-    naming the first line that could not be read.
+    naming the first line that could not be read. A Parquet file gives its ``field`` column,
+    row group by row group (:func:`_parquet_documents`).
     """
     try:
-        yield from _documents(path, field, id_field, extra)
+        if is_parquet(path):
+            yield from _parquet_documents(path, field, id_field, extra)
+        else:
+            yield from _documents(path, field, id_field, extra)
     except DamagedInputError as exc:
         raise JsonlInputError(path, exc.line, exc.reason + f" at byte {exc.position:,} of the decompressed data "
                               "(re-download or re-compress the file)") from None
+    except ParquetInputError as exc:
+        raise JsonlInputError(path, None, exc.detail) from None
+
+
+def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
+                       ) -> Iterator[tuple[str, str, tuple]]:
+    """:func:`read_documents_with` of a Parquet file: its ``field`` and ``id_field`` columns
+    (a null or non-string text names its row), ids default to the 1-based row number."""
+    parquet_file = open_parquet(path)
+    names = parquet_file.schema_arrow.names
+    check_columns(path, parquet_file.schema_arrow, {"--field": field, "--id-field": id_field or ""})
+    present = [name for name in extra if name in names]
+    columns = list(dict.fromkeys([field, *([id_field] if id_field else []), *present]))
+    for first, table in row_groups(path, parquet_file, columns):
+        texts = table.column(field).to_pylist()
+        ids = table.column(id_field).to_pylist() if id_field else None
+        values = [table.column(name).to_pylist() if name in present else [None] * len(texts) for name in extra]
+        for k, text in enumerate(texts):
+            row = first + k
+            if not isinstance(text, str):
+                what = "null" if text is None else type(text).__name__
+                raise JsonlInputError(path, None, f"row {row:,}: column {field!r} is {what}, not a string")
+            if ids is None:
+                doc_id = str(row)
+            elif ids[k] is None:
+                raise JsonlInputError(path, None, f"row {row:,}: id column {id_field!r} is null")
+            else:
+                doc_id = str(ids[k])
+            yield doc_id, text, tuple(v if isinstance(v := col[k], str) and v else None for col in values)
 
 
 def _documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]) -> Iterator[tuple[str, str, tuple]]:
