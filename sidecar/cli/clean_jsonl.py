@@ -132,8 +132,7 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                 if pending:
                     flush()
                 summary.damaged = str(exc)
-                sink.error(exc.line, f"{exc.reason} at byte {exc.position:,} of the decompressed data; "
-                                     "the input ends here", shown=False)
+                sink.error(exc.line, f"{exc.reason} {exc.where}; the input ends here", shown=False)
             if pending:
                 flush()
         for p in paths:

@@ -21,7 +21,13 @@ import json
 import os
 import time
 
-from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, open_parquet, row_groups
+from bloomspan.sidecar.inputs.parquet import (
+    ParquetInputError,
+    check_columns,
+    open_parquet,
+    pyarrow_or_error,
+    row_groups,
+)
 
 from .clean_jsonl import SHOWN_ERRORS, CleanSummary
 
@@ -45,9 +51,8 @@ def _added_types(pa, config) -> dict:
 def clean_parquet(cleaner, in_path: str, out_path: str, errors_path: str, over_ratio_path: str | None = None,
                   progress=None, watched_fields: tuple[str, ...] = ()) -> CleanSummary:
     """Clean the Parquet file ``in_path`` into the Parquet file ``out_path`` (module docstring)."""
-    import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute, for the over-ratio mask)
-    import pyarrow.parquet as pq
+    pa = pyarrow_or_error()  # pyarrow.parquet and pyarrow.compute loaded, or one line saying how to install it
+    pq = pa.parquet
 
     config = cleaner.config
     summary = CleanSummary(outputs={"out": out_path, "errors": errors_path, "over_ratio": over_ratio_path},

@@ -95,7 +95,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if templates.enabled and kwargs.get("dask"):
         raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
     if kwargs.get("dask"):
-        _refuse_compressed_for_dask(jsonl)
+        _refuse_for_dask(jsonl)
     if templates.enabled:
         from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
@@ -121,16 +121,18 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
 
 
-def _refuse_compressed_for_dask(path: str) -> None:
-    """Dask workers read byte ranges of a plain file; a compressed one has no such ranges."""
+def _refuse_for_dask(path: str) -> None:
+    """Dask workers read byte ranges of a plain JSON Lines file; a compressed, Parquet or WARC one has none."""
     import os
 
     from bloomspan.sidecar.inputs import Compression, detect_compression
     from bloomspan.sidecar.inputs.parquet import is_parquet
+    from bloomspan.sidecar.inputs.warc import is_warc
 
-    if os.path.isfile(path) and is_parquet(path):
-        raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is Parquet: "
-                               "leave out --dask to mine it in one process")
+    for name, test in (("Parquet", is_parquet), ("WARC", is_warc)):
+        if os.path.isfile(path) and test(path):
+            raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {name}: "
+                                   "leave out --dask to mine it in one process")
     kind = detect_compression(path) if os.path.isfile(path) else Compression.PLAIN
     if kind is not Compression.PLAIN:
         raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {kind} "

@@ -44,8 +44,10 @@ class DamagedInputError(BloomspanSidecarError, ValueError):
 
     def __init__(self, path: str, line: int, position: int, reason: str):
         self.path, self.line, self.position, self.reason = path, line, position, reason
-        super().__init__(f"{path}:{line}: {reason} at byte {position:,} of the decompressed data; the {line - 1:,} "
-                         "lines before it were read (re-download or re-compress the file)", item=path)
+        self.where = f"at byte {position:,} of the decompressed data"
+        self.detail = f"{reason} {self.where}; the {line - 1:,} lines before it were read (re-download or re-compress " \
+                      "the file)"  # the message without the file and line
+        super().__init__(f"{path}:{line}: {self.detail}", item=path)
 
 
 def detect_compression(path: str) -> Compression:
@@ -74,9 +76,16 @@ def open_lines(path: str) -> Iterator:
     """The lines of ``path`` (bytes, each with its newline but perhaps the last), decompressed.
 
     A plain file gives the file object itself (iterating it is the fast path); a compressed
-    one a generator that raises :class:`DamagedInputError` where the data stops making sense.
+    one a generator that raises :class:`DamagedInputError` where the data stops making sense;
+    a WARC or WET file one JSON line per record (:mod:`.warc`).
     """
     kind = detect_compression(path)
+    if kind is not Compression.ZSTD:
+        from .warc import is_warc, warc_lines
+
+        if is_warc(path):  # a WARC or WET file: its records as JSON Lines lines (inputs/warc.py)
+            yield warc_lines(path)
+            return
     with open(path, "rb") as raw:
         if kind is Compression.PLAIN:
             yield raw

@@ -34,10 +34,13 @@ def is_parquet(path: str) -> bool:
         return f.read(4) == PARQUET_MAGIC
 
 
-def _pyarrow():
+def pyarrow_or_error():
+    """``pyarrow`` with its ``parquet`` and ``compute`` modules loaded; without the ``parquet``
+    extra, :class:`ParquetInputError` saying how to install it."""
     try:
         import pyarrow
-        import pyarrow.parquet
+        import pyarrow.compute
+        import pyarrow.parquet  # noqa: F401  (loaded as pyarrow.parquet)
     except ImportError:
         raise ParquetInputError("Parquet", "reading or writing Parquet needs pyarrow: "
                                 "pip install 'bloomspan[parquet]'") from None
@@ -47,7 +50,7 @@ def _pyarrow():
 def open_parquet(path: str):
     """The ``pyarrow.parquet.ParquetFile`` of ``path``; :class:`ParquetInputError` when its
     footer cannot be read."""
-    pa = _pyarrow()
+    pa = pyarrow_or_error()
     try:
         return pa.parquet.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -66,7 +69,7 @@ def check_columns(path: str, schema, wanted: dict[str, str]) -> None:
 def row_groups(path: str, parquet_file, columns: list[str] | None = None) -> Iterator[tuple[int, object]]:
     """``(first row number, table)`` per row group, holding ``columns`` (None: all);
     :class:`ParquetInputError` names the row group that cannot be read."""
-    pa = _pyarrow()
+    pa = pyarrow_or_error()
     first = 1
     meta = parquet_file.metadata
     for i in range(meta.num_row_groups):
@@ -83,7 +86,7 @@ def row_groups(path: str, parquet_file, columns: list[str] | None = None) -> Ite
 def write_parquet(docs: Iterable[dict], path: str) -> int:
     """Write ``docs`` to ``path`` as Parquet, :data:`WRITE_ROWS` rows per row group (the
     schema inferred from the first group); return the count."""
-    pa = _pyarrow()
+    pa = pyarrow_or_error()
     writer = None
     n = 0
     batch: list[dict] = []

@@ -27,6 +27,7 @@ import orjson
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.inputs import DamagedInputError, open_lines
 from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
+from bloomspan.sidecar.inputs.warc import WarcRecordError
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +68,10 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
             yield from _parquet_documents(path, field, id_field, extra)
         else:
             yield from _documents(path, field, id_field, extra)
+    except WarcRecordError as exc:
+        raise JsonlInputError(path, None, exc.detail) from None
     except DamagedInputError as exc:
-        raise JsonlInputError(path, exc.line, exc.reason + f" at byte {exc.position:,} of the decompressed data "
-                              "(re-download or re-compress the file)") from None
+        raise JsonlInputError(path, exc.line, f"{exc.reason} {exc.where} (re-download or re-compress the file)") from None
     except ParquetInputError as exc:
         raise JsonlInputError(path, None, exc.detail) from None
 
