@@ -144,7 +144,7 @@ def _refuse_for_dask(path: str) -> None:
 @click.option("--docs", type=int, required=True, help="Number of documents.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
-              help="Output file: .jsonl, .jsonl.gz, .jsonl.zst or .parquet (the name decides).")
+              help="Output file: .jsonl, .jsonl.gz, .jsonl.zst, .parquet or .warc.wet.gz (the name decides).")
 def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:

@@ -1,6 +1,6 @@
 """JSON Lines files of corpus documents: one ``json.dumps`` object per line, UTF-8, plain or
 gzip / Zstandard compressed as the name says (``web.jsonl.gz``; :mod:`bloomspan.sidecar.inputs`),
-or a Parquet file for a ``.parquet`` name (:func:`write_jsonl` only)."""
+a Parquet file for a ``.parquet`` name, a WET file for ``.wet`` / ``.wet.gz`` (:func:`write_jsonl` only)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bloomspan.sidecar.inputs import compression_of_name, open_lines, open_output
 from bloomspan.sidecar.inputs.parquet import write_parquet
+from bloomspan.sidecar.inputs.warc import WET_NAMES, write_wet
 
 
 def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
@@ -24,6 +25,10 @@ def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
     try:
         if path.name.lower().endswith(".parquet"):
             n = write_parquet(docs, str(tmp))
+            os.replace(tmp, path)
+            return n
+        if path.name.lower().endswith(WET_NAMES):
+            n = write_wet(docs, str(tmp), path.name)
             os.replace(tmp, path)
             return n
         with open_output(str(tmp), compression_of_name(path.name)) as f:

@@ -81,11 +81,11 @@ def warc_lines(path: str) -> Iterator[bytes]:
                 raise WarcRecordError(path, number, offset, "its Content-Length does not end where the next "
                                                             "record starts") from None
             number += 1
-            offset = _offset(records, offset)
             try:
                 doc = _document(record)
             except Exception as exc:  # a payload cut short or undecodable headers
-                raise WarcRecordError(path, number, offset, _reason(exc)) from None
+                raise WarcRecordError(path, number, _offset(records, offset), _reason(exc)) from None
+            offset = _offset(records, offset)  # after the payload: warcio reads the record to its end for it
             missing = getattr(record.raw_stream, "limit", 0)
             if missing:
                 raise WarcRecordError(path, number, offset, f"the file ends {missing:,} bytes before the record's "
@@ -149,3 +149,26 @@ def _offset(records, default: int) -> int:
 def _reason(exc: BaseException) -> str:
     text = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"bad WARC record ({type(exc).__name__}{': ' + text if text else ''})"
+
+
+WET_NAMES = (".wet", ".wet.gz")
+
+
+def write_wet(docs, path: str, name: str) -> int:
+    """Write ``docs`` as a WET file (a ``warcinfo`` record, then one ``conversion`` record per
+    document: its ``text``, at its ``url``), gzip per record when ``name`` ends in ``.gz``;
+    return the count. ``bloomspan corpus web --out web.warc.wet.gz`` writes one."""
+    import io
+
+    from warcio.warcwriter import WARCWriter
+
+    n = 0
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=name.lower().endswith(".gz"))
+        writer.write_record(writer.create_warcinfo_record(name, {"software": "bloomspan corpus"}))
+        for doc in docs:
+            writer.write_record(writer.create_warc_record(
+                doc.get("url") or f"urn:bloomspan:{n + 1}", "conversion",
+                payload=io.BytesIO(doc["text"].encode("utf-8")), warc_headers_dict={"Content-Type": "text/plain"}))
+            n += 1
+    return n
