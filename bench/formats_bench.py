@@ -1,5 +1,6 @@
-"""CPU per token of ``mine --jsonl`` and ``clean`` on one generated crawl written plain, gzip
-and Zstandard (sidecar/inputs/): what reading a compressed crawl costs beside JSON Lines.
+"""CPU per token of ``mine --jsonl`` and ``clean`` on one generated crawl written as JSON Lines
+plain, gzip and Zstandard, Parquet and WET (sidecar/inputs/): what each format costs beside
+plain JSON Lines.
 
 Each format's file holds the same documents; mine and clean run in this process (the library
 calls behind the commands, kernels compiled before the first timing), best CPU time of
@@ -22,7 +23,8 @@ from pathlib import Path
 
 from bench.mining_bench import machine
 
-FORMATS = ("jsonl", "jsonl.gz", "jsonl.zst")
+FORMATS = ("jsonl", "jsonl.gz", "jsonl.zst", "parquet", "warc.wet.gz")
+JSON_OUT = ("jsonl", "jsonl.gz", "jsonl.zst")  # clean outputs compared line for line with the plain one
 
 
 def _best_cpu(fn, repeats: int):
@@ -49,6 +51,7 @@ def main(argv=None) -> int:
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.run_files import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
+    from bloomspan.sidecar.cli.clean_parquet import clean_parquet
     from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
@@ -60,7 +63,7 @@ def main(argv=None) -> int:
         paths = {}
         for suffix in FORMATS:
             paths[suffix] = work / f"web.{suffix}"
-            write_jsonl(docs, paths[suffix])
+            write_jsonl(docs, paths[suffix])  # the name decides the format
         del docs
         warm = mine_jsonl(str(paths["jsonl"]), "text", config, str(work / "warm"))  # compiles the kernels
         phrases = str(work / "warm" / "phrases.jsonl")
@@ -72,7 +75,10 @@ def main(argv=None) -> int:
             out = work / f"clean.{suffix}"
             mine_cpu, mined = _best_cpu(lambda s=suffix: mine_jsonl(str(paths[s]), "text", config, str(work / s)),
                                         args.repeats)
-            clean_cpu, cleaned = _best_cpu(lambda s=suffix, o=out: clean_jsonl(
+            if suffix == "warc.wet.gz":
+                out = work / "clean-wet.jsonl"
+            clean = clean_parquet if suffix == "parquet" else clean_jsonl
+            clean_cpu, cleaned = _best_cpu(lambda s=suffix, o=out, c=clean: c(
                 cleaner, str(paths[s]), str(o), str(o) + ".errors.jsonl"), args.repeats)
             same_phrases = (work / suffix / "phrases.jsonl").read_bytes() == Path(phrases).read_bytes()
             rows[suffix] = {
@@ -93,7 +99,7 @@ def main(argv=None) -> int:
 
         with open_lines(str(out_plain)) as f:
             plain_clean = list(f)
-        for suffix in FORMATS[1:]:
+        for suffix in JSON_OUT[1:]:
             with open_lines(str(work / f"clean.{suffix}")) as f:
                 rows[suffix]["clean_identical_to_plain"] = list(f) == plain_clean
         del warm
