@@ -18,9 +18,9 @@ from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
     folder = tmp_path_factory.mktemp("api")
-    docs = list(corpus_by_name("web", 300, 4))
+    docs = list(corpus_by_name("web", 150, 4))
     write_jsonl(docs, folder / "web.jsonl")
-    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(folder / "web.jsonl"), "--sigma", "15", "--min-length", "8",
+    res = CliRunner().invoke(cli, ["mine", "--jsonl", str(folder / "web.jsonl"), "--sigma", "8", "--min-length", "8",
                                    "--out", str(folder / "out"), "--progress", "none"])
     assert res.exit_code == 0, res.output
     return docs, [json.loads(line) for line in (folder / "out" / "phrases.jsonl").read_text().splitlines()]
@@ -29,14 +29,14 @@ def crawl(tmp_path_factory):
 @pytest.mark.parametrize("engine", ["bloomspan", "fhk"])
 def test_mine_returns_the_records_mine_jsonl_writes(crawl, engine):
     docs, written = crawl
-    got = bloomspan.mine([d["text"] for d in docs], sigma=15, min_length=8, engine=engine)
+    got = bloomspan.mine([d["text"] for d in docs], sigma=8, min_length=8, engine=engine)
     assert got == written and len(got) > 5
-    assert all(r["df"] >= 15 and r["length"] >= 8 and r["min_length"] == 8 for r in got)
+    assert all(r["df"] >= 8 and r["length"] >= 8 and r["min_length"] == 8 for r in got)
 
 
 def test_the_mined_records_clean_with_the_cleaner_of_the_same_namespace(crawl):
     docs, _ = crawl
-    phrases = bloomspan.PhraseSet.from_records(bloomspan.mine((d["text"] for d in docs), sigma=15, min_length=8))
+    phrases = bloomspan.PhraseSet.from_records(bloomspan.mine((d["text"] for d in docs), sigma=8, min_length=8))
     cleaner = bloomspan.Cleaner(phrases, bloomspan.CleanerConfig(fields=("text",), mode="strip", id_field=None))
     results = cleaner.clean_batch(docs[:20])
     assert all(r.ok for r in results) and sum(r.changed for r in results) > 10

@@ -15,7 +15,7 @@ from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.inputs import open_lines
 
-DOCS = 400
+DOCS = 150
 FORMATS = ("jsonl", "jsonl.gz", "jsonl.zst")
 
 
@@ -41,7 +41,7 @@ def _lines(path) -> list[bytes]:
 
 
 def _mine(src, out):
-    return _run("mine", "--jsonl", src, "--field", "text", "--id-field", "id", "--sigma", 20, "--min-length", 8,
+    return _run("mine", "--jsonl", src, "--field", "text", "--id-field", "id", "--sigma", 8, "--min-length", 8,
                 "--out", out, "--progress", "none")
 
 

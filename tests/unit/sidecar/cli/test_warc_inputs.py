@@ -19,7 +19,7 @@ from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.corpora.real_corpus import html_to_text
 from bloomspan.sidecar.inputs import open_lines
 
-DOCS = 300
+DOCS = 120
 
 
 def _run(*args):
@@ -63,16 +63,16 @@ def crawl(tmp_path_factory):
     return docs, paths
 
 
-def _mine(src, out):
-    return _run("mine", "--jsonl", src, "--field", "text", "--sigma", 20, "--min-length", 8, "--site-field", "site",
-                "--url-field", "url", "--out", out, "--progress", "none")
+def _mine(src, out, *extra):
+    return _run("mine", "--jsonl", src, "--field", "text", "--sigma", 8, "--min-length", 8, "--out", out,
+                "--progress", "none", *extra)
 
 
 def test_a_wet_file_mines_what_its_json_lines_file_mines(crawl, tmp_path):
     docs, paths = crawl
     assert all(d["site"] == d["url"].split("/")[2] for d in docs)  # the site is the URL's host in this crawl
     for name in ("jsonl", "wet"):
-        res = _mine(paths[name], tmp_path / name)
+        res = _mine(paths[name], tmp_path / name, "--site-field", "site", "--url-field", "url")
         assert res.exit_code == 0, res.output
     for name in ("phrases.jsonl", "templates.jsonl"):
         assert (tmp_path / "wet" / name).read_bytes() == (tmp_path / "jsonl" / name).read_bytes(), name
