@@ -15,6 +15,11 @@ Nothing is lost: every input line ends up in exactly one place.
 Each error record is ``{"line": N, "reason": ...}`` with the 1-based line number; the summary
 keeps the first few as ``PATH:N: reason`` lines for the terminal. Outputs are written under
 ``.partial`` names and renamed into place when the whole input was read.
+
+The input may be gzip or Zstandard compressed, and each output is written in the compression
+its name asks for (:mod:`bloomspan.sidecar.inputs`). A compressed input damaged part way
+(a truncated download) ends the input there: every line before it is cleaned and written as
+usual, the damage is one error record, and ``summary.damaged`` holds its one-line message.
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, open_lines, open_output
 
 SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
 SHOWN_KEYS = 20  # top-level keys of the documents kept for a "fields seen" note
@@ -43,6 +50,7 @@ class CleanSummary:
     bytes_in: int = 0
     outputs: dict = field(default_factory=dict)
     first_errors: list = field(default_factory=list)  # "PATH:N: reason", at most SHOWN_ERRORS
+    damaged: str | None = None  # the compressed input stops part way: what and where
     # documents holding a non-null value in each watched field (the scope and URL fields)
     with_field: dict = field(default_factory=dict)
     keys_seen: list = field(default_factory=list)  # top-level keys in first-seen order, at most SHOWN_KEYS
@@ -59,10 +67,11 @@ class _Outputs:
         self.summary, self.in_path, self.out, self.errs, self.over = summary, in_path, out, errs, over
 
     def error(self, lineno: int, reason: str, raw: bytes | None = None, detail: dict | None = None,
-              keep: bytes | None = None) -> None:
-        """Describe line ``lineno`` in the errors file; ``keep`` is the line written to ``out``."""
+              keep: bytes | None = None, shown: bool = True) -> None:
+        """Describe line ``lineno`` in the errors file; ``keep`` is the line written to ``out``;
+        ``shown``: among the summary's first errors (the damage of an input is said apart)."""
         self.summary.errors += 1
-        if len(self.summary.first_errors) < SHOWN_ERRORS:
+        if shown and len(self.summary.first_errors) < SHOWN_ERRORS:
             self.summary.first_errors.append(f"{self.in_path}:{lineno}: {reason}")
         record: dict = {"line": lineno, "reason": reason}
         if detail:
@@ -88,9 +97,8 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
     t0 = time.perf_counter()
     paths = [p for p in (out_path, errors_path, over_ratio_path) if p]
     try:
-        with open(in_path, "rb") as src, open(out_path + ".partial", "wb") as out, \
-                open(errors_path + ".partial", "wb") as errs, \
-                (open(over_ratio_path + ".partial", "wb") if over_ratio_path else _Null()) as over:
+        with open_lines(in_path) as src, _partial(out_path) as out, _partial(errors_path) as errs, \
+                (_partial(over_ratio_path) if over_ratio_path else _Null()) as over:
             sink = _Outputs(summary, in_path, out, errs, over if over_ratio_path else out)
             # (line number, raw bytes, parsed document or the _Unreadable reason), in input order
             pending: list[tuple[int, bytes, object]] = []
@@ -107,18 +115,24 @@ def clean_jsonl(cleaner, in_path: str, out_path: str, errors_path: str, over_rat
                 if progress:
                     progress("clean", summary.documents)
 
-            for lineno, raw in enumerate(src, 1):
-                summary.lines += 1
-                summary.bytes_in += len(raw)
-                if not raw.strip():
-                    continue
-                doc = _parse(raw)
-                summary.documents += not isinstance(doc, _Unreadable)
-                if isinstance(doc, dict):
-                    _count_fields(summary, doc)
-                pending.append((lineno, raw, doc))
-                if len(pending) >= batch:
+            try:
+                for lineno, raw in enumerate(src, 1):
+                    summary.lines += 1
+                    summary.bytes_in += len(raw)
+                    if not raw.strip():
+                        continue
+                    doc = _parse(raw)
+                    summary.documents += not isinstance(doc, _Unreadable)
+                    if isinstance(doc, dict):
+                        _count_fields(summary, doc)
+                    pending.append((lineno, raw, doc))
+                    if len(pending) >= batch:
+                        flush()
+            except DamagedInputError as exc:  # the lines before it are kept: clean them, then say where
+                if pending:
                     flush()
+                summary.damaged = str(exc)
+                sink.error(exc.line, f"{exc.reason} {exc.where}; the input ends here", shown=False)
             if pending:
                 flush()
         for p in paths:
@@ -187,6 +201,11 @@ def _write_result(sink: _Outputs, lineno: int, raw: bytes, doc, result) -> None:
     summary.unchanged += not result.changed
     summary.over_ratio += result.dropped
     (sink.over if result.dropped else sink.out).write(_line(line))
+
+
+def _partial(path: str):
+    """``PATH.partial``, written in the compression ``PATH``'s name asks for."""
+    return open_output(path + ".partial", compression_of_name(path))
 
 
 def _line(raw: bytes) -> bytes:

@@ -11,6 +11,7 @@ import json
 import click
 
 from .connection_flags import cluster_client, cluster_config, connection_options
+from .input_flags import refuse_parquet
 
 
 @click.command()
@@ -45,6 +46,8 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
         raise click.UsageError("index mode needs exactly one of --dest-index NEW or --annotate")
     if batch_size < 1:
         raise click.BadParameter(f"--batch-size={batch_size}: must be >= 1", param_hint="--batch-size")
+    if file_mode:
+        refuse_parquet(in_path, "--in", "dedup")
     from bloomspan.ingest.errors import IngestConfigError
     from bloomspan.sidecar.cli.dedup_index import DedupIndexError, dedup_index, dedup_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
@@ -71,6 +74,8 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
         click.echo(_render(summary))
     if summary.failed:
         raise click.ClickException(f"{summary.failed} writes failed, e.g. {summary.examples[:1]}")
+    if summary.damaged:
+        raise click.ClickException(f"{summary.damaged}; {out_path} holds every document before it")
 
 
 def _render(summary) -> str:

@@ -5,7 +5,10 @@
   text field replaced (the line re-serialised); a document that loses every paragraph is
   left out. A line that is not a JSON object, or whose field is missing, null or not a
   string, is passed through unchanged and counted (nothing is lost silently); blank lines
-  are dropped. The output appears under its final name only when the run succeeded.
+  are dropped. The output appears under its final name only when the run succeeded. The
+  input may be gzip or Zstandard compressed, the output is written in the compression its
+  name asks for (:mod:`bloomspan.sidecar.inputs`); a compressed input damaged part way ends
+  there: the documents before it are deduplicated and written, ``summary.damaged`` says where.
 * :func:`dedup_index` — reads every document of ``index`` (``helpers.scan``: a scroll, in
   ``sort`` order when given, else in index order), and either writes the kept documents
   (same ``_id`` and routing, text rewritten) to a **new** index ``dest_index`` created with
@@ -38,6 +41,7 @@ from typing import Any
 
 from bloomspan.ingest.paragraph_dedup import DedupStats, dedup_documents, paragraph_spans
 from bloomspan.sidecar.cluster.field_paths import MISSING, lookup_field
+from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, open_lines, open_output
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,7 @@ class DedupRunSummary:
     bytes_in: int = 0
     seconds: float = 0.0
     target: str | None = None
+    damaged: str | None = None  # the compressed input stops part way: what and where
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "stats"}
@@ -125,7 +130,13 @@ def dedup_jsonl(in_path: str, out_path: str, field: str = "text", bloom_bytes_pe
     t0 = time.perf_counter()
 
     def wrapped() -> Iterator[dict]:
-        with open(in_path, "rb") as src:
+        try:
+            yield from documents()
+        except DamagedInputError as exc:  # the documents before it are kept: dedup them, then say where
+            summary.damaged = str(exc)
+
+    def documents() -> Iterator[dict]:
+        with open_lines(in_path) as src:
             for raw in src:
                 summary.lines += 1
                 summary.bytes_in += len(raw)
@@ -151,7 +162,7 @@ def dedup_jsonl(in_path: str, out_path: str, field: str = "text", bloom_bytes_pe
 
     partial = out_path + ".partial"
     try:
-        with open(partial, "wb") as out:
+        with open_output(partial, compression_of_name(out_path)) as out:
             n = 0
             for item in dedup_documents(wrapped(), _TEXT, bloom_bytes_per_item, expected_items, spool_dir, stats=stats):
                 raw, orig_len = item[_META]

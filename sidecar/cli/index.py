@@ -16,13 +16,16 @@ from .connection_flags import cluster_client, connection_options
 
 
 def _progress_printer():
-    """``(progress(lines, bytes_read, file_bytes), done())`` writing to stderr."""
+    """``(progress(lines, bytes_read, file_bytes), done())`` writing to stderr (``file_bytes`` 0:
+    a compressed file, whose progress is the bytes decompressed)."""
     t0 = time.perf_counter()
     tty = sys.stderr.isatty()
 
     def progress(lines: int, read: int, total: int) -> None:
         rate = read / 1e6 / max(time.perf_counter() - t0, 1e-9)
-        text = f"bloomspan: index {lines:,} lines, {read / max(total, 1):.0%} of the file, {rate:.1f} MB/s"
+        # total is 0 for a compressed file, whose size does not measure the documents read
+        done_part = f"{read / total:.0%} of the file" if total else f"{read / 1e6:,.1f} MB decompressed"
+        text = f"bloomspan: index {lines:,} lines, {done_part}, {rate:.1f} MB/s"
         if tty:
             click.echo("\r" + text, nl=False, err=True)
         else:
@@ -48,7 +51,9 @@ def index(path, index, id_field, batch_size, **conn):
     from bloomspan.sidecar.errors import BloomspanSidecarError
 
     from .index_jsonl import IndexJsonlConfig, IndexLoadError, index_jsonl
+    from .input_flags import refuse_parquet
 
+    refuse_parquet(path, "--jsonl", "index")
     try:
         config = IndexJsonlConfig(path=path, index=index, id_field=id_field, batch_size=batch_size)
     except IndexLoadError as exc:

@@ -11,7 +11,9 @@
   cluster assigns one.
 * A line that cannot be sent (not UTF-8, not JSON, nested too deeply, not an object, no
   usable id) and an item the cluster rejects are per-line errors ``(line, reason)``, 1-based;
-  the other lines are still indexed. Blank lines are skipped.
+  the other lines are still indexed. Blank lines are skipped. The file may be gzip or
+  Zstandard compressed (:mod:`bloomspan.sidecar.inputs`); one damaged part way has every line
+  before the damage indexed, then the load stops with an error naming the line.
 * Items the cluster rejects with 429 (queue full) are sent again, with backoff; a request
   that fails as a whole (node unreachable, 502/503/504) is sent again too, and after
   ``RETRIES`` tries the load stops with :class:`IndexLoadError` saying how far it got.
@@ -23,10 +25,11 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.inputs import Compression, DamagedInputError, detect_compression, open_lines
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +215,12 @@ class _Loader:
             batch = again
 
 
+def _lines(path: str) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)`` of the file, decompressed (:mod:`bloomspan.sidecar.inputs`)."""
+    with open_lines(path) as f:
+        yield from enumerate(f, start=1)
+
+
 def index_jsonl(client, config: IndexJsonlConfig, *, on_error: Callable[[int, str], None] | None = None,
                 progress: Callable[[int, int, int], None] | None = None,
                 sleep: Callable[[float], None] = time.sleep) -> IndexSummary:
@@ -222,11 +231,13 @@ def index_jsonl(client, config: IndexJsonlConfig, *, on_error: Callable[[int, st
     summary = IndexSummary()
     summary.created_index = ensure_index(client, config.index)
     loader = _Loader(client, config, summary, on_error or (lambda line, reason: None), sleep)
-    total_bytes = os.path.getsize(config.path)
+    # a compressed file's size says nothing of how much of it has been read: progress gives bytes
+    total_bytes = os.path.getsize(config.path) if detect_compression(config.path) is Compression.PLAIN else 0
     batch: list[tuple[int, bytes, str | None]] = []
     batch_bytes = 0
-    with open(config.path, "rb") as f:
-        for lineno, raw in enumerate(f, start=1):
+    damaged = None
+    try:
+        for lineno, raw in _lines(config.path):
             summary.lines = lineno
             summary.bytes_read += len(raw)
             if lineno == 1 and raw.startswith(_BOM):
@@ -247,9 +258,14 @@ def index_jsonl(client, config: IndexJsonlConfig, *, on_error: Callable[[int, st
                 batch, batch_bytes = [], 0
                 if progress:
                     progress(summary.lines, summary.bytes_read, total_bytes)
+    except DamagedInputError as exc:  # the lines before it are indexed all the same, then the load stops
+        damaged = exc
     if batch:
         loader.send(batch)
     client.indices.refresh(index=config.index)
+    if damaged is not None:
+        raise IndexLoadError(f"{damaged}; the documents before it were indexed into {config.index}",
+                             index=config.index, item=damaged.line)
     if progress:
         progress(summary.lines, summary.bytes_read, total_bytes)
     summary.seconds = time.perf_counter() - t0

@@ -94,6 +94,8 @@ def mine(jsonl, id_field, out_dir, **kwargs):
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
     if templates.enabled and kwargs.get("dask"):
         raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
+    if kwargs.get("dask"):
+        _refuse_for_dask(jsonl)
     if templates.enabled:
         from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
@@ -125,11 +127,30 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
 
 
+def _refuse_for_dask(path: str) -> None:
+    """Dask workers read byte ranges of a plain JSON Lines file; a compressed, Parquet or WARC one has none."""
+    import os
+
+    from bloomspan.sidecar.inputs import Compression, detect_compression
+    from bloomspan.sidecar.inputs.parquet import is_parquet
+    from bloomspan.sidecar.inputs.warc import is_warc
+
+    for name, test in (("Parquet", is_parquet), ("WARC", is_warc)):
+        if os.path.isfile(path) and test(path):
+            raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {name}: "
+                                   "leave out --dask to mine it in one process")
+    kind = detect_compression(path) if os.path.isfile(path) else Compression.PLAIN
+    if kind is not Compression.PLAIN:
+        raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {kind} "
+                               "compressed: decompress it first, or leave out --dask to mine it in one process")
+
+
 @cli.command()
 @click.argument("kind", type=click.Choice(["web", "synthetic1", "synthetic2"]))
 @click.option("--docs", type=int, required=True, help="Number of documents.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Output .jsonl file.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
+              help="Output file: .jsonl, .jsonl.gz, .jsonl.zst, .parquet or .warc.wet.gz (the name decides).")
 def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:
@@ -219,10 +240,27 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
         click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
-    with command_progress() as progress:
-        summary = clean_jsonl(cleaner, in_path, out_path,
-                              errors_path or out_path + ".errors.jsonl", over_ratio_out, progress=progress,
-                              watched_fields=tuple(f for f in (scope_field, url_field) if f is not None))
+    from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet
+
+    parquet = is_parquet(in_path)
+    if parquet:
+        for flag, path in (("--out", out_path), ("--over-ratio-out", over_ratio_out)):
+            if path and not path.lower().endswith(".parquet"):
+                raise click.BadParameter(f"{path}: {in_path} is Parquet and is cleaned into Parquet (its schema plus "
+                                         "bloomspan's columns): name the output .parquet", param_hint=flag)
+    watched = tuple(f for f in (scope_field, url_field) if f is not None)
+    try:
+        with command_progress() as progress:
+            if parquet:
+                from bloomspan.sidecar.cli.clean_parquet import clean_parquet
+
+                summary = clean_parquet(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
+                                        over_ratio_out, progress=progress, watched_fields=watched)
+            else:
+                summary = clean_jsonl(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
+                                      over_ratio_out, progress=progress, watched_fields=watched)
+    except ParquetInputError as exc:
+        raise click.ClickException(str(exc)) from None
     mb = summary.bytes_in / 1e6
     click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
@@ -238,9 +276,11 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     for line in summary.first_errors:
         click.echo(line, err=True)
     if summary.errors:
-        more = summary.errors - len(summary.first_errors)
+        more = summary.errors - len(summary.first_errors) - bool(summary.damaged)  # the damage: said below
         click.echo(f"{'... ' + format(more, ',') + ' more; ' if more else ''}"
                    f"errors described in {summary.outputs['errors']}", err=True)
+    if summary.damaged:
+        raise click.ClickException(f"{summary.damaged}; {out_path} holds every document before it")
 
 
 @cli.command()

@@ -11,22 +11,21 @@ import click
 
 
 def _read(path: str, field: str, group_field: str | None, url_field: str | None):
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
+    """Texts, and the group and URL values of each (a value that is not a non-empty string is
+    None), read in one pass of the file (plain or compressed)."""
+    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents_with
 
-    texts, groups, urls = [], [], []
+    extra = tuple(name for name in (group_field, url_field) if name)
+    texts, values = [], []
     try:
-        for _, text in read_documents(path, field, None):
+        for _, text, vals in read_documents_with(path, field, None, extra):
             texts.append(text)
+            values.append(vals)
     except JsonlInputError as exc:
         raise click.ClickException(str(exc)) from None
-    if group_field or url_field:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    obj = json.loads(line)
-                    groups.append(obj.get(group_field) if group_field else None)
-                    urls.append(obj.get(url_field) if url_field else None)
-    return texts, (groups if group_field else None), (urls if url_field else None)
+    groups = [v[0] for v in values] if group_field else None
+    urls = [v[-1] for v in values] if url_field else None
+    return texts, groups, urls
 
 
 def template_config_options() -> list[tuple[str, str, object, object]]:

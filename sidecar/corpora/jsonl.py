@@ -1,10 +1,16 @@
-"""JSON Lines files of corpus documents: one ``json.dumps`` object per line, UTF-8."""
+"""JSON Lines files of corpus documents: one ``json.dumps`` object per line, UTF-8, plain or
+gzip / Zstandard compressed as the name says (``web.jsonl.gz``; :mod:`bloomspan.sidecar.inputs`),
+a Parquet file for a ``.parquet`` name, a WET file for ``.wet`` / ``.wet.gz`` (:func:`write_jsonl` only)."""
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from bloomspan.sidecar.inputs import compression_of_name, open_lines, open_output
+from bloomspan.sidecar.inputs.parquet import write_parquet
+from bloomspan.sidecar.inputs.warc import WET_NAMES, write_wet
 
 
 def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
@@ -17,10 +23,17 @@ def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
     tmp = path.with_name(path.name + ".tmp")
     n = 0
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        if path.name.lower().endswith(".parquet"):
+            n = write_parquet(docs, str(tmp))
+            os.replace(tmp, path)
+            return n
+        if path.name.lower().endswith(WET_NAMES):
+            n = write_wet(docs, str(tmp), path.name)
+            os.replace(tmp, path)
+            return n
+        with open_output(str(tmp), compression_of_name(path.name)) as f:
             for doc in docs:
-                f.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
-                f.write("\n")
+                f.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
                 n += 1
         os.replace(tmp, path)
     finally:
@@ -31,10 +44,12 @@ def write_jsonl(docs: Iterable[dict], path: str | os.PathLike) -> int:
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
     """Documents of a JSON Lines file, in order (blank lines skipped)."""
-    with open(path, encoding="utf-8") as f:
+    with open_lines(str(path)) as f:
         for lineno, line in enumerate(f, start=1):
             if line.strip():
                 try:
                     yield json.loads(line)
                 except json.JSONDecodeError as e:
                     raise ValueError(f"{path}:{lineno}: not a JSON object ({e.msg})") from e
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from e

@@ -25,6 +25,9 @@ from pathlib import Path
 import orjson
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.sidecar.inputs import DamagedInputError, open_lines
+from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
+from bloomspan.sidecar.inputs.warc import WarcRecordError
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +58,53 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     allows, a non-object line, a missing or non-string field, or a missing or unwritable id
     raise :class:`JsonlInputError` naming the line. Lines are read as bytes and decoded one
     by one, so the line number is the line's own (a text-mode reader decodes ahead and
-    reports a later line). A line may be of any length.
+    reports a later line). A line may be of any length. The file may be gzip or Zstandard
+    compressed (:mod:`bloomspan.sidecar.inputs`); damage in it raises :class:`JsonlInputError`
+    naming the first line that could not be read. A Parquet file gives its ``field`` column,
+    row group by row group (:func:`_parquet_documents`).
     """
-    with open(path, "rb") as f:
+    try:
+        if is_parquet(path):
+            yield from _parquet_documents(path, field, id_field, extra)
+        else:
+            yield from _documents(path, field, id_field, extra)
+    except WarcRecordError as exc:
+        raise JsonlInputError(path, None, exc.detail) from None
+    except DamagedInputError as exc:
+        raise JsonlInputError(path, exc.line, f"{exc.reason} {exc.where} (re-download or re-compress the file)") from None
+    except ParquetInputError as exc:
+        raise JsonlInputError(path, None, exc.detail) from None
+
+
+def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
+                       ) -> Iterator[tuple[str, str, tuple]]:
+    """:func:`read_documents_with` of a Parquet file: its ``field`` and ``id_field`` columns
+    (a null or non-string text names its row), ids default to the 1-based row number."""
+    parquet_file = open_parquet(path)
+    names = parquet_file.schema_arrow.names
+    check_columns(path, parquet_file.schema_arrow, {"--field": field, "--id-field": id_field or ""})
+    present = [name for name in extra if name in names]
+    columns = list(dict.fromkeys([field, *([id_field] if id_field else []), *present]))
+    for first, table in row_groups(path, parquet_file, columns):
+        texts = table.column(field).to_pylist()
+        ids = table.column(id_field).to_pylist() if id_field else None
+        values = [table.column(name).to_pylist() if name in present else [None] * len(texts) for name in extra]
+        for k, text in enumerate(texts):
+            row = first + k
+            if not isinstance(text, str):
+                what = "null" if text is None else type(text).__name__
+                raise JsonlInputError(path, None, f"row {row:,}: column {field!r} is {what}, not a string")
+            if ids is None:
+                doc_id = str(row)
+            elif ids[k] is None:
+                raise JsonlInputError(path, None, f"row {row:,}: id column {id_field!r} is null")
+            else:
+                doc_id = str(ids[k])
+            yield doc_id, text, tuple(v if isinstance(v := col[k], str) and v else None for col in values)
+
+
+def _documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]) -> Iterator[tuple[str, str, tuple]]:
+    with open_lines(path) as f:
         for lineno, raw in enumerate(f, 1):
             if not raw or raw.isspace():  # isspace, unlike strip, copies nothing
                 continue

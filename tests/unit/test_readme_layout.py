@@ -24,7 +24,7 @@ def _layout_rows() -> dict[str, str | None]:
 
 
 def _packages() -> dict[str, str]:
-    found = {}
+    found = {"api": "bloomspan"}  # the top-level module, pyproject's package-dir maps bloomspan to api/
     for top in CODE_FOLDERS:
         for init in (ROOT / top).rglob("__init__.py"):
             if "__pycache__" in init.parts:

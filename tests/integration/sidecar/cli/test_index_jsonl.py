@@ -146,3 +146,37 @@ def test_parse_line_keeps_the_bytes():
     assert parse_line(raw, None) == (raw, None)
     with pytest.raises(ValueError, match="longer than 512"):
         parse_line(json.dumps({"id": "x" * 513}).encode(), "id")
+
+
+def test_a_gzip_export_is_indexed_like_the_plain_one_and_a_truncated_one_keeps_its_lines(
+        os_client, opensearch_url, index_prefix, tmp_path):
+    import gzip
+
+    docs = b"".join(json.dumps({"id": f"g{i}", "text": f"page number {i} " * 40}).encode() + b"\n"
+                    for i in range(2000))
+    whole = tmp_path / "export.jsonl.gz"
+    whole.write_bytes(gzip.compress(docs))
+    target = f"{index_prefix}gz"
+    r = CliRunner().invoke(index_command, ["--url", opensearch_url, "--jsonl", str(whole), "--index", target,
+                                           "--id-field", "id", "--batch-size", "300"])
+    assert r.exit_code == 0, r.output
+    assert "indexed 2,000 of 2,000 documents" in r.stdout and "MB decompressed" in r.stderr
+    assert os_client.get(index=target, id="g1999")["_source"]["text"].startswith("page number 1999 ")
+
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    kept = 0
+    try:
+        with gzip.open(cut, "rb") as f:
+            for _ in f:
+                kept += 1
+    except EOFError:
+        pass
+    assert 0 < kept < 2000
+    target = f"{index_prefix}gzcut"
+    r = CliRunner().invoke(index_command, ["--url", opensearch_url, "--jsonl", str(cut), "--index", target,
+                                           "--id-field", "id", "--batch-size", "300"])
+    assert r.exit_code == 1
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith(f"Error: {cut}:{kept + 1}: compressed data ends early") and f"indexed into {target}" in last
+    assert os_client.count(index=target)["count"] == kept
