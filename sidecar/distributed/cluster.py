@@ -71,33 +71,91 @@ def dask_client(config: DaskConfig) -> Iterator:
                                  "needs Dask: pip install -e '.[dask]' in the checkout (make test installs it)") from None
     # Dask sets its own loggers to INFO; follow the command's --log-level instead.
     logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
-    forked = contextlib.nullcontext()
+    forked = contextlib.nullcontext
     if config.local_workers is not None:
-        # Local workers are forked from this process once it holds every kernel they run: they
-        # start without importing numpy, numba, Dask and bloomspan again (about a CPU second
-        # each) and without loading or compiling the kernels again (tasks.warm_kernels).
-        # Workers a nanny restarts later are forked the same way (the setting lasts as long
-        # as the client).
+        # The first local workers are forked from this process once it holds every kernel they
+        # run: they start without importing numpy, numba, Dask and bloomspan again (about a CPU
+        # second each) and without loading or compiling the kernels again (tasks.warm_kernels).
+        # Only those: a worker a nanny restarts mid-run (one was killed) is spawned, because
+        # forking a driver whose scheduler and client threads are busy can copy a lock one of
+        # them holds (a forked restart hung the run in a kill test).
         import dask
 
         from .tasks import warm_kernels
 
         warm_kernels()
-        # Dask's statistical profiler samples every worker thread 100 times a second (half a
-        # worker's idle CPU); a bloomspan run has its own per-stage timings.
-        forked = dask.config.set({"distributed.worker.multiprocessing-method": "fork",
-                                  "distributed.worker.profile.enabled": False})
-    with forked:
-        yield from _client(config, Client, LocalCluster)
+
+        def forked():
+            return dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
+    # Dask's statistical profiler samples every worker thread 100 times a second (half a
+    # worker's idle CPU); a bloomspan run has its own per-stage timings.
+    with _local_worker_settings(config), worker_loss_lines():
+        yield from _client(config, Client, LocalCluster, forked)
 
 
-def _client(config: DaskConfig, Client, LocalCluster) -> Iterator:
+class _WorkerLossLines(logging.Filter):
+    """Dask's own records of a lost worker, as one line each.
+
+    When a worker dies mid-run (killed, out of memory) Dask logs that the scheduler removed
+    it, that the nanny restarts it, that some keys could not be gathered and are
+    rescheduled, and, from workers and comms closing, tracebacks. The run recovers (lost tasks
+    re-run from their inputs) and its result does not change, so a person needs one line:
+    which worker was lost and that its tasks are re-run. Other records pass unchanged.
+    """
+
+    LOST = re.compile(r"Removing worker '?([^' ]+)'? caused the cluster to lose")
+    RECOVERY = ("Restarting worker", "Couldn't gather", "rescheduling", "Failed to communicate with scheduler",
+                "Worker process still alive after", "Nanny asking worker to close", "Connection to the scheduler lost")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        lost = self.LOST.search(message)
+        if lost:
+            record.msg, record.args = "dask worker %s lost; its tasks are re-run from their inputs", (lost.group(1),)
+            record.exc_info = record.exc_text = record.stack_info = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            return True
+        return not any(part in message for part in self.RECOVERY)
+
+
+_DASK_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.client", "distributed.worker",
+                 "distributed.core", "distributed.comm", "distributed.comm.tcp", "distributed.batched",
+                 "distributed.utils_perf", "distributed.deploy.spec")
+
+
+@contextlib.contextmanager
+def worker_loss_lines():
+    """:class:`_WorkerLossLines` on Dask's loggers in this process for the duration."""
+    f = _WorkerLossLines()
+    loggers = [logging.getLogger(name) for name in _DASK_LOGGERS]
+    for lg in loggers:
+        lg.addFilter(f)
+    try:
+        yield
+    finally:
+        for lg in loggers:
+            lg.removeFilter(f)
+
+
+def _local_worker_settings(config: DaskConfig):
+    if config.local_workers is None:
+        return contextlib.nullcontext()
+    import dask
+
+    return dask.config.set({"distributed.worker.profile.enabled": False})
+
+
+def _client(config: DaskConfig, Client, LocalCluster, forked) -> Iterator:
     cluster = None
     try:
         if config.local_workers is not None:
-            cluster = LocalCluster(n_workers=config.local_workers, threads_per_worker=config.threads_per_worker,
-                                   processes=True, memory_limit=config.memory_limit,
-                                   dashboard_address=config.dashboard_address, silence_logs=logging.ERROR)
+            with forked():
+                cluster = LocalCluster(n_workers=config.local_workers, threads_per_worker=config.threads_per_worker,
+                                       processes=True, memory_limit=config.memory_limit,
+                                       dashboard_address=config.dashboard_address,
+                                       # the worker processes' own logging: their recovery chatter
+                                       # (heartbeats to a closing scheduler) is not the user's
+                                       silence_logs=logging.CRITICAL)
             client = Client(cluster)
         else:
             try:

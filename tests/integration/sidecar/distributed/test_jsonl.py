@@ -94,3 +94,39 @@ def test_cli_mine_jsonl_dask_local_prints_the_dashboard_and_writes_the_single_no
     assert (tmp_path / "one" / "phrases.jsonl").read_bytes() == (tmp_path / "many" / "phrases.jsonl").read_bytes()
     bad = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "x"), "--dask", "local:zero"])
     assert bad.exit_code == 2 and "--dask" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.timeout(300)
+def test_a_forked_local_worker_killed_mid_run_is_replaced_and_changes_nothing(tmp_path):
+    """`local:N` workers are forked from the driver; one killed mid-run is restarted — spawned,
+    not forked: a restart forked from the busy driver (scheduler and client threads running)
+    hung a 26 M-token run — and the result is the single node's."""
+    import multiprocessing
+    import os
+    import signal
+
+    path = tmp_path / "docs.jsonl"
+    write_jsonl(path, planted_docs(7, 600))
+    config = MiningConfig(sigma=5, min_length=6)
+    mine_jsonl(str(path), "text", config, str(tmp_path / "single"), id_field="id")
+    killed: list[int] = []
+
+    restarted: list[bool] = []
+
+    def spawned(pid: int) -> bool:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"spawn_main" in f.read()
+
+    def progress(stage, done, total):
+        if stage == "reduce" and not killed:
+            workers = [p for p in multiprocessing.active_children() if p.pid]
+            assert workers and not any(spawned(p.pid) for p in workers), "the first workers are forked"
+            os.kill(workers[0].pid, signal.SIGKILL)
+            killed.append(workers[0].pid)
+        elif stage == "grow" and killed and not restarted:
+            restarted.append(any(spawned(p.pid) for p in multiprocessing.active_children() if p.pid))
+
+    mine_jsonl_dask(str(path), "text", config, str(tmp_path / "dist"), DaskConfig("local:2", memory_limit="1GiB"),
+                    id_field="id", progress=progress)
+    assert killed and restarted == [True]
+    assert (tmp_path / "single" / "phrases.jsonl").read_bytes() == (tmp_path / "dist" / "phrases.jsonl").read_bytes()
