@@ -24,13 +24,14 @@ def _layout_rows() -> dict[str, str | None]:
 
 
 def _packages() -> dict[str, str]:
-    found = {"api": "bloomspan"}  # the top-level module, pyproject's package-dir maps bloomspan to api/
+    found = {}
     for top in CODE_FOLDERS:
         for init in (ROOT / top).rglob("__init__.py"):
             if "__pycache__" in init.parts:
                 continue
             folder = init.parent.relative_to(ROOT).as_posix()
             found[folder] = "bloomspan." + folder.replace("/", ".")
+    found["sidecar/api"] = "bloomspan"  # the top-level module: pyproject maps bloomspan to sidecar/api/
     return found
 
 

@@ -112,6 +112,10 @@ def test_a_forked_local_worker_killed_mid_run_is_replaced_and_changes_nothing(tm
     killed: list[int] = []
 
     restarted: list[bool] = []
+    others = {p.pid for p in multiprocessing.active_children()}  # another test's cluster, if any
+
+    def ours():
+        return [p for p in multiprocessing.active_children() if p.pid and p.pid not in others]
 
     def spawned(pid: int) -> bool:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -119,12 +123,12 @@ def test_a_forked_local_worker_killed_mid_run_is_replaced_and_changes_nothing(tm
 
     def progress(stage, done, total):
         if stage == "reduce" and not killed:
-            workers = [p for p in multiprocessing.active_children() if p.pid]
+            workers = ours()
             assert workers and not any(spawned(p.pid) for p in workers), "the first workers are forked"
             os.kill(workers[0].pid, signal.SIGKILL)
             killed.append(workers[0].pid)
         elif stage == "grow" and killed and not restarted:
-            restarted.append(any(spawned(p.pid) for p in multiprocessing.active_children() if p.pid))
+            restarted.append(any(spawned(p.pid) for p in ours()))
 
     mine_jsonl_dask(str(path), "text", config, str(tmp_path / "dist"), DaskConfig("local:2", memory_limit="1GiB"),
                     id_field="id", progress=progress)
