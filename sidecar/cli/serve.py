@@ -116,4 +116,8 @@ def serve(**params):
     from bloomspan.sidecar.publish.clean_index_template import install_for_serve
 
     install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
-    web.run_app(create_app(config), host=config.host, port=config.port, print=None)
+    from bloomspan.sidecar.run.kernel_warmup import warm_serving
+
+    # /readyz says not-ready until the kernels are loaded (from the cache the image or the
+    # unit's `bloomspan warmup` filled), so no first request pays for them.
+    web.run_app(create_app(config, warm=warm_serving), host=config.host, port=config.port, print=None)
