@@ -51,6 +51,6 @@ def warmup(progress_mode):
     if watch.uncached and not watch.cache_dirs:
         raise click.ClickException("kernels compiled but numba cached none of them: set NUMBA_CACHE_DIR to a "
                                    "writable directory")
-    loaded = "compiled or loaded" if watch.kernels else "loaded from the cache"
-    click.echo(f"bloomspan: kernels {loaded} in {time.perf_counter() - t0:.1f} s; cache: "
-               f"{cache_location(watch.cache_dirs)}", err=True)
+    how = "" if watch.kernels else ", all from the cache"
+    click.echo(f"bloomspan: every kernel ready in {time.perf_counter() - t0:.1f} s{how} "
+               f"(cache: {cache_location(watch.cache_dirs)})", err=True)

@@ -39,16 +39,20 @@ def _crawl(work: Path) -> None:
     write_jsonl(corpus_by_name("web", CRAWL_DOCS, 7), work / "crawl.jsonl")
 
 
-def _mine(work: Path) -> None:
+def _mine(work: Path, engines: tuple[str, ...] = ("bloomspan",)) -> None:
     """`mine --jsonl` with site and URL fields, once per engine (auto samples the corpus shape)."""
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
     from bloomspan.sidecar.run.run_templates import TemplateOptions
 
-    for engine in ("bloomspan", "fhk", "auto"):
+    for engine in engines:
         mine_jsonl(str(work / "crawl.jsonl"), "text", MiningConfig(sigma=5, min_length=MIN_LENGTH, engine=engine),
                    str(work / f"mined-{engine}"), work_dir=str(work / f"store-{engine}"),
                    templates=TemplateOptions("site", "url", True, None))
+
+
+def _other_engines(work: Path) -> None:
+    _mine(work, ("fhk", "auto"))
 
 
 def _reopen_store(work: Path) -> None:
@@ -132,6 +136,7 @@ def _dask_workers(work: Path) -> None:
 STEPS: tuple[tuple[str, Callable[[Path], None]], ...] = (
     ("crawl", _crawl),
     ("mine", _mine),
+    ("engines", _other_engines),
     ("store", _reopen_store),
     ("clean", _clean),
     ("serve", _serve_features),
@@ -139,7 +144,8 @@ STEPS: tuple[tuple[str, Callable[[Path], None]], ...] = (
 )
 
 
-# What `serve` needs before it is ready: cleaning, its optional detectors, and mining (POST /runs).
+# What `serve` needs before it is ready: cleaning (the phrases and templates of a default mining
+# run are its input) and its optional detectors. A mining run (POST /runs) is background work.
 SERVING_STEPS = ("crawl", "mine", "clean", "serve")
 
 
