@@ -123,7 +123,7 @@ def serve(**params):
 
 def _warm_kernels() -> None:
     """Load (or compile) the kernels `serve` runs, the cached ones without numba's compiler set-up."""
-    from bloomspan.sidecar.run.kernel_warmup import warm_serving
+    from bloomspan.sidecar.cli.kernel_warmup import warm_serving
 
     from .kernel_loading import lean_cache_loads
 

@@ -35,8 +35,8 @@ def warmup(progress_mode):
     first `mine`, `clean` or `serve` starts at once. Honours NUMBA_CACHE_DIR."""
     check_cache_dir()
     from bloomspan.sidecar.cli.kernel_notice import cache_location, watch_compilation
+    from bloomspan.sidecar.cli.kernel_warmup import WarmupError, warm_up
     from bloomspan.sidecar.cli.progress import Progress
-    from bloomspan.sidecar.run.kernel_warmup import WarmupError, warm_up
 
     t0 = time.perf_counter()
     progress = Progress(progress_mode)

@@ -57,7 +57,10 @@ def _other_engines(work: Path) -> None:
 
 def _reopen_store(work: Path) -> None:
     """A cluster run reopens its corpus store (the vocabulary is read back from its text form)
-    and writes snapshots of it (incremental runs)."""
+    and writes snapshots of it (incremental runs); the library's window coverage of a result."""
+    from bloomspan.engine.mining.config import MiningConfig
+    from bloomspan.engine.mining.engines import mine
+    from bloomspan.engine.mining.window_coverage import window_coverage
     from bloomspan.engine.text.corpus_store import CorpusStore
     from bloomspan.sidecar.run.snapshot import STORED, TokenSource, write_snapshot
 
@@ -72,10 +75,6 @@ def _reopen_store(work: Path) -> None:
                          remap=np.arange(len(store.vocabulary), dtype=np.uint32))
     write_snapshot(work / "snapshot", keys, meta, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64),
                    [source], store.vocabulary, {}, with_offsets=False)
-    from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.engine.mining.engines import mine
-    from bloomspan.engine.mining.window_coverage import window_coverage
-
     phrases = mine(tokens, doc_offsets, MiningConfig(sigma=5, min_length=MIN_LENGTH)).phrases
     window_coverage(tokens, doc_offsets, phrases, MIN_LENGTH)
 
