@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 # Starts (or reuses) the local node and leaves it running for exploring; stop it with
 # `make node-stop`.
 demo: $(STAMP)
+	$(BIN)/bloomspan warmup
 	$(BIN)/bloomspan demo --url "$$(deploy/local/opensearch.sh start | tail -n 1)"
 
 # The full suite against a real node (started by tests/conftest.py unless OPENSEARCH_URL is

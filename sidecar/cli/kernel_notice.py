@@ -81,7 +81,8 @@ def cache_location(cache_dirs: set[str] = frozenset()) -> str:
 
 def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
     """Start saying, through ``say``, that kernels compile; returns ``finish()``, which says
-    how many compiled and in how long (nothing when every kernel came from the cache).
+    how many compiled and in how long (nothing when every kernel came from the cache) and
+    returns the :class:`CompileWatch` with those counts.
 
     Imports numba: call it from a command that runs kernels, never from ``--help``.
     """
@@ -111,7 +112,7 @@ def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
         watch = CompileWatch(say)
         _listener.watch = watch
 
-    def finish() -> None:
+    def finish() -> CompileWatch:
         with _lock:
             if _listener.watch is watch:
                 _listener.watch = None
@@ -120,6 +121,7 @@ def watch_compilation(say: Callable[[str], None]) -> Callable[[], None]:
             log.info("numba compiled kernels=%d seconds=%.2f cache=%s", watch.kernels, watch.seconds,
                      cache_location(watch.cache_dirs))
             say(message)
+        return watch
 
     return finish
 

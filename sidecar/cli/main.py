@@ -417,9 +417,10 @@ from bloomspan.sidecar.cli.index import index as _index_command  # noqa: E402
 from bloomspan.sidecar.cli.quality import COMMANDS as _QUALITY_COMMANDS  # noqa: E402
 from bloomspan.sidecar.cli.run_review import diff as _diff_command, promote as _promote_command  # noqa: E402
 from bloomspan.sidecar.cli.serve import serve as _serve_command  # noqa: E402
+from bloomspan.sidecar.cli.warmup import warmup as _warmup_command  # noqa: E402
 
 for _command in (*_COMPANION_COMMANDS, *_QUALITY_COMMANDS, _serve_command, _index_command, _curate_command,
-                 _diff_command, _promote_command):
+                 _diff_command, _promote_command, _warmup_command):
     cli.add_command(_command)
 
 for _command in _CLUSTER_COMMANDS:

@@ -115,4 +115,17 @@ def serve(**params):
     from bloomspan.sidecar.publish.clean_index_template import install_for_serve
 
     install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
-    run_app(create_app(config), host=config.host, port=config.port)  # JSON answers to malformed HTTP too
+    # /readyz says not-ready until the kernels are loaded (from the cache the image or the
+    # unit's `bloomspan warmup` filled), so no first request pays for them; run_app answers
+    # malformed HTTP in JSON too.
+    run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+
+
+def _warm_kernels() -> None:
+    """Load (or compile) the kernels `serve` runs, the cached ones without numba's compiler set-up."""
+    from bloomspan.sidecar.cli.kernel_warmup import warm_serving
+
+    from .kernel_loading import lean_cache_loads
+
+    lean_cache_loads()
+    warm_serving()

@@ -72,6 +72,7 @@ class ProxyRuntime:
 
 
 RUNTIME = web.AppKey("runtime", ProxyRuntime)
+KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None}: the kernel warm-up
 
 # The body is forwarded decompressed and re-framed, so its encoding and framing headers are
 # the proxy's own; Expect was answered by the proxy already.
@@ -150,6 +151,8 @@ async def readyz(request: web.Request) -> web.Response:
         problems.append(f"cluster unreachable: {type(exc).__name__}")
     if app[CONFIG].clean_indices and holder.current is None and app[CONFIG].require_template:
         problems.append("no template loaded yet")
+    if not app[KERNELS]["ready"]:
+        problems.append("numba kernels still loading")
     body = {"ready": not problems, "problems": problems, "template_run": holder.run_id,
             "phrases": holder.n_phrases}
     return web.json_response(body, status=200 if not problems else 503)
@@ -471,10 +474,42 @@ async def _scheduler(app: web.Application):
     await runs.wait_idle()
 
 
+def _kernel_warmup(warm: Callable[[], None] | None):
+    """A ``cleanup_ctx``: runs ``warm()`` (loads or compiles the kernels) in a thread; /readyz
+    says not-ready until it ends and /metrics carries how long it took. A failed warm-up is
+    logged and the service becomes ready anyway: the kernels then compile on first use."""
+
+    async def ctx(app: web.Application):
+        state = app[KERNELS]
+        gauge = Gauge("bloomspan_kernel_warmup_seconds", "Seconds the start-up kernel warm-up took (load or compile)",
+                      registry=app[REGISTRY])
+
+        async def run() -> None:
+            t0 = asyncio.get_running_loop().time()
+            try:
+                await asyncio.to_thread(warm)
+            except Exception as exc:  # noqa: BLE001 - never keeps the service unready
+                log.warning("kernel warm-up failed (%s: %s): kernels compile on first use", type(exc).__name__, exc)
+            state["seconds"] = asyncio.get_running_loop().time() - t0
+            gauge.set(state["seconds"])
+            state["ready"] = True
+            log.info("kernels ready seconds=%.2f", state["seconds"])
+
+        task = asyncio.create_task(run()) if warm is not None else None
+        yield
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    return ctx
+
+
 def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None,
-               holder: CleanerHolder | None = None) -> web.Application:
+               holder: CleanerHolder | None = None, warm: Callable[[], None] | None = None) -> web.Application:
     """The aiohttp application. ``mine_fn(config) -> summary dict`` runs one mining run
-    (default: the sidecar's cluster mining run); tests may pass their own cleaner holder."""
+    (default: the sidecar's cluster mining run); tests may pass their own cleaner holder.
+    ``warm()`` loads the kernels at start (``bloomspan serve`` passes the warm-up); until it
+    returns /readyz answers 503."""
     from bloomspan.sidecar.serve.proxy_limits import DEFAULT_MAX_BODY_BYTES
 
     registry = CollectorRegistry()
@@ -492,6 +527,7 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app[RUNTIME] = ProxyRuntime(max_body_bytes=body_limit)
     app[REGISTRY] = registry
     app[METRICS] = metrics_by_name
+    app[KERNELS] = {"ready": warm is None, "seconds": None}
     app[CLEANER] = holder or CleanerHolder(config)
     from bloomspan.sidecar.serve.shadow import ShadowMeter
 
@@ -521,4 +557,5 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app.cleanup_ctx.append(_upstream_ctx)
     app.cleanup_ctx.append(_template_watcher)
     app.cleanup_ctx.append(_scheduler)
+    app.cleanup_ctx.append(_kernel_warmup(warm))
     return app

@@ -50,6 +50,7 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
+    Step("bloomspan warmup", ("warmup",), bar=True),
     Step("bloomspan setup --url https://search.internal:9200 --index crawl --clean-index 'crawl-*' [--field text]",
          ("setup --url {url} --index {crawl} --clean-index {crawl}-* --field text --template-index {tpl} "
           "--lease-index {lease}",)),
