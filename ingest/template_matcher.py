@@ -49,7 +49,7 @@ from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_posit
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
-from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
 from .errors import PhraseSetError
 from .matcher import build_automaton, merge_spans, scan_symbols, window_lengths
@@ -238,6 +238,16 @@ class TemplateMatcher:
         # Skeletons keyed by integer token ids: line keys at ingest are then built from id arrays.
         self._skeleton_token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._skeleton_token_ids.__getitem__) for k in self.skeletons]
+        # The same ids as a vocabulary probe: a batch's distinct tokens map to them in one call.
+        skeleton_tokens = list(self._skeleton_token_ids)
+        self._skeleton_vocabulary = Vocabulary(capacity=max(len(skeleton_tokens), 1))
+        self._skeleton_id_of = np.zeros(len(skeleton_tokens), dtype=np.uint32)
+        self._skeleton_id_of[self._skeleton_vocabulary.ids_of(skeleton_tokens, add_new=True)] = np.arange(
+            len(skeleton_tokens), dtype=np.uint32)
+        # Skeletons per scope (None: every page), so each page looks up only its own scopes'.
+        self._skeletons_of: dict[str | None, list[int]] = {}
+        for k, sk in enumerate(self._id_skeletons):
+            self._skeletons_of.setdefault(sk.scope, []).append(k)
         self.phrase_set = PhraseSet.from_records(records, source=source)
         self.slots = slots
         if not slots and any(SLOT_TOKEN in p.tokens for p in self.phrase_set):
@@ -469,8 +479,11 @@ class TemplateMatcher:
         known = self._skeleton_token_ids
         n_known = len(known)
         number = known.get(SLOT_TOKEN, n_known + len(names))  # every number is one token, as in mining
-        as_id = np.asarray([number if num else known.get(t, n_known + k)
-                            for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.uint32)
+        probe = self._skeleton_vocabulary.ids_of(names) if names else np.zeros(0, dtype=np.uint32)
+        found = probe != UNKNOWN
+        as_id = np.arange(n_known, n_known + len(names), dtype=np.uint32)
+        as_id[found] = self._skeleton_id_of[probe[found]]
+        as_id[is_number] = number
         tokens = as_id[ids] if ids.shape[0] else np.zeros(0, dtype=np.uint32)
         n_tok = int(tok_off[-1])
         # Lines of the batch (no line crosses a document: each document's first token starts one).
@@ -479,10 +492,10 @@ class TemplateMatcher:
         doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
         # Tokens the phrases cover, and per line whether they cover at least half of it.
         diff = np.zeros(n_tok + 1, dtype=np.int64)
-        for d, m in enumerate(results):
-            base = int(tok_off[d])
-            np.add.at(diff, m.span_token_start + base, 1)
-            np.add.at(diff, m.span_token_end + base, -1)
+        if results:
+            base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+            np.add.at(diff, np.concatenate([m.span_token_start for m in results]) + base, 1)
+            np.add.at(diff, np.concatenate([m.span_token_end for m in results]) + base, -1)
         mask = np.cumsum(diff[:-1]) > 0
         lengths = ends - starts
         detected = flags_per_span(mask, starts, ends) * 2 >= lengths
@@ -490,13 +503,15 @@ class TemplateMatcher:
         numbers = flags_per_span(is_number[ids] if ids.shape[0] else np.zeros(0, bool), starts, ends) == lengths
         # Each skeleton walks all the pages it applies to in one call.
         pages: dict[int, list[int]] = {}
+        everywhere = self._skeletons_of.get(None, [])
         for d in range(len(results)):
             if tok_off[d + 1] == tok_off[d]:
                 continue
-            mine = _scope_names(scopes[d])
-            for k, sk in enumerate(self._id_skeletons):
-                if sk.scope is None or sk.scope in mine:
+            for scope in dict.fromkeys(_scope_names(scopes[d])):
+                for k in self._skeletons_of.get(scope, ()) if scope is not None else ():
                     pages.setdefault(k, []).append(d)
+            for k in everywhere:
+                pages.setdefault(k, []).append(d)
         added = np.zeros(starts.shape[0], dtype=bool)
         for k, docs in pages.items():
             lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
