@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import block_types, flags_per_span, line_starts_batch
+from bloomspan.engine.templates.blocks import block_types, flags_per_span
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
@@ -347,7 +347,7 @@ class TemplateMatcher:
         # One tokenization with the batch's own vocabulary: phrase symbols, number tokens and
         # (for skeletons) line identities all come from its ids.
         words = Vocabulary()
-        ids, tok_off, cstart, cend = encode_batch(texts, words, True, count_df=False)
+        ids, tok_off, cstart, cend, line_start = encode_batch(texts, words, True, count_df=False, with_lines=True)
         names = words.tokens()
         symbol_of = (self.vocabulary.ids_of(names) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
         sym = symbol_of[ids] if names else np.zeros(0, dtype=np.int32)
@@ -356,7 +356,9 @@ class TemplateMatcher:
         has_slotted = self._slotted_index.shape[0] or any(slotted for _, _, slotted in self._windows)
         if has_slotted and self.slots and names:
             slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
-        line_start = line_starts_batch(texts, tok_off, cstart).view(np.bool_)
+        # The tokenizer's line flags (blocks.line_start_flags), every document's first token a line start.
+        line_start[tok_off[:-1][tok_off[:-1] < tok_off[1:]]] = 1
+        line_start = line_start.view(np.bool_)
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
         m_idx = self._plain_index[m_idx]
         if slot_sym is not None:
@@ -408,12 +410,19 @@ class TemplateMatcher:
             out_s, out_e, out_d = _spans_without(out_s, out_e, out_d, prose)
         results = []
         bounds = np.searchsorted(out_d, np.arange(len(texts) + 1))
+        # Each text's contributing phrases, ascending and distinct: one sort for the batch.
+        by_doc = np.lexsort((phr, phr_doc))
+        phr, phr_doc = phr[by_doc].astype(np.int64), phr_doc[by_doc]
+        first = np.ones(phr.shape[0], dtype=bool)
+        first[1:] = (phr[1:] != phr[:-1]) | (phr_doc[1:] != phr_doc[:-1])
+        phr, phr_doc = phr[first], phr_doc[first]
+        phr_bounds = np.searchsorted(phr_doc, np.arange(len(texts) + 1))
         for d in range(len(texts)):
             a, b = int(tok_off[d]), int(tok_off[d + 1])
             k0, k1 = int(bounds[d]), int(bounds[d + 1])
             ts, te = out_s[k0:k1] - a, out_e[k0:k1] - a
             results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
-                                         np.unique(phr[phr_doc == d]).astype(np.int64)))
+                                         phr[phr_bounds[d]:phr_bounds[d + 1]]))
         if self.skeletons:
             results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, names, is_number)
         if self.line_shapes:
