@@ -107,3 +107,13 @@ def test_matcher_refuses_slotted_phrases_without_slots():
     records = [p.to_record(vocab.token) for p in det.phrases]
     with pytest.raises(ValueError, match="slots=True"):
         TemplateMatcher(records, slots=False)
+
+
+_DIGITY = st.text(alphabet=st.sampled_from(list("0123456789ab½٣²۹\u0660 ")) | st.characters(), max_size=6)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(_DIGITY, max_size=30))
+def test_number_token_mask_equals_is_number_token_per_token(tokens):
+    assert number_token_mask(tokens).tolist() == [is_number_token(t) for t in tokens]
+    assert number_token_mask(iter(tokens)).tolist() == [is_number_token(t) for t in tokens]
