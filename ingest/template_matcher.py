@@ -47,7 +47,7 @@ from bloomspan.engine.templates.blocks import block_types, flags_per_span
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
-from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
+from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
@@ -348,13 +348,13 @@ class TemplateMatcher:
         # (for skeletons) line identities all come from its ids.
         words = Vocabulary()
         ids, tok_off, cstart, cend, line_start = encode_batch(texts, words, True, count_df=False, with_lines=True)
-        names = words.tokens()
-        symbol_of = (self.vocabulary.ids_of(names) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
-        sym = symbol_of[ids] if names else np.zeros(0, dtype=np.int32)
-        is_number = number_token_mask(names) if self.slots else np.zeros(len(names), dtype=bool)
+        n_words = len(words)
+        symbol_of = (words.ids_in(self.vocabulary) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
+        sym = symbol_of[ids] if n_words else np.zeros(0, dtype=np.int32)
+        is_number = vocabulary_number_mask(words) if self.slots else np.zeros(n_words, dtype=bool)
         slot_sym = None
         has_slotted = self._slotted_index.shape[0] or any(slotted for _, _, slotted in self._windows)
-        if has_slotted and self.slots and names:
+        if has_slotted and self.slots and n_words:
             slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
         # The tokenizer's line flags (blocks.line_start_flags), every document's first token a line start.
         line_start[tok_off[:-1][tok_off[:-1] < tok_off[1:]]] = 1
@@ -367,7 +367,7 @@ class TemplateMatcher:
             m_idx = np.concatenate([m_idx, self._slotted_index[s_idx]])
         for index, members, slotted_group in self._windows:
             scanned = slot_sym if slotted_group else sym
-            if scanned is None or not names:
+            if scanned is None or not n_words:
                 continue
             w_start, w_end, w_idx = index.find_runs(scanned, tok_off)
             m_start, m_end = np.concatenate([m_start, w_start]), np.concatenate([m_end, w_end])
@@ -424,9 +424,9 @@ class TemplateMatcher:
             results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
                                          phr[phr_bounds[d]:phr_bounds[d + 1]]))
         if self.skeletons:
-            results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, names, is_number)
+            results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, words, is_number)
         if self.line_shapes:
-            results = self._apply_line_shapes(scopes, results, line_start, tok_off, ids, names, is_number)
+            results = self._apply_line_shapes(scopes, results, line_start, tok_off, ids, words.tokens(), is_number)
         return results
 
     def _apply_line_shapes(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
@@ -478,19 +478,20 @@ class TemplateMatcher:
             out.append(match.with_mask(match.token_mask() | mask[a:b]))
         return out
 
-    def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
-        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` and
-        ``names`` are the batch's own token ids and strings, ``is_number`` its number tokens.
+    def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, words, is_number) -> list[TemplateMatch]:
+        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` are
+        the batch's own token ids in its vocabulary ``words``, ``is_number`` its number tokens.
         Works on arrays: lines are token ranges of the batch, compared by hash
         (:meth:`PageSkeleton.cover_token_lines`)."""
         # Token -> the skeletons' integer id (a number token reads as the slot); a token no
         # skeleton holds gets an id of its own above theirs, so lines keep their identity for echoes.
         known = self._skeleton_token_ids
         n_known = len(known)
-        number = known.get(SLOT_TOKEN, n_known + len(names))  # every number is one token, as in mining
-        probe = self._skeleton_vocabulary.ids_of(names) if names else np.zeros(0, dtype=np.uint32)
+        n_words = len(words)
+        number = known.get(SLOT_TOKEN, n_known + n_words)  # every number is one token, as in mining
+        probe = words.ids_in(self._skeleton_vocabulary)
         found = probe != UNKNOWN
-        as_id = np.arange(n_known, n_known + len(names), dtype=np.uint32)
+        as_id = np.arange(n_known, n_known + n_words, dtype=np.uint32)
         as_id[found] = self._skeleton_id_of[probe[found]]
         as_id[is_number] = number
         tokens = as_id[ids] if ids.shape[0] else np.zeros(0, dtype=np.uint32)

@@ -42,6 +42,11 @@ def number_token_mask(token_strings: Iterable[str]) -> np.ndarray:
     return mask
 
 
+def vocabulary_number_mask(vocabulary) -> np.ndarray:
+    """bool (V,): :func:`number_token_mask` of ``vocabulary.tokens()``, read from its code points."""
+    return vocabulary.all_code_points_in(ord("0"), ord("9"))
+
+
 @njit(cache=True, nogil=True)
 def _apply_slots_kernel(tokens, is_number, slot_id, out):
     """out[i] = slot_id where tokens[i] < len(is_number) and is_number[tokens[i]], else tokens[i]."""

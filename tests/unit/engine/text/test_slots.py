@@ -17,6 +17,7 @@ from bloomspan.engine.text.slots import (
     number_token_mask,
     slot_positions,
     slot_strings,
+    vocabulary_number_mask,
 )
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
@@ -117,3 +118,11 @@ _DIGITY = st.text(alphabet=st.sampled_from(list("0123456789ab½٣²۹\u0660 ")) 
 def test_number_token_mask_equals_is_number_token_per_token(tokens):
     assert number_token_mask(tokens).tolist() == [is_number_token(t) for t in tokens]
     assert number_token_mask(iter(tokens)).tolist() == [is_number_token(t) for t in tokens]
+
+
+@settings(derandomize=True, max_examples=100, deadline=None)
+@given(st.lists(_DIGITY.filter(bool), max_size=30, unique=True))
+def test_vocabulary_number_mask_equals_number_token_mask_of_its_tokens(tokens):
+    vocab = Vocabulary()
+    vocab.ids_of(tokens, add_new=True)
+    assert vocabulary_number_mask(vocab).tolist() == number_token_mask(vocab.tokens()).tolist()
