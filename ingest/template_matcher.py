@@ -48,9 +48,9 @@ from bloomspan.engine.templates.detector import middle_runs, section_only_long_l
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
-from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
+from .batch_tokens import BatchTokens, tokenize_batch
 from .errors import PhraseSetError
 from .matcher import build_automaton, merge_spans, scan_symbols, window_lengths
 from .phrase_set import PhraseSet
@@ -312,7 +312,8 @@ class TemplateMatcher:
         records, run_min_length, slots, source = self._given
         return TemplateMatcher(records, run_min_length, slots, source=source, match=match, min_length=min_length)
 
-    def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None):
+    def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None,
+                           tokens: BatchTokens | None = None):
         """:meth:`find_batch` as :class:`~bloomspan.ingest.matcher.MatchResult` objects (what the
         :class:`~bloomspan.ingest.cleaner.Cleaner` consumes): one match per covered span, with
         phrase index ``len(self.phrase_set)`` (:data:`TEMPLATE_SPAN_ID` in the cleaner)."""
@@ -321,7 +322,7 @@ class TemplateMatcher:
         texts = list(texts)
         out = []
         pseudo = len(self.phrase_set)
-        for text, m in zip(texts, self.find_batch(texts, scopes)):
+        for text, m in zip(texts, self.find_batch(texts, scopes, tokens)):
             if m.span_token_start.shape[0] == 0:
                 out.append(MatchResult.no_match(m.token_starts, m.token_ends))
                 continue
@@ -337,17 +338,22 @@ class TemplateMatcher:
     def find(self, text: str, scopes: str | Sequence[str] | None = None) -> TemplateMatch:
         return self.find_batch([text], [scopes])[0]
 
-    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None
-                   ) -> list[TemplateMatch]:
-        """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None."""
+    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None,
+                   tokens: BatchTokens | None = None) -> list[TemplateMatch]:
+        """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None.
+        ``tokens``: the texts' tokens when the caller has them (:mod:`.batch_tokens`)."""
         texts = list(texts)
         scopes = [None] * len(texts) if scopes is None else list(scopes)
         if len(scopes) != len(texts):
             raise ValueError(f"scopes has {len(scopes)} entries for {len(texts)} texts")
         # One tokenization with the batch's own vocabulary: phrase symbols, number tokens and
         # (for skeletons) line identities all come from its ids.
-        words = Vocabulary()
-        ids, tok_off, cstart, cend, line_start = encode_batch(texts, words, True, count_df=False, with_lines=True)
+        if tokens is None:
+            tokens = tokenize_batch(texts)
+        elif tokens.doc_offsets.shape[0] != len(texts) + 1:
+            raise ValueError(f"tokens hold {tokens.doc_offsets.shape[0] - 1} texts, not {len(texts)}")
+        words, ids, tok_off = tokens.words, tokens.ids, tokens.doc_offsets
+        cstart, cend = tokens.char_starts, tokens.char_ends
         n_words = len(words)
         symbol_of = (words.ids_in(self.vocabulary) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
         sym = symbol_of[ids] if n_words else np.zeros(0, dtype=np.int32)
@@ -356,9 +362,7 @@ class TemplateMatcher:
         has_slotted = self._slotted_index.shape[0] or any(slotted for _, _, slotted in self._windows)
         if has_slotted and self.slots and n_words:
             slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
-        # The tokenizer's line flags (blocks.line_start_flags), every document's first token a line start.
-        line_start[tok_off[:-1][tok_off[:-1] < tok_off[1:]]] = 1
-        line_start = line_start.view(np.bool_)
+        line_start = tokens.line_starts.view(np.bool_)  # blocks.line_start_flags of each text
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
         m_idx = self._plain_index[m_idx]
         if slot_sym is not None:
