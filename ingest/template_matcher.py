@@ -59,6 +59,7 @@ from .window_index import build_window_index
 logger = logging.getLogger(__name__)
 
 _RULE_ANY, _RULE_LINE, _RULE_PAIR = 0, 1, 2
+_EMPTY = np.zeros(0, dtype=np.int64)
 _ANCHOR = {None: 0, "start": 1, "end": 2}
 
 
@@ -320,19 +321,36 @@ class TemplateMatcher:
         from .matcher import MatchResult
 
         texts = list(texts)
+        found = self.find_batch(texts, scopes, tokens)
+        # Every span's gaps for the whole batch at once (from the end of the token before it,
+        # 0 if none, to the start of the token after it, len(text) if none), then one slice per text.
+        n_spans = [m.span_token_start.shape[0] for m in found]
+        cut = np.concatenate([[0], np.cumsum(n_spans)]).astype(np.int64).tolist()
+        gap_start, gap_end = _EMPTY, _EMPTY
+        if cut[-1]:
+            spanned = [m for m, k in zip(found, n_spans) if k]
+            s = np.concatenate([m.span_token_start for m in spanned])
+            e = np.concatenate([m.span_token_end for m in spanned])
+            n = np.repeat([m.n_tokens for m in spanned], [m.span_token_start.shape[0] for m in spanned])
+            base = np.repeat(np.concatenate([[0], np.cumsum([m.n_tokens for m in spanned])[:-1]]).astype(np.int64),
+                             [m.span_token_start.shape[0] for m in spanned])
+            starts = np.concatenate([m.token_starts for m in spanned])
+            ends = np.concatenate([m.token_ends for m in spanned])
+            length = np.repeat([len(t) for t, k in zip(texts, n_spans) if k], [k for k in n_spans if k])
+            gap_start = np.where(s > 0, ends[base + np.maximum(s - 1, 0)], 0).astype(np.int64)
+            gap_end = np.where(e < n, starts[base + np.minimum(e, n - 1)], length).astype(np.int64)
+        pseudo = np.full(max(n_spans, default=0), len(self.phrase_set), dtype=np.int32)
+        ks = np.arange(max(n_spans, default=0), dtype=np.int64)
         out = []
-        pseudo = len(self.phrase_set)
-        for text, m in zip(texts, self.find_batch(texts, scopes, tokens)):
-            if m.span_token_start.shape[0] == 0:
+        for d, m in enumerate(found):
+            k = n_spans[d]
+            if k == 0:
                 out.append(MatchResult.no_match(m.token_starts, m.token_ends))
                 continue
-            s, e, n = m.span_token_start, m.span_token_end, m.n_tokens
-            k = np.arange(s.shape[0], dtype=np.int64)
-            gap_start = np.where(s > 0, m.token_ends[np.maximum(s - 1, 0)], 0)
-            gap_end = np.where(e < n, m.token_starts[np.minimum(e, n - 1)], len(text))
-            out.append(MatchResult(n, m.covered_tokens, m.token_starts, m.token_ends, s, e,
-                                   np.full(s.shape[0], pseudo, dtype=np.int32), k, s, e, m.span_char_start,
-                                   m.span_char_end, gap_start.astype(np.int64), gap_end.astype(np.int64)))
+            s, e = m.span_token_start, m.span_token_end
+            out.append(MatchResult(m.n_tokens, m.covered_tokens, m.token_starts, m.token_ends, s, e, pseudo[:k], ks[:k],
+                                   s, e, m.span_char_start, m.span_char_end, gap_start[cut[d]:cut[d + 1]],
+                                   gap_end[cut[d]:cut[d + 1]]))
         return out
 
     def find(self, text: str, scopes: str | Sequence[str] | None = None) -> TemplateMatch:
@@ -420,13 +438,15 @@ class TemplateMatcher:
         first = np.ones(phr.shape[0], dtype=bool)
         first[1:] = (phr[1:] != phr[:-1]) | (phr_doc[1:] != phr_doc[:-1])
         phr, phr_doc = phr[first], phr_doc[first]
-        phr_bounds = np.searchsorted(phr_doc, np.arange(len(texts) + 1))
+        phr_bounds = np.searchsorted(phr_doc, np.arange(len(texts) + 1)).tolist()
+        # The spans' local token ranges and character offsets for the whole batch, then one slice per text.
+        span_cs, span_ce = cstart[out_s], cend[out_e - 1]
+        local_s, local_e = out_s - tok_off[out_d], out_e - tok_off[out_d]
+        offs, bounds = tok_off.tolist(), bounds.tolist()
         for d in range(len(texts)):
-            a, b = int(tok_off[d]), int(tok_off[d + 1])
-            k0, k1 = int(bounds[d]), int(bounds[d + 1])
-            ts, te = out_s[k0:k1] - a, out_e[k0:k1] - a
-            results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
-                                         phr[phr_bounds[d]:phr_bounds[d + 1]]))
+            a, b, k0, k1 = offs[d], offs[d + 1], bounds[d], bounds[d + 1]
+            results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], local_s[k0:k1], local_e[k0:k1], span_cs[k0:k1],
+                                         span_ce[k0:k1], phr[phr_bounds[d]:phr_bounds[d + 1]]))
         if self.skeletons:
             results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, words, is_number)
         if self.line_shapes:
