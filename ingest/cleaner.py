@@ -87,6 +87,7 @@ from typing import Any
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 
+from .batch_tokens import BatchTokens, tokenize_batch, tokens_after_strip
 from .chunking import chunk_text, validate_chunking
 from .denied_text import DeniedText
 from .errors import (
@@ -340,9 +341,15 @@ _CACHED_GAP_CHARS = 32
 
 def strip_spans(text: str, m: MatchResult) -> str:
     """``text`` without the merged spans of ``m`` (Strip rule); ``text`` itself if there are none."""
+    return strip_spans_with_junctions(text, m)[0]
+
+
+def strip_spans_with_junctions(text: str, m: MatchResult) -> tuple[str, list[str]]:
+    """:func:`strip_spans`, and the junction that replaced each merged span's region."""
     if m.n_spans == 0:
-        return text
+        return text, []
     pieces: list[str] = []
+    joins: list[str] = []
     kept_from = 0  # start of the next kept piece
     n_tok = m.n_tokens
     for ts, te, gs, cs, ce, ge in zip(m.span_token_start.tolist(), m.span_token_end.tolist(), m.span_gap_start.tolist(),
@@ -350,10 +357,11 @@ def strip_spans(text: str, m: MatchResult) -> str:
         pieces.append(text[kept_from:gs])
         left, right = text[gs:cs], text[ce:ge]
         rule = _junction_cached if len(left) + len(right) <= _CACHED_GAP_CHARS else junction
-        pieces.append(rule(left, right, ts == 0, te == n_tok))
+        joins.append(rule(left, right, ts == 0, te == n_tok))
+        pieces.append(joins[-1])
         kept_from = ge
     pieces.append(text[kept_from:])
-    return "".join(pieces)
+    return "".join(pieces), joins
 
 
 def _field_error(value: Any, name: str, doc_id: Any, cfg: CleanerConfig) -> DocumentError | None:
@@ -414,32 +422,40 @@ class Cleaner:
             self.matcher = PhraseMatcher(phrase_set, match=config.match, min_length=config.min_length)
             self._ids = phrase_set.ids
 
-    def _find(self, texts: list[str], scopes: list) -> list[MatchResult]:
+    def _find(self, texts: list[str], scopes: list, tokens: BatchTokens | None = None) -> list[MatchResult]:
         if self.templates is not None:
-            found = self.templates.find_match_results(texts, scopes)
+            found = self.templates.find_match_results(texts, scopes, tokens)
         else:
             found = self.matcher.find_batch(texts, scopes, fixed_point=True)
         return found if self.protected is None else self.protected.uncover(texts, found)
 
-    def _strip_all(self, texts: list[str], scopes: list, matches: list[MatchResult]) -> tuple[list[str], list[int]]:
+    def _strip_all(self, texts: list[str], scopes: list, matches: list[MatchResult],
+                   tokens: BatchTokens | None = None) -> tuple[list[str], list[int]]:
         """The stripped texts, and the tokens removed beyond ``matches``' spans: with template
         records or protected text each changed text is matched again until a pass removes
         nothing (the phrase matcher's spans alone are already closed under removal; a protected
-        phrase cut out of a span can leave a new junction)."""
-        stripped = [strip_spans(t, m) for t, m in zip(texts, matches)]
+        phrase cut out of a span can leave a new junction). ``tokens``: the texts' tokens, from
+        which each pass's are derived (:mod:`.batch_tokens`) instead of tokenizing again."""
+        pairs = [strip_spans_with_junctions(t, m) for t, m in zip(texts, matches)]
+        stripped, joins = [p[0] for p in pairs], [p[1] for p in pairs]
         extra = [0] * len(texts)
         if (self.templates is None and self.protected is None) or self.config.mode == "mark":
             return stripped, extra
         todo = [i for i, m in enumerate(matches) if m.n_spans]
+        rows, last = todo, list(matches)  # rows of ``tokens`` holding the texts of ``todo``, their last matches
         while todo:
-            again = self._find([stripped[i] for i in todo], [scopes[i] for i in todo])
-            nxt = []
-            for i, m in zip(todo, again):
+            if tokens is not None:  # None: tokenized again (batch_tokens says when)
+                tokens = tokens_after_strip(tokens, rows, [last[i] for i in todo], [joins[i] for i in todo])
+            again = self._find([stripped[i] for i in todo], [scopes[i] for i in todo], tokens)
+            nxt, nxt_rows = [], []
+            for row, (i, m) in enumerate(zip(todo, again)):
                 if m.n_spans:
-                    stripped[i] = strip_spans(stripped[i], m)
+                    stripped[i], joins[i] = strip_spans_with_junctions(stripped[i], m)
+                    last[i] = m
                     extra[i] += m.covered_tokens
                     nxt.append(i)
-            todo = nxt
+                    nxt_rows.append(row)
+            todo, rows = nxt, nxt_rows
         return stripped, extra
 
     def clean(self, doc: Any, doc_id: Any = None) -> CleanResult:
@@ -495,13 +511,16 @@ class Cleaner:
     def _clean_round(self, todo: list, ids: list, results: list) -> None:
         texts = [t for _, _, _, fields in todo for t in fields.values()]
         scopes = [sc for _, _, sc, fields in todo for _ in fields]
+        tokens = None
         try:
-            matches = self._find(texts, scopes)
+            if self.templates is not None:  # tokenized once; later passes derive theirs
+                tokens = tokenize_batch(texts)
+            matches = self._find(texts, scopes, tokens)
         except Exception as e:
             self._batch_failed("matching", todo, ids, results, e)
             return
         try:
-            stripped, extra = self._strip_all(texts, scopes, matches)
+            stripped, extra = self._strip_all(texts, scopes, matches, tokens)
         except Exception as e:
             self._batch_failed("stripping", todo, ids, results, e)
             return

@@ -99,6 +99,18 @@ def _check_token(tok: Any, i: int, err) -> str:
     return tok
 
 
+def _checked_tokens(tokens_raw: list | tuple, err) -> tuple[str, ...]:
+    """The tokens as a tuple, each checked by :func:`_check_token`. The common case (all
+    valid) is settled on the tokens joined by one space: no token is empty or holds
+    whitespace exactly when splitting the join at whitespace gives the tokens back, and
+    lowercasing the join lowercases each token (a space ends a word for the final-sigma rule)."""
+    if all(type(t) is str for t in tokens_raw):
+        joined = " ".join(tokens_raw)
+        if joined.split() == list(tokens_raw) and joined.lower() == joined:
+            return tuple(tokens_raw)
+    return tuple(_check_token(t, i, err) for i, t in enumerate(tokens_raw))
+
+
 def parse_phrase_record(
     obj: Any, *, source: str = "records", line: int | None = None, index: int | None = None
 ) -> PhraseRecord:
@@ -131,7 +143,7 @@ def parse_phrase_record(
     def tok_err(msg: str, _key: str | None) -> PhraseSetError:
         return err(msg, key_for_tokens)
 
-    tokens = tuple(_check_token(t, i, tok_err) for i, t in enumerate(tokens_raw))
+    tokens = _checked_tokens(tokens_raw, tok_err)
     if text is not None and text != " ".join(tokens):
         raise err(f'text={text!r} differs from the tokens joined by one space {" ".join(tokens)!r}', "text")
     length = obj.get("length")

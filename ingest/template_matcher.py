@@ -43,14 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import block_types, flags_per_span, line_starts_batch
+from bloomspan.engine.templates.blocks import block_types, flags_per_span
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton, echo_flags
-from bloomspan.engine.text.slots import SLOT_TOKEN, number_token_mask
-from bloomspan.engine.text.tokenizer import encode_batch
-from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
+from .batch_tokens import BatchTokens, tokenize_batch
 from .errors import PhraseSetError
 from .matcher import build_automaton, merge_spans, scan_symbols, window_lengths
 from .phrase_set import PhraseSet
@@ -59,6 +59,7 @@ from .window_index import build_window_index
 logger = logging.getLogger(__name__)
 
 _RULE_ANY, _RULE_LINE, _RULE_PAIR = 0, 1, 2
+_EMPTY = np.zeros(0, dtype=np.int64)
 _ANCHOR = {None: 0, "start": 1, "end": 2}
 
 
@@ -238,6 +239,16 @@ class TemplateMatcher:
         # Skeletons keyed by integer token ids: line keys at ingest are then built from id arrays.
         self._skeleton_token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._skeleton_token_ids.__getitem__) for k in self.skeletons]
+        # The same ids as a vocabulary probe: a batch's distinct tokens map to them in one call.
+        skeleton_tokens = list(self._skeleton_token_ids)
+        self._skeleton_vocabulary = Vocabulary(capacity=max(len(skeleton_tokens), 1))
+        self._skeleton_id_of = np.zeros(len(skeleton_tokens), dtype=np.uint32)
+        self._skeleton_id_of[self._skeleton_vocabulary.ids_of(skeleton_tokens, add_new=True)] = np.arange(
+            len(skeleton_tokens), dtype=np.uint32)
+        # Skeletons per scope (None: every page), so each page looks up only its own scopes'.
+        self._skeletons_of: dict[str | None, list[int]] = {}
+        for k, sk in enumerate(self._id_skeletons):
+            self._skeletons_of.setdefault(sk.scope, []).append(k)
         self.phrase_set = PhraseSet.from_records(records, source=source)
         self.slots = slots
         if not slots and any(SLOT_TOKEN in p.tokens for p in self.phrase_set):
@@ -302,51 +313,74 @@ class TemplateMatcher:
         records, run_min_length, slots, source = self._given
         return TemplateMatcher(records, run_min_length, slots, source=source, match=match, min_length=min_length)
 
-    def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None):
+    def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None,
+                           tokens: BatchTokens | None = None):
         """:meth:`find_batch` as :class:`~bloomspan.ingest.matcher.MatchResult` objects (what the
         :class:`~bloomspan.ingest.cleaner.Cleaner` consumes): one match per covered span, with
         phrase index ``len(self.phrase_set)`` (:data:`TEMPLATE_SPAN_ID` in the cleaner)."""
         from .matcher import MatchResult
 
         texts = list(texts)
+        found = self.find_batch(texts, scopes, tokens)
+        # Every span's gaps for the whole batch at once (from the end of the token before it,
+        # 0 if none, to the start of the token after it, len(text) if none), then one slice per text.
+        n_spans = [m.span_token_start.shape[0] for m in found]
+        cut = np.concatenate([[0], np.cumsum(n_spans)]).astype(np.int64).tolist()
+        gap_start, gap_end = _EMPTY, _EMPTY
+        if cut[-1]:
+            spanned = [m for m, k in zip(found, n_spans) if k]
+            s = np.concatenate([m.span_token_start for m in spanned])
+            e = np.concatenate([m.span_token_end for m in spanned])
+            n = np.repeat([m.n_tokens for m in spanned], [m.span_token_start.shape[0] for m in spanned])
+            base = np.repeat(np.concatenate([[0], np.cumsum([m.n_tokens for m in spanned])[:-1]]).astype(np.int64),
+                             [m.span_token_start.shape[0] for m in spanned])
+            starts = np.concatenate([m.token_starts for m in spanned])
+            ends = np.concatenate([m.token_ends for m in spanned])
+            length = np.repeat([len(t) for t, k in zip(texts, n_spans) if k], [k for k in n_spans if k])
+            gap_start = np.where(s > 0, ends[base + np.maximum(s - 1, 0)], 0).astype(np.int64)
+            gap_end = np.where(e < n, starts[base + np.minimum(e, n - 1)], length).astype(np.int64)
+        pseudo = np.full(max(n_spans, default=0), len(self.phrase_set), dtype=np.int32)
+        ks = np.arange(max(n_spans, default=0), dtype=np.int64)
         out = []
-        pseudo = len(self.phrase_set)
-        for text, m in zip(texts, self.find_batch(texts, scopes)):
-            if m.span_token_start.shape[0] == 0:
+        for d, m in enumerate(found):
+            k = n_spans[d]
+            if k == 0:
                 out.append(MatchResult.no_match(m.token_starts, m.token_ends))
                 continue
-            s, e, n = m.span_token_start, m.span_token_end, m.n_tokens
-            k = np.arange(s.shape[0], dtype=np.int64)
-            gap_start = np.where(s > 0, m.token_ends[np.maximum(s - 1, 0)], 0)
-            gap_end = np.where(e < n, m.token_starts[np.minimum(e, n - 1)], len(text))
-            out.append(MatchResult(n, m.covered_tokens, m.token_starts, m.token_ends, s, e,
-                                   np.full(s.shape[0], pseudo, dtype=np.int32), k, s, e, m.span_char_start,
-                                   m.span_char_end, gap_start.astype(np.int64), gap_end.astype(np.int64)))
+            s, e = m.span_token_start, m.span_token_end
+            out.append(MatchResult(m.n_tokens, m.covered_tokens, m.token_starts, m.token_ends, s, e, pseudo[:k], ks[:k],
+                                   s, e, m.span_char_start, m.span_char_end, gap_start[cut[d]:cut[d + 1]],
+                                   gap_end[cut[d]:cut[d + 1]]))
         return out
 
     def find(self, text: str, scopes: str | Sequence[str] | None = None) -> TemplateMatch:
         return self.find_batch([text], [scopes])[0]
 
-    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None
-                   ) -> list[TemplateMatch]:
-        """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None."""
+    def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None,
+                   tokens: BatchTokens | None = None) -> list[TemplateMatch]:
+        """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None.
+        ``tokens``: the texts' tokens when the caller has them (:mod:`.batch_tokens`)."""
         texts = list(texts)
         scopes = [None] * len(texts) if scopes is None else list(scopes)
         if len(scopes) != len(texts):
             raise ValueError(f"scopes has {len(scopes)} entries for {len(texts)} texts")
         # One tokenization with the batch's own vocabulary: phrase symbols, number tokens and
         # (for skeletons) line identities all come from its ids.
-        words = Vocabulary()
-        ids, tok_off, cstart, cend = encode_batch(texts, words, True, count_df=False)
-        names = words.tokens()
-        symbol_of = (self.vocabulary.ids_of(names) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
-        sym = symbol_of[ids] if names else np.zeros(0, dtype=np.int32)
-        is_number = number_token_mask(names) if self.slots else np.zeros(len(names), dtype=bool)
+        if tokens is None:
+            tokens = tokenize_batch(texts)
+        elif tokens.doc_offsets.shape[0] != len(texts) + 1:
+            raise ValueError(f"tokens hold {tokens.doc_offsets.shape[0] - 1} texts, not {len(texts)}")
+        words, ids, tok_off = tokens.words, tokens.ids, tokens.doc_offsets
+        cstart, cend = tokens.char_starts, tokens.char_ends
+        n_words = len(words)
+        symbol_of = (words.ids_in(self.vocabulary) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
+        sym = symbol_of[ids] if n_words else np.zeros(0, dtype=np.int32)
+        is_number = vocabulary_number_mask(words) if self.slots else np.zeros(n_words, dtype=bool)
         slot_sym = None
         has_slotted = self._slotted_index.shape[0] or any(slotted for _, _, slotted in self._windows)
-        if has_slotted and self.slots and names:
+        if has_slotted and self.slots and n_words:
             slot_sym = np.where(is_number[ids], np.int32(self.slot_symbol), sym).astype(np.int32)
-        line_start = line_starts_batch(texts, tok_off, cstart).view(np.bool_)
+        line_start = tokens.line_starts.view(np.bool_)  # blocks.line_start_flags of each text
         m_start, m_end, m_idx = scan_symbols(self.automaton, sym, tok_off)
         m_idx = self._plain_index[m_idx]
         if slot_sym is not None:
@@ -355,7 +389,7 @@ class TemplateMatcher:
             m_idx = np.concatenate([m_idx, self._slotted_index[s_idx]])
         for index, members, slotted_group in self._windows:
             scanned = slot_sym if slotted_group else sym
-            if scanned is None or not names:
+            if scanned is None or not n_words:
                 continue
             w_start, w_end, w_idx = index.find_runs(scanned, tok_off)
             m_start, m_end = np.concatenate([m_start, w_start]), np.concatenate([m_end, w_end])
@@ -398,16 +432,25 @@ class TemplateMatcher:
             out_s, out_e, out_d = _spans_without(out_s, out_e, out_d, prose)
         results = []
         bounds = np.searchsorted(out_d, np.arange(len(texts) + 1))
+        # Each text's contributing phrases, ascending and distinct: one sort for the batch.
+        by_doc = np.lexsort((phr, phr_doc))
+        phr, phr_doc = phr[by_doc].astype(np.int64), phr_doc[by_doc]
+        first = np.ones(phr.shape[0], dtype=bool)
+        first[1:] = (phr[1:] != phr[:-1]) | (phr_doc[1:] != phr_doc[:-1])
+        phr, phr_doc = phr[first], phr_doc[first]
+        phr_bounds = np.searchsorted(phr_doc, np.arange(len(texts) + 1)).tolist()
+        # The spans' local token ranges and character offsets for the whole batch, then one slice per text.
+        span_cs, span_ce = cstart[out_s], cend[out_e - 1]
+        local_s, local_e = out_s - tok_off[out_d], out_e - tok_off[out_d]
+        offs, bounds = tok_off.tolist(), bounds.tolist()
         for d in range(len(texts)):
-            a, b = int(tok_off[d]), int(tok_off[d + 1])
-            k0, k1 = int(bounds[d]), int(bounds[d + 1])
-            ts, te = out_s[k0:k1] - a, out_e[k0:k1] - a
-            results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], ts, te, cstart[a:b][ts], cend[a:b][te - 1],
-                                         np.unique(phr[phr_doc == d]).astype(np.int64)))
+            a, b, k0, k1 = offs[d], offs[d + 1], bounds[d], bounds[d + 1]
+            results.append(TemplateMatch(b - a, cstart[a:b], cend[a:b], local_s[k0:k1], local_e[k0:k1], span_cs[k0:k1],
+                                         span_ce[k0:k1], phr[phr_bounds[d]:phr_bounds[d + 1]]))
         if self.skeletons:
-            results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, names, is_number)
+            results = self._apply_skeletons(scopes, results, line_start, tok_off, ids, words, is_number)
         if self.line_shapes:
-            results = self._apply_line_shapes(scopes, results, line_start, tok_off, ids, names, is_number)
+            results = self._apply_line_shapes(scopes, results, line_start, tok_off, ids, words.tokens(), is_number)
         return results
 
     def _apply_line_shapes(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
@@ -459,18 +502,22 @@ class TemplateMatcher:
             out.append(match.with_mask(match.token_mask() | mask[a:b]))
         return out
 
-    def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
-        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` and
-        ``names`` are the batch's own token ids and strings, ``is_number`` its number tokens.
+    def _apply_skeletons(self, scopes, results, line_start, tok_off, ids, words, is_number) -> list[TemplateMatch]:
+        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` are
+        the batch's own token ids in its vocabulary ``words``, ``is_number`` its number tokens.
         Works on arrays: lines are token ranges of the batch, compared by hash
         (:meth:`PageSkeleton.cover_token_lines`)."""
         # Token -> the skeletons' integer id (a number token reads as the slot); a token no
         # skeleton holds gets an id of its own above theirs, so lines keep their identity for echoes.
         known = self._skeleton_token_ids
         n_known = len(known)
-        number = known.get(SLOT_TOKEN, n_known + len(names))  # every number is one token, as in mining
-        as_id = np.asarray([number if num else known.get(t, n_known + k)
-                            for k, (t, num) in enumerate(zip(names, is_number.tolist()))], dtype=np.uint32)
+        n_words = len(words)
+        number = known.get(SLOT_TOKEN, n_known + n_words)  # every number is one token, as in mining
+        probe = words.ids_in(self._skeleton_vocabulary)
+        found = probe != UNKNOWN
+        as_id = np.arange(n_known, n_known + n_words, dtype=np.uint32)
+        as_id[found] = self._skeleton_id_of[probe[found]]
+        as_id[is_number] = number
         tokens = as_id[ids] if ids.shape[0] else np.zeros(0, dtype=np.uint32)
         n_tok = int(tok_off[-1])
         # Lines of the batch (no line crosses a document: each document's first token starts one).
@@ -479,10 +526,10 @@ class TemplateMatcher:
         doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
         # Tokens the phrases cover, and per line whether they cover at least half of it.
         diff = np.zeros(n_tok + 1, dtype=np.int64)
-        for d, m in enumerate(results):
-            base = int(tok_off[d])
-            np.add.at(diff, m.span_token_start + base, 1)
-            np.add.at(diff, m.span_token_end + base, -1)
+        if results:
+            base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+            np.add.at(diff, np.concatenate([m.span_token_start for m in results]) + base, 1)
+            np.add.at(diff, np.concatenate([m.span_token_end for m in results]) + base, -1)
         mask = np.cumsum(diff[:-1]) > 0
         lengths = ends - starts
         detected = flags_per_span(mask, starts, ends) * 2 >= lengths
@@ -490,13 +537,15 @@ class TemplateMatcher:
         numbers = flags_per_span(is_number[ids] if ids.shape[0] else np.zeros(0, bool), starts, ends) == lengths
         # Each skeleton walks all the pages it applies to in one call.
         pages: dict[int, list[int]] = {}
+        everywhere = self._skeletons_of.get(None, [])
         for d in range(len(results)):
             if tok_off[d + 1] == tok_off[d]:
                 continue
-            mine = _scope_names(scopes[d])
-            for k, sk in enumerate(self._id_skeletons):
-                if sk.scope is None or sk.scope in mine:
+            for scope in dict.fromkeys(_scope_names(scopes[d])):
+                for k in self._skeletons_of.get(scope, ()) if scope is not None else ():
                     pages.setdefault(k, []).append(d)
+            for k in everywhere:
+                pages.setdefault(k, []).append(d)
         added = np.zeros(starts.shape[0], dtype=bool)
         for k, docs in pages.items():
             lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)

@@ -392,7 +392,11 @@ def middle_runs(coverage: np.ndarray, doc_offsets: np.ndarray, min_side: int,
     n = coverage.shape[0]
     if n == 0 or min_side <= 0:
         return np.zeros(n, dtype=bool)
-    doc = np.searchsorted(doc_offsets, np.arange(n), side="right") - 1
+    doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
+    if doc_offsets[0] == 0 and doc_offsets[-1] == n:  # each token's document, in one pass
+        doc = np.repeat(np.arange(doc_offsets.shape[0] - 1, dtype=np.int64), np.diff(doc_offsets))
+    else:
+        doc = np.searchsorted(doc_offsets, np.arange(n), side="right") - 1
     uncovered = np.zeros(n + 1, dtype=np.int64)  # uncovered[i]: uncovered tokens in [0, i)
     np.cumsum(~coverage, out=uncovered[1:])
     before = uncovered[:-1] - uncovered[doc_offsets[doc]]

@@ -429,6 +429,27 @@ class Vocabulary:
         ends = np.cumsum(lengths)
         return self._run_spans(_to_cps("".join(tokens)), ends - lengths, ends, add_new)
 
+    def ids_in(self, other: Vocabulary) -> np.ndarray:
+        """uint32 (len(self),): the id in ``other`` of each of this vocabulary's tokens, in id
+        order (UNKNOWN where ``other`` lacks it): ``other.ids_of(self.tokens())`` probed from
+        this vocabulary's code points, with no string decoded or encoded."""
+        size = len(self)
+        starts = self._rec[:size, _START]
+        return other._run_spans(self._pool, starts, starts + self._rec[:size, _LENGTH], False)
+
+    def all_code_points_in(self, lo: int, hi: int) -> np.ndarray:
+        """bool (len(self),): True for a token whose every code point lies in [lo, hi] (ASCII
+        digits: 48, 57), read from the pool, no string decoded."""
+        size = len(self)
+        if size == 0:
+            return np.zeros(0, dtype=bool)
+        starts, lengths = self._rec[:size, _START], self._rec[:size, _LENGTH]
+        pool = self._pool[:self._state[1]]
+        outside = ((pool < lo) | (pool > hi)).astype(np.int64)
+        outside[starts - 1] = 0  # the length words
+        cum = np.concatenate([[0], np.cumsum(outside)])
+        return (cum[starts + lengths] - cum[starts] == 0) & (lengths > 0)
+
     # ----------------------------------------------------------------- bulk encoding
     def encode_documents(self, text: str, cps: np.ndarray, doc_begin: np.ndarray,
                          doc_end: np.ndarray, tables: tuple[np.ndarray, np.ndarray, np.ndarray], *,

@@ -106,3 +106,36 @@ def test_with_template_records_the_stripped_text_is_a_fixed_point_and_the_extra_
     assert (first.covered_tokens, first.n_tokens) == (6, 8)  # the pass after the first one counts too
     again = cleaner.clean({"body": first.doc["body"]})
     assert again.doc["body"] == first.doc["body"] and again.covered_tokens == 0
+
+
+_TEMPLATE_RECORDS = [{"kind": "config", "template_config": {"run_min_length": 2, "slots": True}},
+                     {"tokens": ["we", "use", "cookies"], "kind": "mcfp"},
+                     {"tokens": ["about", "us", "contact"], "kind": "mcfp"},
+                     {"tokens": ["home", "<num>"], "kind": "mcfp", "slots": [1]},
+                     {"tokens": ["skip", "to", "content"], "kind": "block", "block_lengths": [3]},
+                     {"tokens": ["about", "us"], "kind": "block", "block_lengths": [2]}]
+_template_words = st.sampled_from(["we", "use", "cookies", "about", "us", "contact", "home", "2024", "skip", "to",
+                                   "content", "great", "¼", "Straße"])
+_template_gap = st.sampled_from([" ", " | ", "\n", "\n\n", ". ", ", ", " (", ") "])
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(_template_words, _template_gap), min_size=1, max_size=14)
+                .map(lambda ps: "".join(w + g for w, g in ps)), min_size=1, max_size=5))
+def test_template_passes_on_carried_tokens_equal_tokenizing_every_pass(bodies):
+    """The cleaner derives each later pass's tokens from the first pass's (ingest/batch_tokens.py);
+    the result is what matching every stripped text afresh gives."""
+    from bloomspan.ingest.cleaner import strip_spans
+    from bloomspan.ingest.template_matcher import TemplateMatcher
+
+    matcher = TemplateMatcher(_TEMPLATE_RECORDS)
+    cleaner = Cleaner(None, CleanerConfig(fields=("body",), id_field=None), templates=matcher)
+    results = cleaner.clean_batch([{"body": b} for b in bodies])
+    for body, res in zip(bodies, results):
+        text, covered = body, 0
+        m = matcher.find_match_results([text])[0]
+        while m.n_spans:
+            text, covered = strip_spans(text, m), covered + m.covered_tokens
+            m = matcher.find_match_results([text])[0]
+        assert res.doc["body"] == text
+        assert res.covered_tokens == covered

@@ -140,3 +140,22 @@ def test_derived_ids_are_stable_under_reordering(items):
     backward = PhraseSet.from_records(list(reversed(recs)))
     assert {p.id: p for p in forward} == {p.id: p for p in backward}
     assert all(isinstance(i, str) and len(i) == 17 and i[0] == "p" for i in forward.ids)
+
+
+def _accepted_token_by_token(tokens) -> bool:
+    """The per-token rule of phrase_set._check_token, spelled out."""
+    return all(isinstance(t, str) and t and not any(c.isspace() for c in t) and t.lower() == t for t in tokens)
+
+
+_any_token = st.text(alphabet=st.sampled_from(list("aAσΣςß\u0130İ\t \u00a0\u2028x1") + [" ", "\u0345"]), max_size=4)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(_any_token | st.integers(), min_size=1, max_size=5))
+def test_tokens_are_accepted_exactly_when_each_token_is_valid(tokens):
+    """Tokens are validated on their join first; the verdict (and the error) is the per-token one."""
+    if _accepted_token_by_token(tokens):
+        assert parse_phrase_record({"tokens": tokens}).tokens == tuple(tokens)
+    else:
+        with pytest.raises(PhraseSetError, match=r"tokens\[\d+\]"):
+            parse_phrase_record({"tokens": tokens})

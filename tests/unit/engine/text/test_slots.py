@@ -17,6 +17,7 @@ from bloomspan.engine.text.slots import (
     number_token_mask,
     slot_positions,
     slot_strings,
+    vocabulary_number_mask,
 )
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
@@ -107,3 +108,21 @@ def test_matcher_refuses_slotted_phrases_without_slots():
     records = [p.to_record(vocab.token) for p in det.phrases]
     with pytest.raises(ValueError, match="slots=True"):
         TemplateMatcher(records, slots=False)
+
+
+_DIGITY = st.text(alphabet=st.sampled_from(list("0123456789ab½٣²۹\u0660 ")) | st.characters(), max_size=6)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(_DIGITY, max_size=30))
+def test_number_token_mask_equals_is_number_token_per_token(tokens):
+    assert number_token_mask(tokens).tolist() == [is_number_token(t) for t in tokens]
+    assert number_token_mask(iter(tokens)).tolist() == [is_number_token(t) for t in tokens]
+
+
+@settings(derandomize=True, max_examples=100, deadline=None)
+@given(st.lists(_DIGITY.filter(bool), max_size=30, unique=True))
+def test_vocabulary_number_mask_equals_number_token_mask_of_its_tokens(tokens):
+    vocab = Vocabulary()
+    vocab.ids_of(tokens, add_new=True)
+    assert vocabulary_number_mask(vocab).tolist() == number_token_mask(vocab.tokens()).tolist()

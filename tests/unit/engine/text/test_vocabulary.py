@@ -153,3 +153,20 @@ def test_load_rejects_damaged_files(tmp_path, body, message):
     path.write_bytes(body)
     with pytest.raises(ValueError, match=message):
         Vocabulary.load(path)
+
+
+_vocab_token = st.text(alphabet=st.sampled_from(list("ab09٣²ßж\U0001f600") + [chr(47), chr(58)]) | st.characters(),
+                       min_size=1, max_size=5)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(st.lists(_vocab_token, max_size=40, unique=True), st.lists(_vocab_token, max_size=40, unique=True))
+def test_ids_in_and_code_point_ranges_read_the_pool_as_the_strings_would(mine, theirs):
+    """ids_in(other) == other.ids_of(tokens()); all_code_points_in(48, 57) == all-ASCII-digit tokens."""
+    a, b = Vocabulary(capacity=2, pool_capacity=4), Vocabulary(capacity=2, pool_capacity=4)  # both grow
+    a.ids_of(mine, add_new=True)
+    b.ids_of(theirs, add_new=True)
+    assert a.ids_in(b).tolist() == b.ids_of(a.tokens()).tolist()
+    assert a.ids_in(b).dtype == np.uint32
+    digits = [all("0" <= c <= "9" for c in t) for t in a.tokens()]
+    assert a.all_code_points_in(48, 57).tolist() == digits
