@@ -576,6 +576,9 @@ def _invocations() -> list[tuple[str, list[str]]]:
         found.append((f"compose {name}", service.get("command", cmd)))
     for name, _, spec in _pod_specs():
         for container in _containers(spec):
+            if "command" in container:  # not the bloomspan entrypoint: only the kernel-cache copy
+                assert container["name"] == "kernel-cache" and "numba" in " ".join(container["command"]), container
+                continue
             found.append((f"k8s {name}/{container['name']}", container["args"]))
     for unit in SERVICES:
         for key in ("ExecStartPre", "ExecStart"):
@@ -747,3 +750,24 @@ def test_compose_serve_gets_the_admin_token_as_a_secret():
     assert token_file.name in serve["secrets"]
     assert compose["secrets"][token_file.name]["file"].startswith("./")
     assert not any("ADMIN_TOKEN" in name and not name.endswith("_FILE") for name in serve["environment"])
+
+
+def test_pods_start_with_the_images_kernel_cache_not_an_empty_one():
+    """Issue 31: an emptyDir over the cache hid the image's `bloomspan warmup` cache, so every
+    new pod compiled. An init container copies it into the volume the kernels are read from."""
+    dockerfile = (ROOT / "deploy" / "docker" / "Dockerfile").read_text(encoding="utf-8")
+    assert "NUMBA_CACHE_DIR=/var/cache/bloomspan/numba" in dockerfile and "bloomspan warmup" in dockerfile
+    cases = [(spec, "/var/cache/bloomspan/numba") for name, _, spec in _pod_specs() if name == "bloomspan-serve"]
+    workers = yaml.safe_load((ROOT / "deploy" / "dask" / "k8s" / "workers.yaml").read_text(encoding="utf-8"))
+    cases.append((workers["spec"]["template"]["spec"], "/tmp/numba"))
+    assert len(cases) == 2
+    for spec, cache_dir in cases:
+        main = spec["containers"][0]
+        env = {e["name"]: e.get("value") for e in main.get("env", [])}
+        assert env.get("NUMBA_CACHE_DIR", "/var/cache/bloomspan/numba") == cache_dir
+        volume = next(m["name"] for m in main["volumeMounts"] if cache_dir.startswith(m["mountPath"].rstrip("/") + "/"))
+        copy = next(c for c in spec["initContainers"] if c["name"] == "kernel-cache")
+        target = next(m["mountPath"] for m in copy["volumeMounts"] if m["name"] == volume)
+        script = copy["command"][-1]
+        mount = next(m["mountPath"] for m in main["volumeMounts"] if m["name"] == volume)
+        assert f"cp -a /var/cache/bloomspan/numba/. {target.rstrip('/')}{cache_dir[len(mount.rstrip('/')):]}/" in script
