@@ -53,6 +53,19 @@ def _mine(work: Path, engines: tuple[str, ...] = ("bloomspan",)) -> None:
 
 def _other_engines(work: Path) -> None:
     _mine(work, ("fhk", "auto"))
+    _templates(work)
+
+
+def _templates(work: Path) -> None:
+    """`bloomspan templates`: the detector on texts, whose lines come from the texts
+    themselves (``block_offsets_from_texts``), not from a mining run's store."""
+    import json
+
+    from bloomspan.engine.templates.detector import detect_templates_in_texts
+
+    with open(work / "crawl.jsonl", encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f]
+    detect_templates_in_texts([d["text"] for d in docs], [d.get("site") for d in docs], [d.get("url") for d in docs])
 
 
 def _reopen_store(work: Path) -> None:
