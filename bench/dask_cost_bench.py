@@ -113,7 +113,7 @@ def main(argv=None) -> None:
     one = rows[None]
     size_mib = path.stat().st_size / 2**20 if a.corpus else None
     lines = [f"{one['tokens'] / 1e6:.1f} M tokens{f' ({size_mib:.0f} MiB JSONL)' if size_mib else ''}, sigma={a.sigma}, "
-             f"min_length={a.min_length}, medians of {a.reps} interleaved runs, phrases.jsonl identical in every run",
+             f"min_length={a.min_length}, medians of {a.reps} interleaved runs, phrases.jsonl identical in every run"
              f"; a worker holds {idle / 2**20:.0f} MiB before its share (peak of a 200-line run)",
              "", "| run | wall s | CPU s | CPU / single | wall / single | peak RSS (largest process) | "
              "worker peak | worker B / token of its share (above idle) | "
