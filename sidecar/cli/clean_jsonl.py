@@ -59,6 +59,15 @@ class CleanSummary:
     def boilerplate_share(self) -> float:
         return self.covered_tokens / self.tokens if self.tokens else 0.0
 
+    def count(self, result) -> None:
+        """Add one cleaned document (a ``CleanResult``): its tokens, what was covered, whether
+        it changed or went over the ratio (every output format counts the same way)."""
+        self.tokens += result.n_tokens
+        self.covered_tokens += result.covered_tokens
+        self.cleaned += result.changed
+        self.unchanged += not result.changed
+        self.over_ratio += result.dropped
+
 
 class _Outputs:
     """The open ``.partial`` files and the bookkeeping of where each line went."""
@@ -195,11 +204,7 @@ def _write_result(sink: _Outputs, lineno: int, raw: bytes, doc, result) -> None:
         except (RecursionError, ValueError) as exc:
             sink.error(lineno, f"cannot write the cleaned document ({type(exc).__name__}); kept unchanged", keep=raw)
             return
-    summary.tokens += result.n_tokens
-    summary.covered_tokens += result.covered_tokens
-    summary.cleaned += result.changed
-    summary.unchanged += not result.changed
-    summary.over_ratio += result.dropped
+    summary.count(result)
     (sink.over if result.dropped else sink.out).write(_line(line))
 
 

@@ -125,11 +125,7 @@ def _clean_group(pa, cleaner, table, first: int, read: list[str], added: dict, o
             rows_out.append(doc)
             dropped.append(False)
             continue
-        summary.tokens += result.n_tokens
-        summary.covered_tokens += result.covered_tokens
-        summary.cleaned += result.changed
-        summary.unchanged += not result.changed
-        summary.over_ratio += result.dropped
+        summary.count(result)
         rows_out.append(result.doc)
         dropped.append(bool(result.dropped))
     columns = {}
