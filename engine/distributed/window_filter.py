@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bloomspan.engine.mining.counting_filter import region_layout
+from bloomspan.engine.mining.counting_filter import region_layout, saturating_increment
 
 from .windows import _BASE, _finish, window_hashes_reference
 
@@ -112,14 +112,6 @@ def _by_region(cells, hashes, n, shift, n_regions, cells_out, hashes_out):
 
 
 @njit(cache=True, nogil=True)
-def _increment(counters, cells, n):
-    for i in range(n):
-        c = cells[i]
-        v = counters[c]
-        counters[c] = v + (v < MAX_COUNT)  # saturating, branch-free
-
-
-@njit(cache=True, nogil=True)
 def _heavy_of(counters, cells, hashes, n, threshold, out):
     k = 0
     for i in range(n):
@@ -187,7 +179,7 @@ def window_filter(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarr
     counters = np.zeros(int(n_cells), dtype=np.uint8)
     with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
         for cells, _, n in _Chunks(doc_offsets, length, n_cells).each(ids, token_hash, doc_offsets, length, n_cells):
-            _increment(counters, cells, n)
+            saturating_increment(counters, cells, n)
     return counters
 
 

@@ -215,7 +215,8 @@ def _key_cells(tokens, doc_offsets, d_lo, d_hi, frequent, kgram, n_cells, cells,
 
 
 @njit(cache=True)
-def _increment(counters, cells, n):
+def saturating_increment(counters, cells, n):
+    """counters[cells[i]] += 1 for the first n cells, stopping at 255 (byte counters)."""
     for i in range(n):
         c = cells[i]
         v = counters[c]
@@ -236,7 +237,7 @@ def _increment_by_region(counters, cells, n, shift, n_regions, scratch):
         r = c >> shift
         scratch[start[r]] = c
         start[r] += 1
-    _increment(counters, scratch, n)
+    saturating_increment(counters, scratch, n)
 
 
 @njit(cache=True)
@@ -247,7 +248,7 @@ def _build_kernel(tokens, doc_offsets, bounds, frequent, kgram, counters, cells,
         n = _key_cells(tokens, doc_offsets, bounds[c], bounds[c + 1], frequent, kgram, n_cells,
                        cells, no_offsets, False)
         if n_regions <= 1:
-            _increment(counters, cells, n)
+            saturating_increment(counters, cells, n)
         else:
             _increment_by_region(counters, cells, n, shift, n_regions, scratch)
 
