@@ -7,12 +7,11 @@ driver's ``progress(stage, done, total)`` calls, summed over shards.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 from bloomspan.sidecar.errors import ClusterConfigError
@@ -71,26 +70,36 @@ def dask_client(config: DaskConfig) -> Iterator:
                                  "needs Dask: pip install -e '.[dask]' in the checkout (make test installs it)") from None
     # Dask sets its own loggers to INFO; follow the command's --log-level instead.
     logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
-    forked = contextlib.nullcontext
     if config.local_workers is not None:
-        # The first local workers are forked from this process once it holds every kernel they
-        # run: they start without importing numpy, numba, Dask and bloomspan again (about a CPU
-        # second each) and without loading or compiling the kernels again (tasks.warm_kernels).
-        # Only those: a worker a nanny restarts mid-run (one was killed) is spawned, because
-        # forking a driver whose scheduler and client threads are busy can copy a lock one of
-        # them holds (a forked restart hung the run in a kill test).
-        import dask
-
         from .tasks import warm_kernels
 
-        warm_kernels()
-
-        def forked():
-            return dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
-    # Dask's statistical profiler samples every worker thread 100 times a second (half a
-    # worker's idle CPU); a bloomspan run has its own per-stage timings.
+        warm_kernels()  # the local workers fork from this process with every kernel loaded (_client)
     with _local_worker_settings(config), worker_loss_lines():
-        yield from _client(config, Client, LocalCluster, forked)
+        yield from _client(config, Client, LocalCluster)
+
+
+def _local_worker_settings(config: DaskConfig):
+    """For the client's lifetime: local workers run without Dask's statistical profiler, which
+    samples every worker thread 100 times a second (half a worker's idle CPU); a bloomspan run
+    has its own per-stage timings. It must last the run: a worker restarted mid-run reads it
+    from this process's configuration then."""
+    if config.local_workers is None:
+        return nullcontext()
+    import dask
+
+    return dask.config.set({"distributed.worker.profile.enabled": False})
+
+
+def _forked_start():
+    """While the first local workers start: fork them from this process, which holds every
+    kernel they run, so they start without importing numpy, numba, Dask and bloomspan again
+    (about a CPU second each) and without loading or compiling the kernels again. Only those:
+    the method is read when a process starts, so a worker a nanny restarts mid-run (one was
+    killed) is spawned — forking a driver whose scheduler and client threads are busy can copy
+    a lock one of them holds (a forked restart hung the run in a kill test)."""
+    import dask
+
+    return dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
 
 
 class _WorkerLossLines(logging.Filter):
@@ -123,7 +132,7 @@ _DASK_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.clie
                  "distributed.utils_perf", "distributed.deploy.spec")
 
 
-@contextlib.contextmanager
+@contextmanager
 def worker_loss_lines():
     """:class:`_WorkerLossLines` on Dask's loggers in this process for the duration."""
     f = _WorkerLossLines()
@@ -137,19 +146,11 @@ def worker_loss_lines():
             lg.removeFilter(f)
 
 
-def _local_worker_settings(config: DaskConfig):
-    if config.local_workers is None:
-        return contextlib.nullcontext()
-    import dask
-
-    return dask.config.set({"distributed.worker.profile.enabled": False})
-
-
-def _client(config: DaskConfig, Client, LocalCluster, forked) -> Iterator:
+def _client(config: DaskConfig, Client, LocalCluster) -> Iterator:
     cluster = None
     try:
         if config.local_workers is not None:
-            with forked():
+            with _forked_start():
                 cluster = LocalCluster(n_workers=config.local_workers, threads_per_worker=config.threads_per_worker,
                                        processes=True, memory_limit=config.memory_limit,
                                        dashboard_address=config.dashboard_address,

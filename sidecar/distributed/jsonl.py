@@ -95,12 +95,12 @@ def _layout(headers):
     return ShardLayout(global_docs, lengths)
 
 
-def _shard_ids(shard, local: np.ndarray, with_id_field: bool) -> tuple[list[str], int]:
-    """The external ids of the shard's documents ``local`` (the id field, else their 1-based
-    line numbers within the range), and the lines the range holds."""
+def _shard_ids(shard, local: np.ndarray, with_id_field: bool) -> list[str]:
+    """The external ids of the shard's documents ``local``: the id field, else their 1-based
+    line numbers within the range."""
     if with_id_field:
-        return [shard.external_ids[i] for i in local.tolist()], shard.n_lines
-    return [str(int(x)) for x in shard.line_numbers[local].tolist()], shard.n_lines
+        return [shard.external_ids[i] for i in local.tolist()]
+    return [str(int(x)) for x in shard.line_numbers[local].tolist()]
 
 
 def _n_lines(shard) -> int:
@@ -120,8 +120,8 @@ def _document_ids(client, shards, docs_per_shard: list[int], wanted: list[int], 
     out: dict[int, str] = {}
     for k in np.unique(shard_of).tolist():
         docs = wanted_arr[shard_of == k]
-        ids, _ = client.submit(_shard_ids, shards[k], docs - base[k], with_id_field,
-                               key=f"bloomspan-ids-{run}-{k}").result()
+        ids = client.submit(_shard_ids, shards[k], docs - base[k], with_id_field,
+                            key=f"bloomspan-ids-{run}-{k}").result()
         for d, x in zip(docs.tolist(), ids):
             out[d] = x if with_id_field else str(int(line_base[k]) + int(x))
     return out
