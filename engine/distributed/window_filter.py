@@ -112,6 +112,25 @@ def _by_region(cells, hashes, n, shift, n_regions, cells_out, hashes_out):
 
 
 @njit(cache=True, nogil=True)
+def _increment_emitting(counters, cells, hashes, n, threshold, out):
+    """Saturating increments of the first n cells, in order; the hash of every window whose
+    cell reads >= threshold right after its own increment goes to ``out`` (returns how many).
+    A window with >= threshold occurrences is emitted at least at its threshold-th one (its
+    own increments alone bring its cell there); every emitted window's final cell reads
+    >= threshold (cells only grow)."""
+    k = 0
+    for i in range(n):
+        c = cells[i]
+        v = counters[c]
+        v = v + (v < 255)  # saturating, branch-free
+        counters[c] = v
+        if v >= threshold:
+            out[k] = hashes[i]
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
 def _heavy_of(counters, cells, hashes, n, threshold, out):
     k = 0
     for i in range(n):
@@ -181,6 +200,57 @@ def window_filter(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarr
         for cells, _, n in _Chunks(doc_offsets, length, n_cells).each(ids, token_hash, doc_offsets, length, n_cells):
             saturating_increment(counters, cells, n)
     return counters
+
+
+def window_filter_heavy(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int,
+                        n_cells: int, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 1 and 2 in one pass over the shard: ``(counters, heavy)``.
+
+    ``counters`` is :func:`window_filter`'s table (increments in the same order: chunk after
+    chunk, region after region). ``heavy`` (uint64 ascending, distinct) holds the hash of
+    every window whose cell read >= ``threshold`` right after one of its own increments:
+    every window with >= ``threshold`` occurrences in the shard is there (at its
+    threshold-th occurrence its own increments alone have brought its cell that far), and
+    only windows whose final cell reads >= ``threshold``. The pigeonhole needs no more: a
+    frequent window has >= ``ceil(sigma / S)`` documents, hence occurrences, in some shard.
+    So the second pass over every window that :func:`heavy_windows` makes is not needed.
+    """
+    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    if not 1 <= threshold <= MAX_COUNT:
+        raise ValueError(f"threshold={threshold}: must lie in [1, {MAX_COUNT}]")
+    counters = np.zeros(int(n_cells), dtype=np.uint8)
+    chunks = _Chunks(doc_offsets, length, n_cells)
+    out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
+    parts = [np.zeros(0, dtype=np.uint64)]
+    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+        for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
+            k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
+            if k:
+                parts.append(np.unique(out[:k]))
+    return counters, np.unique(np.concatenate(parts))
+
+
+def window_filter_heavy_reference(ids, token_hash, doc_offsets, length: int, n_cells: int, threshold: int
+                                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`window_filter_heavy`: the windows in the kernel's increment order
+    (documents in chunks of ``CHUNK_WINDOWS`` windows, each chunk stably by region), one
+    Python increment at a time."""
+    hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    shift, n_regions = region_layout(int(n_cells))
+    per_doc = np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
+    chunks = _Chunks(np.asarray(doc_offsets, dtype=np.int64), length, n_cells)
+    ends = np.concatenate([[0], np.cumsum(per_doc)])
+    counters = [0] * int(n_cells)
+    heavy = set()
+    for d, e in zip(chunks.bounds[:-1], chunks.bounds[1:]):
+        chunk = [int(h) for h in hashes[int(ends[d]):int(ends[e])].tolist()]
+        cells = [_cell_py(h, int(n_cells)) for h in chunk]
+        order = sorted(range(len(chunk)), key=lambda i: cells[i] >> shift) if n_regions > 1 else range(len(chunk))
+        for i in order:
+            counters[cells[i]] = min(counters[cells[i]] + 1, MAX_COUNT)
+            if counters[cells[i]] >= threshold:
+                heavy.add(chunk[i])
+    return np.asarray(counters, dtype=np.uint8), np.asarray(sorted(heavy), dtype=np.uint64)
 
 
 def window_filter_reference(ids, token_hash, doc_offsets, length: int, n_cells: int) -> np.ndarray:

@@ -380,3 +380,66 @@ def frequent_segments_reference(starts, frequent, doc_offsets, length: int) -> S
                 t += 1
     as64 = lambda xs: np.asarray(xs, dtype=np.int64)  # noqa: E731
     return Segments(as64(docs), as64(a_s), as64(b_s))
+
+
+# ---------------------------------------------------------------------- the cut, in one walk
+@njit(cache=True, nogil=True)
+def _cut_walk(win, doc_offsets, length, seg_doc, seg_start, seg_end, win_seg):
+    """Intervals of the ascending flagged starts ``win`` (as :func:`frequent_segments`) and the
+    interval of every start; returns the number of intervals. One walk over the starts and
+    the documents together (no search per start)."""
+    n_seg = -1
+    d = 0
+    for i in range(win.shape[0]):
+        s = win[i]
+        while doc_offsets[d + 1] <= s:
+            d += 1
+        if n_seg < 0 or seg_doc[n_seg] != d or s > seg_end[n_seg]:
+            n_seg += 1
+            seg_doc[n_seg] = d
+            seg_start[n_seg] = s
+        seg_end[n_seg] = s + length
+        win_seg[i] = n_seg
+    return n_seg + 1
+
+
+@njit(cache=True, nogil=True)
+def _gather_spans(ids, seg_start, seg_end, n_seg, out):
+    n = 0
+    for j in range(n_seg):
+        for t in range(seg_start[j], seg_end[j]):
+            out[n] = ids[t]
+            n += 1
+    return n
+
+
+def cut_intervals(win: np.ndarray, doc_offsets: np.ndarray, ids: np.ndarray, length: int
+                  ) -> tuple[Segments, np.ndarray, np.ndarray]:
+    """The cut of a shard at its flagged window starts ``win`` (int64, ascending):
+    ``(segments, win_seg, tokens)`` — the maximal intervals (:func:`frequent_segments` of the
+    starts), the interval of each start (int64), and the intervals' tokens concatenated
+    (``ids``' dtype)."""
+    win = np.ascontiguousarray(win, dtype=np.int64)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if win.size and (int(win[0]) < 0 or int(win[-1]) + length > int(doc_offsets[-1])):
+        raise ValueError("a flagged window reaches past the shard's tokens")
+    n = win.shape[0]
+    seg_doc, seg_start, seg_end = (np.empty(n, dtype=np.int64) for _ in range(3))
+    win_seg = np.empty(n, dtype=np.int64)
+    n_seg = _cut_walk(win, doc_offsets, np.int64(length), seg_doc, seg_start, seg_end, win_seg)
+    seg = Segments(seg_doc[:n_seg].copy(), seg_start[:n_seg].copy(), seg_end[:n_seg].copy())
+    del seg_doc, seg_start, seg_end
+    tokens = np.empty(seg.n_tokens, dtype=ids.dtype)
+    _gather_spans(ids, seg.start, seg.end, np.int64(n_seg), tokens)
+    return seg, win_seg, tokens
+
+
+def cut_intervals_reference(win, doc_offsets, ids, length: int) -> tuple[Segments, np.ndarray, np.ndarray]:
+    """Plain twin of :func:`cut_intervals`: :func:`frequent_segments`, a search per start, and
+    the intervals' slices concatenated."""
+    win = np.asarray(win, dtype=np.int64)
+    seg = frequent_segments(win, np.ones(win.shape[0], dtype=bool), doc_offsets, length)
+    win_seg = np.searchsorted(seg.start, win, side="right") - 1
+    tokens = np.concatenate([np.asarray(ids)[a:b] for a, b in zip(seg.start.tolist(), seg.end.tolist())]
+                            + [np.zeros(0, dtype=np.asarray(ids).dtype)])
+    return seg, win_seg.astype(np.int64), tokens

@@ -262,15 +262,16 @@ def _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshol
     byte per shard and heavy window cross the network."""
     L, sigma = config.min_length, config.sigma
     t0 = time.perf_counter()
-    filters = [client.submit(tasks.shard_filter, s, L, k, key=f"bloomspan-count-{run}-{k}", retries=2, **homes[k])
-               for k, s in enumerate(shards)]
+    # one pass per shard builds its filter and finds its heavy windows (window_filter steps 1-2)
+    filters = [client.submit(tasks.shard_filter, s, L, threshold, k, key=f"bloomspan-count-{run}-{k}", retries=2,
+                             **homes[k]) for k, s in enumerate(shards)]
     headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
     _wait(client, filters, relay, "count")
     seconds["read_count"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    heavy = [client.submit(tasks.heavy_hashes, f, s, L, threshold, key=f"bloomspan-heavy-{run}-{k}", retries=2,
-                           **homes[k]) for k, (f, s) in enumerate(zip(filters, shards))]
+    heavy = [client.submit(tasks.heavy_hashes, f, key=f"bloomspan-heavy-{run}-{k}", **homes[k])
+             for k, f in enumerate(filters)]
     union = client.submit(tasks.union_of, *heavy, key=f"bloomspan-union-{run}-0", retries=2)
     uppers = [client.submit(tasks.upper_counts, f, union, key=f"bloomspan-upper-{run}-{k}", retries=2, **homes[k])
               for k, f in enumerate(filters)]

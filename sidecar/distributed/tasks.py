@@ -25,14 +25,13 @@ from bloomspan.engine.distributed.window_filter import (
     filter_cells,
     flagged_window_starts,
     frequent_superset,
-    heavy_windows,
     routing_keys_at,
-    window_filter,
+    window_filter_heavy,
 )
 from bloomspan.engine.distributed.windows import (
     Segments,
+    cut_intervals,
     distinct_document_counts,
-    frequent_segments,
     is_member,
     partition_of,
     sum_by_key,
@@ -146,12 +145,11 @@ def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard
 def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_growth: int) -> ShardSegments:
     """The intervals of the flagged window starts ``win`` (ascending), their tokens, and each
     start's interval, offset and growth shard."""
-    seg = frequent_segments(win, np.ones(win.shape[0], dtype=bool), shard.doc_offsets, length)
-    lengths = seg.end - seg.start
-    idx = np.repeat(seg.start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
-    tokens = shard.ids[idx] if idx.size else np.zeros(0, dtype=np.uint32)
-    used = np.unique(tokens)
-    win_seg = np.searchsorted(seg.start, win, side="right") - 1
+    seg, win_seg, tokens = cut_intervals(win, shard.doc_offsets, shard.ids, length)
+    present = np.zeros(len(shard.strings), dtype=bool)  # distinct ids by a presence table, not a sort
+    present[tokens] = True
+    used = np.flatnonzero(present)
+    del present
     route = routing_keys_at(shard.ids, shard.token_hash, win, length, routing_k(length))
     worker_progress("cut", shard_no, 1, None)
     return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()],
@@ -160,17 +158,27 @@ def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_grow
 
 
 # ---------------------------------------------------------------------- pigeonhole counting
-def shard_filter(shard: ShardCorpus, length: int, shard_no: int) -> np.ndarray:
-    """uint8: this shard's counting filter of its windows (window_filter step 1)."""
+@dataclass
+class ShardFilter:
+    """A shard's counting filter (uint8, stays on its worker) and its heavy window hashes
+    (uint64 ascending: what goes to the union), built in one pass (window_filter steps 1-2)."""
+
+    counters: np.ndarray
+    heavy: np.ndarray
+
+
+def shard_filter(shard: ShardCorpus, length: int, threshold: int, shard_no: int) -> ShardFilter:
+    """This shard's counting filter of its windows and its heavy windows (steps 1 and 2)."""
     n_windows = int(np.maximum(np.diff(shard.doc_offsets) - length + 1, 0).sum())
-    counters = window_filter(shard.ids, shard.token_hash, shard.doc_offsets, length, filter_cells(n_windows))
+    counters, heavy = window_filter_heavy(shard.ids, shard.token_hash, shard.doc_offsets, length,
+                                          filter_cells(n_windows), threshold)
     worker_progress("count", shard_no, 1, None)
-    return counters
+    return ShardFilter(counters, heavy)
 
 
-def heavy_hashes(counters: np.ndarray, shard: ShardCorpus, length: int, threshold: int) -> np.ndarray:
-    """uint64 ascending: this shard's windows whose cell reads >= threshold (step 2)."""
-    return heavy_windows(shard.ids, shard.token_hash, shard.doc_offsets, length, counters, threshold)
+def heavy_hashes(f: ShardFilter) -> np.ndarray:
+    """The heavy hashes alone (runs where the filter is, so only they travel to the union)."""
+    return f.heavy
 
 
 def union_of(*parts: np.ndarray) -> np.ndarray:
@@ -178,9 +186,9 @@ def union_of(*parts: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([np.zeros(0, dtype=np.uint64), *parts]))
 
 
-def upper_counts(counters: np.ndarray, union: np.ndarray) -> np.ndarray:
+def upper_counts(f: ShardFilter, union: np.ndarray) -> np.ndarray:
     """uint8 (|U|,): this shard's cell for each hash of U (step 3)."""
-    return cell_values(counters, union)
+    return cell_values(f.counters, union)
 
 
 def superset_of(union: np.ndarray, sigma: int, *counts: np.ndarray) -> np.ndarray:
@@ -366,9 +374,9 @@ def warm_kernels(min_length: int = 10) -> None:
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
     shard = tok.corpus()
     config = MiningConfig(sigma=2, min_length=min_length)
-    counters = shard_filter(shard, min_length, 0)
-    union = union_of(heavy_hashes(counters, shard, min_length, 2))
-    members = superset_of(union, 2, upper_counts(counters, union))
+    counted = shard_filter(shard, min_length, 2, 0)
+    union = union_of(heavy_hashes(counted))
+    members = superset_of(union, 2, upper_counts(counted, union))
     cut = flagged_segments(shard, members, min_length, 0, 1)
     cut_exact = shard_segments(shard, [frequent_windows([window_parts(shard, min_length, 1, 0)[0]], 2)],
                                min_length, 1, 0, 1)

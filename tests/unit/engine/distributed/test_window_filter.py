@@ -121,3 +121,75 @@ def test_every_frequent_window_is_flagged_at_every_occurrence(docs, n_shards, si
         h, s = window_hashes(tokens, TOKEN_HASH, offsets, length)
         flagged = set(wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members).tolist())
         assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([1, 2, 17, 500]),
+       threshold=st.integers(1, 6))
+def test_window_filter_heavy_matches_reference(docs, length, n_cells, threshold):
+    tokens, offsets = corpus_of(docs)
+    counters, heavy = wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, length, n_cells, threshold)
+    ref_counters, ref_heavy = wf.window_filter_heavy_reference(tokens, TOKEN_HASH, offsets, length, n_cells, threshold)
+    assert np.array_equal(counters, ref_counters)
+    assert np.array_equal(heavy, ref_heavy)
+    assert np.array_equal(counters, wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells))
+
+
+def test_window_filter_heavy_partitioned_and_chunked_matches_reference(monkeypatch):
+    """Region-partitioned increments over several chunks: the order the emission depends on
+    is the reference's too."""
+    monkeypatch.setattr(wf, "CHUNK_WINDOWS", 7)
+    monkeypatch.setattr(wf, "region_layout", lambda n_cells: (3, -(-n_cells >> 3)))
+    rng = np.random.default_rng(5)
+    docs = [rng.integers(0, 6, int(rng.integers(0, 40))).tolist() for _ in range(30)]
+    tokens, offsets = corpus_of(docs)
+    for n_cells, threshold in ((50, 2), (300, 4), (9, 3)):
+        got = wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, 3, n_cells, threshold)
+        ref = wf.window_filter_heavy_reference(tokens, TOKEN_HASH, offsets, 3, n_cells, threshold)
+        assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([1, 3, 17, 500]),
+       threshold=st.integers(1, 6))
+def test_one_pass_heavy_set_lies_between_the_occurrence_bound_and_the_final_cells(docs, length, n_cells, threshold):
+    """What the pigeonhole relies on: every window with >= threshold occurrences is emitted,
+    and nothing whose final cell reads below threshold."""
+    tokens, offsets = corpus_of(docs)
+    counters, heavy = wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, length, n_cells, threshold)
+    hashes, _ = window_hashes(tokens, TOKEN_HASH, offsets, length)
+    keys, occ = np.unique(hashes, return_counts=True)
+    got = set(heavy.tolist())
+    assert set(keys[occ >= threshold].tolist()) <= got
+    assert got <= set(wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, counters, threshold).tolist())
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
+       n_shards=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4), tiny=st.booleans())
+@example(docs=[[0, 1, 2]] * 6, n_shards=3, sigma=6, length=3, tiny=False)
+@example(docs=[[0, 1]] * 5 + [[2, 3]], n_shards=6, sigma=5, length=2, tiny=True)
+def test_one_pass_pigeonhole_flags_every_frequent_window_at_every_occurrence(docs, n_shards, sigma, length, tiny):
+    """The pipeline's path (filter and heavy windows in one pass): df >= sigma => flagged, in
+    every shard, at every start."""
+    cuts = np.linspace(0, len(docs), n_shards + 1).astype(int)
+    shards = [corpus_of(docs[a:b]) if b > a else corpus_of([[]]) for a, b in zip(cuts[:-1], cuts[1:])]
+    t = wf.local_threshold(sigma, n_shards)
+    built = []
+    for tokens, offsets in shards:
+        n_windows = int(np.maximum(np.diff(offsets) - length + 1, 0).sum())
+        n_cells = 3 if tiny else wf.filter_cells(n_windows)
+        built.append(wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, length, n_cells, t))
+    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
+    sums = sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built)
+    members = wf.frequent_superset(union, sums, sigma)
+    all_tokens, all_offsets = corpus_of(docs)
+    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
+    doc = np.searchsorted(all_offsets, starts, side="right") - 1
+    keys, df = distinct_document_counts(hashes, doc)
+    frequent = set(keys[df >= sigma].tolist())
+    assert frequent <= set(members.tolist())
+    for tokens, offsets in shards:
+        h, s = window_hashes(tokens, TOKEN_HASH, offsets, length)
+        flagged = set(wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members).tolist())
+        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged

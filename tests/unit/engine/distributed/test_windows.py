@@ -7,6 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.distributed.reduced_corpus import global_coverage, reduced_corpus, reduced_corpus_reference
 from bloomspan.engine.distributed.windows import (
+    cut_intervals,
+    cut_intervals_reference,
     distinct_document_counts,
     distinct_document_counts_reference,
     frequent_segments,
@@ -105,6 +107,23 @@ def test_frequent_segments_match_reference(docs, length, seed):
     ref = frequent_segments_reference(s, frequent, offsets, length)
     for a, b in ((got.doc, ref.doc), (got.start, ref.start), (got.end, ref.end)):
         assert np.array_equal(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), seed=st.integers(0, 1000), share=st.sampled_from([0.0, 0.3, 1.0]))
+def test_cut_intervals_match_reference(docs, length, seed, share):
+    """Intervals, each start's interval and the intervals' tokens in one walk equal the
+    searches and slices of the twin (and the covered-mask twin's intervals)."""
+    tokens, offsets = corpus_of(docs)
+    _, s = window_hashes(tokens, string_hashes([str(i) for i in range(6)]), offsets, length)
+    win = s[np.random.default_rng(seed).random(s.size) < share]
+    seg, win_seg, seg_tokens = cut_intervals(win, offsets, tokens, length)
+    ref, ref_win_seg, ref_tokens = cut_intervals_reference(win, offsets, tokens, length)
+    masked = frequent_segments_reference(win, np.ones(win.size, dtype=bool), offsets, length)
+    for a, b, c in ((seg.doc, ref.doc, masked.doc), (seg.start, ref.start, masked.start), (seg.end, ref.end, masked.end)):
+        assert np.array_equal(a, b) and np.array_equal(a, c)
+    assert np.array_equal(win_seg, ref_win_seg)
+    assert np.array_equal(seg_tokens, ref_tokens) and seg_tokens.dtype == tokens.dtype
 
 
 @settings(max_examples=60, deadline=None)
