@@ -205,8 +205,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     dst_start = np.empty(n_frag, dtype=np.int64)
     dst_start[order] = new_off[:-1]
     layout = np.full(new_off[-1], NO_LEFT, dtype=np.uint32)
-    within = np.arange(f.tokens.size, dtype=np.int64) - np.repeat(f.offsets[:-1], frag_len)
-    layout[np.repeat(dst_start, frag_len) + within] = f.tokens
+    place_fragments(layout, dst_start, f.offsets, f.tokens)
     sdoc = f.doc[order]
     doc_first = np.ones(n_frag, dtype=bool)
     doc_first[1:] = sdoc[1:] != sdoc[:-1]
@@ -214,6 +213,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     global_doc = sdoc[doc_first]
 
     uniq, ids = dense_token_ids(layout)
+    del layout  # growth reads the dense ids only
     n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
     rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
 
@@ -258,23 +258,67 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
                         k_phrase.astype(np.int64), f.owner[frag].astype(np.int64), label.astype(np.int64), stats)
 
 
+@njit(cache=True, nogil=True)
+def _place(layout, dst_start, offsets, tokens):
+    for f in range(dst_start.shape[0]):
+        d = dst_start[f] - offsets[f]
+        for i in range(offsets[f], offsets[f + 1]):
+            layout[d + i] = tokens[i]
+
+
+def place_fragments(layout: np.ndarray, dst_start: np.ndarray, offsets: np.ndarray, tokens: np.ndarray) -> None:
+    """``layout[dst_start[f]:+len(f)] = fragment f's tokens`` for every fragment (no index array
+    per token)."""
+    _place(layout, np.ascontiguousarray(dst_start, dtype=np.int64), np.ascontiguousarray(offsets, dtype=np.int64),
+           tokens)
+
+
+def place_fragments_reference(layout, dst_start, offsets, tokens) -> None:
+    """Plain twin of :func:`place_fragments`: one index per token."""
+    frag_len = np.diff(offsets)
+    within = np.arange(tokens.size, dtype=np.int64) - np.repeat(offsets[:-1], frag_len)
+    layout[np.repeat(dst_start, frag_len) + within] = tokens
+
+
+@njit(cache=True, nogil=True)
+def _dense_ids(layout, no_left, rank, out):
+    """rank[v] = 1 for every value present (NO_LEFT at the table's last slot), then the ranks,
+    then every element's rank; returns the number of distinct values."""
+    top = rank.shape[0] - 1
+    for i in range(layout.shape[0]):
+        v = layout[i]
+        rank[top if v == no_left else v] = 1
+    n = 0
+    for v in range(top + 1):
+        if rank[v]:
+            rank[v] = n
+            n += 1
+        else:
+            rank[v] = 0xFFFFFFFF
+    for i in range(layout.shape[0]):
+        v = layout[i]
+        out[i] = rank[top if v == no_left else v]
+    return n
+
+
 def dense_token_ids(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(layout, return_inverse=True)`` for run ids (uint32, ``NO_LEFT`` allowed) in
-    linear time: a presence table over the ids instead of a sort (the sort was 60 % of a
-    growth shard's CPU). Returns (uint32 distinct values ascending, ``NO_LEFT`` last if
-    present; uint32 (n,) index of each element among them)."""
-    layout = np.asarray(layout, dtype=np.uint32)
-    real = layout != NO_LEFT
-    top = int(layout[real].max()) + 1 if real.any() else 0
-    present = np.zeros(top + 1, dtype=bool)
-    present[layout[real]] = True
-    has_no_left = not bool(real.all())
-    present[top] = has_no_left
-    rank = (np.cumsum(present) - 1).astype(np.uint32)
-    values = np.flatnonzero(present[:top]).astype(np.uint32)
-    if has_no_left:
+    linear time and without a temporary per element: a presence table over the ids (a
+    numba kernel) instead of a sort (the sort was 60 % of a growth shard's CPU). Returns
+    (uint32 distinct values ascending, ``NO_LEFT`` last if present; uint32 (n,) index of
+    each element among them)."""
+    layout = np.ascontiguousarray(layout, dtype=np.uint32)
+    if layout.size == 0:
+        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.uint32)
+    real_max = int(np.max(layout, where=layout != NO_LEFT, initial=0))
+    rank = np.zeros(real_max + 2, dtype=np.uint32)  # the last slot stands for NO_LEFT
+    out = np.empty(layout.shape[0], dtype=np.uint32)
+    _dense_ids(layout, NO_LEFT, rank, out)
+    present = rank != np.uint32(0xFFFFFFFF)
+    values = np.flatnonzero(present[:-1]).astype(np.uint32)
+    if present[-1]:
         values = np.append(values, NO_LEFT)
-    return values, rank[np.where(real, layout, np.uint32(top))]
+    return values, out
 
 
 # ---------------------------------------------------------------------- routing keys

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bloomspan.engine.distributed.fragment_packing import PackedFragments, pack_fragments, unpack_fragments
+from bloomspan.engine.distributed.fragment_packing import PackedFragments, pack_fragments, unpack_concatenated
 from bloomspan.engine.distributed.sharded_growth import (
     GrownPhrases,
-    concat_fragments,
     fragments_for,
     grow_fragments,
     growth_shard_of,
@@ -235,7 +234,7 @@ def run_ids_of(used: list[str], run_id_of: dict[str, int]) -> np.ndarray:
 def grow_shard(parts: list[PackedFragments], mining_config, shard_no: int) -> GrownPhrases:
     """Every maximal phrase starting with a window routed to this growth shard."""
     worker_progress("grow", shard_no, 0, None)
-    fragments = concat_fragments([unpack_fragments(p) for p in parts])
+    fragments = unpack_concatenated(parts)
     grown = grow_fragments(fragments, mining_config.sigma, mining_config.min_length,
                            left_prune=mining_config.left_prune)
     worker_progress("grow", shard_no, 1, None)

@@ -74,3 +74,12 @@ def test_fragments_of_two_document_shards_are_refused():
     f.owner[1] = 4
     with pytest.raises(ValueError, match="one document shard"):
         fp.pack_fragments(f)
+
+
+@settings(max_examples=80, deadline=None)
+@given(contents=st.lists(content, min_size=1, max_size=5),
+       patterns=st.lists(st.lists(st.integers(0, 4), max_size=12), max_size=4))
+def test_unpack_concatenated_equals_each_part_unpacked_then_concatenated(contents, patterns):
+    parts = [fp.pack_fragments(_fragments(contents, [i % len(contents) for i in pattern], owner=k))
+             for k, pattern in enumerate(patterns)]
+    assert _equal(fp.unpack_concatenated(parts), fp.unpack_concatenated_reference(parts))

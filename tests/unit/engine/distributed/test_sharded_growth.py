@@ -144,3 +144,22 @@ def test_dense_token_ids_equal_numpy_unique(values, no_left):
     got_values, got_ids = dense_token_ids(layout)
     assert got_values.dtype == np.uint32 and got_ids.dtype == np.uint32
     assert np.array_equal(got_values, uniq) and np.array_equal(got_ids, inverse.reshape(-1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(0, 6), max_size=12), seed=st.integers(0, 1000))
+def test_place_fragments_matches_reference(lengths, seed):
+    from bloomspan.engine.distributed.sharded_growth import NO_LEFT, place_fragments, place_fragments_reference
+
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = rng.integers(0, 50, int(offsets[-1])).astype(np.uint32)
+    order = rng.permutation(len(lengths))
+    new_len = np.asarray(lengths, dtype=np.int64)[order] + 1
+    dst_start = np.empty(len(lengths), dtype=np.int64)
+    dst_start[order] = np.concatenate([[0], np.cumsum(new_len)])[:-1]
+    got = np.full(int(new_len.sum()), NO_LEFT, dtype=np.uint32)
+    ref = got.copy()
+    place_fragments(got, dst_start, offsets, tokens)
+    place_fragments_reference(ref, dst_start, offsets, tokens)
+    assert np.array_equal(got, ref)
