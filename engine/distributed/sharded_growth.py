@@ -217,11 +217,12 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
     rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
 
-    frag_of_start = np.searchsorted(f.offsets, f.starts, side="right") - 1
-    pos = dst_start[frag_of_start] + (f.starts - f.offsets[frag_of_start])
+    pos = placed_positions(f.starts, f.offsets, dst_start)
     key = (ids[pos].astype(np.uint64) << np.uint64(32)) | ids[pos + 1].astype(np.uint64)
     by = np.lexsort((pos, key))
-    pos, key = pos[by], key[by]
+    pos = pos[by]  # one array at a time: a growth shard's peak is here
+    key = key[by]
+    del by
     doc = (np.searchsorted(doc_offsets, pos, side="right") - 1).astype(np.int32)
     cut = np.flatnonzero(np.diff(key)) + 1
     seed_lo = np.concatenate([[0], cut]).astype(np.int64)
@@ -299,6 +300,36 @@ def _dense_ids(layout, no_left, rank, out):
         v = layout[i]
         out[i] = rank[top if v == no_left else v]
     return n
+
+
+@njit(cache=True, nogil=True)
+def _placed_positions(starts, offsets, dst_start, out):
+    n_frag = offsets.shape[0] - 1
+    for i in range(starts.shape[0]):
+        lo, hi = 0, n_frag  # the fragment holding start i: the last f with offsets[f] <= starts[i]
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if offsets[mid] <= starts[i]:
+                lo = mid
+            else:
+                hi = mid
+        out[i] = dst_start[lo] + (starts[i] - offsets[lo])
+
+
+def placed_positions(starts: np.ndarray, offsets: np.ndarray, dst_start: np.ndarray) -> np.ndarray:
+    """int64: where each routed start (an index into the fragments' tokens) lies once fragment
+    f is placed at ``dst_start[f]`` (a search per start, no array per start in between)."""
+    out = np.empty(starts.shape[0], dtype=np.int64)
+    if starts.size:
+        _placed_positions(np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(offsets, dtype=np.int64),
+                          np.ascontiguousarray(dst_start, dtype=np.int64), out)
+    return out
+
+
+def placed_positions_reference(starts, offsets, dst_start) -> np.ndarray:
+    """Plain twin of :func:`placed_positions`."""
+    frag = np.searchsorted(offsets, starts, side="right") - 1
+    return (np.asarray(dst_start)[frag] + (np.asarray(starts) - np.asarray(offsets)[frag])).astype(np.int64)
 
 
 def dense_token_ids(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

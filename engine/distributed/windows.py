@@ -84,6 +84,48 @@ def string_hashes(strings: Sequence[str]) -> np.ndarray:
     return out
 
 
+class PackedStrings(Sequence):
+    """A list of strings held as one UTF-8 buffer and its offsets (as :func:`_utf8_spans` lays
+    them out), read back one string or a batch at a time: a shard's vocabulary costs its
+    bytes plus 8 per string instead of a Python object per string (~3x its text)."""
+
+    def __init__(self, buf: np.ndarray, offsets: np.ndarray):
+        self.buf = buf
+        self.offsets = offsets
+
+    @staticmethod
+    def of(strings: Sequence[str]) -> PackedStrings:
+        buf, offsets = _utf8_spans(strings) if len(strings) else (np.zeros(0, np.uint8), np.zeros(1, np.int64))
+        return PackedStrings(buf, offsets)
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.take(range(len(self))[i])
+        i = range(len(self))[i]  # negative indices; IndexError past the end
+        return self.buf[self.offsets[i]:self.offsets[i + 1] - 1].tobytes().decode("utf-8", "surrogatepass")
+
+    def take(self, ids) -> list[str]:
+        """The strings of ``ids`` (in that order)."""
+        data = self.buf.tobytes() if self.buf.size < (1 << 16) else memoryview(self.buf)
+        off = self.offsets
+        return [bytes(data[off[i]:off[i + 1] - 1]).decode("utf-8", "surrogatepass") for i in np.asarray(ids).tolist()]
+
+    def hashes(self) -> np.ndarray:
+        """:func:`string_hashes` of the strings, from the buffer (nothing encoded again)."""
+        out = np.empty(len(self), dtype=np.uint64)
+        if len(self):
+            _string_hashes(self.buf, self.offsets, out)
+        return out
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, (PackedStrings, list, tuple)) else NotImplemented
+
+    __hash__ = None
+
+
 def string_hashes_reference(strings: Sequence[str]) -> np.ndarray:
     """Plain twin of :func:`string_hashes`, one string at a time with Python ints."""
     out = []

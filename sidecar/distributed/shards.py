@@ -12,16 +12,17 @@ import io
 import json
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import orjson
 
-from .cluster import worker_progress
+from .cluster import release_freed_memory, worker_progress
 
 log = logging.getLogger(__name__)
 
-TOKENIZE_DOCS = 2000  # documents per tokenizer call (as in the single-node reader)
+TOKENIZE_DOCS = 500  # documents per tokenizer call: its transient arrays (code points, spans) stay small
 
 
 @dataclass
@@ -29,7 +30,8 @@ class ShardCorpus:
     """One shard, tokenized.
 
     ids:          uint32 (W,) local token ids; doc_offsets int64 (D+1,)
-    strings:      the local vocabulary, local id order
+    strings:      the local vocabulary, local id order (a PackedStrings: one UTF-8 buffer, not
+                  a Python object per string)
     token_hash:   uint64 (V,) hash of each local string (:func:`string_hashes`)
     external_ids: JSON Lines with an id field: the id of each document, else None
     line_numbers: JSON Lines: int64 (D,) 1-based line of each document within the range
@@ -43,7 +45,7 @@ class ShardCorpus:
 
     ids: np.ndarray
     doc_offsets: np.ndarray
-    strings: list[str]
+    strings: Sequence[str]
     token_hash: np.ndarray
     external_ids: list[str] | None = None
     line_numbers: np.ndarray | None = None
@@ -80,14 +82,17 @@ class _Tokenizer:
             self.lengths.append(np.diff(offsets))
 
     def corpus(self, **extra) -> ShardCorpus:
-        from bloomspan.engine.distributed.windows import string_hashes
+        from bloomspan.engine.distributed.windows import PackedStrings
 
         ids = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint32)
+        self.parts = []
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        strings = self.vocabulary.tokens()
-        return ShardCorpus(ids=ids, doc_offsets=offsets, strings=strings, token_hash=string_hashes(strings), **extra)
+        strings = PackedStrings.of(self.vocabulary.tokens())
+        self.vocabulary = None
+        release_freed_memory()  # the vocabulary's and the documents' objects are gone
+        return ShardCorpus(ids=ids, doc_offsets=offsets, strings=strings, token_hash=strings.hashes(), **extra)
 
 
 # ---------------------------------------------------------------------- JSON Lines

@@ -38,7 +38,7 @@ from bloomspan.engine.distributed.windows import (
 )
 
 from . import coverage
-from .cluster import worker_progress
+from .cluster import release_freed_memory, worker_progress
 from .coverage import ShardCoverage
 from .shards import ShardCorpus
 
@@ -151,9 +151,15 @@ def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_grow
     del present
     route = routing_keys_at(shard.ids, shard.token_hash, win, length, routing_k(length))
     worker_progress("cut", shard_no, 1, None)
-    return ShardSegments(seg, tokens, used.astype(np.uint32), [shard.strings[i] for i in used.tolist()],
+    return ShardSegments(seg, tokens, used.astype(np.uint32), _strings_of(shard, used),
                          win_seg.astype(np.int32), (win - seg.start[win_seg]).astype(np.int32),
                          growth_shard_of(route, n_growth).astype(np.int32))
+
+
+def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
+    """The shard's strings of local ``ids`` (a batch read of packed strings, or a list's items)."""
+    take = getattr(shard.strings, "take", None)
+    return take(ids) if take is not None else [shard.strings[i] for i in ids.tolist()]
 
 
 # ---------------------------------------------------------------------- pigeonhole counting
@@ -237,6 +243,8 @@ def grow_shard(parts: list[PackedFragments], mining_config, shard_no: int) -> Gr
     fragments = unpack_concatenated(parts)
     grown = grow_fragments(fragments, mining_config.sigma, mining_config.min_length,
                            left_prune=mining_config.left_prune)
+    del fragments
+    release_freed_memory()
     worker_progress("grow", shard_no, 1, None)
     return grown
 
@@ -318,7 +326,7 @@ class StringBlock:
 def vocabulary_part(shard: ShardCorpus, p: int, n_partitions: int) -> tuple[np.ndarray, StringBlock]:
     """This shard's local ids (ascending) and strings whose hash falls in partition p."""
     ids = np.flatnonzero(partition_of(shard.token_hash, n_partitions) == p).astype(np.uint32)
-    return ids, StringBlock.of([shard.strings[i] for i in ids.tolist()])
+    return ids, StringBlock.of(_strings_of(shard, ids))
 
 
 def vocabulary_partition(parts: list[tuple[np.ndarray, StringBlock]]) -> VocabularyPartition:

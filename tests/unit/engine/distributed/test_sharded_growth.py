@@ -163,3 +163,18 @@ def test_place_fragments_matches_reference(lengths, seed):
     place_fragments(got, dst_start, offsets, tokens)
     place_fragments_reference(ref, dst_start, offsets, tokens)
     assert np.array_equal(got, ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=12), seed=st.integers(0, 1000))
+def test_placed_positions_match_reference(lengths, seed):
+    """Fragments of any length (empty ones too, which share an offset with the next)."""
+    from bloomspan.engine.distributed.sharded_growth import placed_positions, placed_positions_reference
+
+    rng = np.random.default_rng(seed)
+    lengths = [n if rng.random() < 0.8 else 0 for n in lengths]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    starts = np.flatnonzero(rng.random(int(offsets[-1])) < 0.5).astype(np.int64)
+    dst_start = rng.permutation(len(lengths)).astype(np.int64) * 10
+    assert np.array_equal(placed_positions(starts, offsets, dst_start),
+                          placed_positions_reference(starts, offsets, dst_start))

@@ -208,3 +208,25 @@ def test_sort_pairs_is_numpys_stable_sort(keys):
     v = np.arange(k.size, dtype=np.int64)[::-1].copy()
     got, ref = sort_pairs(k, v), sort_pairs_reference(k, v)
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+
+
+@settings(max_examples=80, deadline=None)
+@given(strings=st.lists(st.text(max_size=8), max_size=20), pick=st.lists(st.integers(0, 19), max_size=10))
+def test_packed_strings_read_back_every_string_and_hash_as_the_list(strings, pick):
+    """Newlines, empty strings, lone surrogates: what is packed is what is read back."""
+    from bloomspan.engine.distributed.windows import PackedStrings
+
+    packed = PackedStrings.of(strings)
+    assert len(packed) == len(strings) and list(packed) == strings and packed == strings
+    ids = [i % len(strings) for i in pick] if strings else []
+    assert packed.take(ids) == [strings[i] for i in ids]
+    assert packed.hashes().tolist() == string_hashes_reference(strings).tolist()
+    if strings:
+        assert packed[-1] == strings[-1]
+
+
+def test_packed_strings_keep_lone_surrogates():
+    from bloomspan.engine.distributed.windows import PackedStrings
+
+    strings = ["a\ud800b", "\udfff", "", "x\ny"]
+    assert list(PackedStrings.of(strings)) == strings
