@@ -305,15 +305,22 @@ def _dense_ids(layout, no_left, rank, out):
 @njit(cache=True, nogil=True)
 def _placed_positions(starts, offsets, dst_start, out):
     n_frag = offsets.shape[0] - 1
+    lo = 0  # the fragment holding start i: the last f with offsets[f] <= starts[i]
     for i in range(starts.shape[0]):
-        lo, hi = 0, n_frag  # the fragment holding start i: the last f with offsets[f] <= starts[i]
-        while hi - lo > 1:
-            mid = (lo + hi) >> 1
-            if offsets[mid] <= starts[i]:
-                lo = mid
-            else:
-                hi = mid
-        out[i] = dst_start[lo] + (starts[i] - offsets[lo])
+        s = starts[i]
+        if s < offsets[lo]:  # starts went back: search from the beginning
+            lo = 0
+        hi = n_frag
+        if lo + 1 < n_frag and offsets[lo + 1] <= s:  # not the same fragment as the last start
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if offsets[mid] <= s:
+                    lo = mid
+                else:
+                    hi = mid
+        while lo + 1 < n_frag and offsets[lo + 1] <= s:
+            lo += 1
+        out[i] = dst_start[lo] + (s - offsets[lo])
 
 
 def placed_positions(starts: np.ndarray, offsets: np.ndarray, dst_start: np.ndarray) -> np.ndarray:

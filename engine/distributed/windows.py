@@ -113,6 +113,21 @@ class PackedStrings(Sequence):
         off = self.offsets
         return [bytes(data[off[i]:off[i + 1] - 1]).decode("utf-8", "surrogatepass") for i in np.asarray(ids).tolist()]
 
+    def joined(self, ids) -> bytes | None:
+        """The UTF-8 of the strings of ``ids`` joined by newlines, sliced from the buffer (no
+        decode, no encode); None when the buffer's separators are not newlines (a string
+        holds one)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if len(self) and int(self.offsets[-1]) != self.buf.shape[0] + 1:  # "\0"-separated (_utf8_spans)
+            return None
+        if ids.size == 0:
+            return b""
+        padded = np.append(self.buf, np.uint8(10))  # the last string's separator
+        starts = self.offsets[ids]
+        lengths = self.offsets[ids + 1] - starts  # each with its separator
+        within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return padded[np.repeat(starts, lengths) + within][:-1].tobytes()
+
     def hashes(self) -> np.ndarray:
         """:func:`string_hashes` of the strings, from the buffer (nothing encoded again)."""
         out = np.empty(len(self), dtype=np.uint64)

@@ -155,10 +155,11 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         headers, cut, counts = _exact_count_cut(client, shards, homes, config, relay, run, seconds, P, G)
     stats.update(counts)
     t0 = time.perf_counter()
-    used = [b.strings() for b in
-            client.gather([client.submit(tasks.used_strings, c, key=f"bloomspan-used-{run}-{k}") for k, c in enumerate(cut)])]
-    cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"bloomspan-cuthead-{run}-{k}")
-                               for k, c in enumerate(cut)])
+    used, cut_sizes = [], []
+    for block, size in client.gather([client.submit(tasks.cut_summary, c, key=f"bloomspan-used-{run}-{k}")
+                                      for k, c in enumerate(cut)]):
+        used.append(block.strings())
+        cut_sizes.append(size)
     seconds["cut"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -277,9 +278,8 @@ def _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshol
               for k, f in enumerate(filters)]
     members = client.submit(tasks.superset_of, union, sigma, *uppers, key=f"bloomspan-reduce-{run}-0", retries=2)
     _wait(client, [members], relay, "reduce")
-    n_heavy = client.gather([client.submit(len, h, key=f"bloomspan-nheavy-{run}-{k}") for k, h in enumerate(heavy)])
-    n_union, n_members = client.gather([client.submit(len, union, key=f"bloomspan-nunion-{run}-0"),
-                                        client.submit(len, members, key=f"bloomspan-nfreq-{run}-0")])
+    n_heavy, n_union, n_members = client.submit(tasks.lengths, heavy, union, members,
+                                                key=f"bloomspan-nheavy-{run}-0").result()
     del filters, heavy, uppers  # the filters' memory goes back to the workers now
     seconds["reduce"] = time.perf_counter() - t0
 
@@ -289,10 +289,10 @@ def _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshol
     _wait(client, cut, relay, "cut")
     seconds["cut"] = time.perf_counter() - t0
     n_shards = len(shards)
-    counts = {"count_method": "pigeonhole", "heavy_threshold": threshold, "heavy_windows": int(sum(n_heavy)),
+    counts = {"count_method": "pigeonhole", "heavy_threshold": threshold, "heavy_windows": int(n_heavy),
               "heavy_union": int(n_union), "frequent_windows": int(n_members),
               # heavy hashes up, the union down to every shard, a byte per shard and hash up, the superset down
-              "windows_sent_bytes": int(8 * sum(n_heavy) + n_shards * 9 * n_union + 8 * n_shards * n_members)}
+              "windows_sent_bytes": int(8 * n_heavy + n_shards * 9 * n_union + 8 * n_shards * n_members)}
     return headers, cut, counts
 
 

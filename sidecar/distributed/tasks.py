@@ -214,6 +214,16 @@ def segment_headers(part: ShardSegments) -> tuple[int, int]:
     return int(part.segments.doc.shape[0]), int(part.tokens.shape[0])
 
 
+def cut_summary(part: ShardSegments) -> tuple[StringBlock, tuple[int, int]]:
+    """What the driver needs of a shard's cut, in one task: its strings and its sizes."""
+    return used_strings(part), segment_headers(part)
+
+
+def lengths(heavy: list[np.ndarray], union: np.ndarray, members: np.ndarray) -> tuple[int, int, int]:
+    """(heavy hashes over all shards, |U|, |F|) for the run statistics, in one task."""
+    return int(sum(h.shape[0] for h in heavy)), int(union.shape[0]), int(members.shape[0])
+
+
 def growth_parts(part: ShardSegments, run_ids: np.ndarray, global_docs: np.ndarray, n_growth: int,
                  shard_no: int) -> list[PackedFragments]:
     """What this document shard sends each growth shard: its interval tails in run ids
@@ -326,6 +336,9 @@ class StringBlock:
 def vocabulary_part(shard: ShardCorpus, p: int, n_partitions: int) -> tuple[np.ndarray, StringBlock]:
     """This shard's local ids (ascending) and strings whose hash falls in partition p."""
     ids = np.flatnonzero(partition_of(shard.token_hash, n_partitions) == p).astype(np.uint32)
+    joined = shard.strings.joined(ids) if hasattr(shard.strings, "joined") else None
+    if joined is not None:  # sliced from the shard's packed strings: nothing decoded or encoded
+        return ids, StringBlock(joined, int(ids.shape[0]))
     return ids, StringBlock.of(_strings_of(shard, ids))
 
 

@@ -220,6 +220,11 @@ def test_packed_strings_read_back_every_string_and_hash_as_the_list(strings, pic
     assert len(packed) == len(strings) and list(packed) == strings and packed == strings
     ids = [i % len(strings) for i in pick] if strings else []
     assert packed.take(ids) == [strings[i] for i in ids]
+    joined = packed.joined(ids)
+    if any("\n" in x for x in strings):
+        assert joined is None
+    else:
+        assert joined == "\n".join(strings[i] for i in ids).encode("utf-8", "surrogatepass")
     assert packed.hashes().tolist() == string_hashes_reference(strings).tolist()
     if strings:
         assert packed[-1] == strings[-1]
