@@ -140,7 +140,7 @@ def _heavy_of(counters, cells, hashes, n, threshold, out):
     return k
 
 
-CHUNK_WINDOWS = 1 << 20  # windows hashed per kernel call: the chunk's buffers stay at ~24 MiB
+CHUNK_WINDOWS = 1 << 18  # windows hashed per kernel call: the chunk's buffers stay at ~10 MiB
 
 
 class _Chunks:
