@@ -129,8 +129,9 @@ class GrownPhrases:
 
     tokens:      list of K tuples of token ids; df, occurrences: int64 (K,)
     docs:        K int64 arrays, each phrase's documents ascending
-    occ_phrase:  int64 (O,) phrase of every occurrence; occ_owner, occ_label: int64 (O,) its
-                 document shard and position there (coverage is built from these)
+    occ_phrase:  int32 (O,) phrase of every occurrence; occ_owner: int32 (O,) its document
+                 shard; occ_label: int64 (O,) its position there (coverage is built from these;
+                 held until the document shards have them, so 16 bytes per occurrence, not 24)
     stats:       counts of the shard's growth
     """
 
@@ -196,7 +197,8 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     n_frag = f.doc.size
     if n_frag == 0 or f.starts.size == 0:
         z = np.zeros(0, dtype=np.int64)
-        return GrownPhrases([], z, z.copy(), [], z.copy(), z.copy(), z.copy(), {"fragments": 0, "candidates": 0})
+        z32 = np.zeros(0, dtype=np.int32)
+        return GrownPhrases([], z, z.copy(), [], z32, z32.copy(), z.copy(), {"fragments": 0, "candidates": 0})
     order = np.lexsort((f.label, f.owner, f.doc))
     frag_len = np.diff(f.offsets)
     new_len = frag_len[order] + 1  # + a NO_LEFT after the fragment
@@ -256,7 +258,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
              "seeds": int(seed_lo.size), "candidates": len(cands),
              "not_left_maximal": int(len(cands) - kept.size), **{f"grow_{k}": v for k, v in cands.stats.items()}}
     return GrownPhrases(tokens, cands.df[kept].astype(np.int64), n_occ[kept].astype(np.int64), docs,
-                        k_phrase.astype(np.int64), f.owner[frag].astype(np.int64), label.astype(np.int64), stats)
+                        k_phrase.astype(np.int32), f.owner[frag].astype(np.int32), label.astype(np.int64), stats)
 
 
 @njit(cache=True, nogil=True)

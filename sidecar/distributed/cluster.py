@@ -191,27 +191,21 @@ def release_freed_memory() -> None:
     shard a worker held 10-16 bytes per token of it instead of the shard's 5. Dask's own remedy
     (``MALLOC_TRIM_THRESHOLD_`` in a spawned worker's environment) does not reach workers
     forked from the driver, whose allocator was set up before the variable could matter.
-    The first call also fixes glibc's thresholds as that variable does (mmap above 128 KiB,
-    trim above 128 KiB): otherwise glibc raises its mmap threshold each time a large array is
-    freed, and the next arrays up to 32 MiB come from a heap that is not given back."""
+    Called at the end of the tasks that leave the most behind (a read, a growth shard), not
+    as fixed glibc thresholds: those mmap every array above 128 KiB afresh, and the page
+    faults cost ~35 ns of system CPU per token of a worker's share."""
     global _LIBC
     if _LIBC is None:
         import ctypes
         import ctypes.util
 
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            libc.malloc_trim  # noqa: B018 - probe: musl and macOS have none
-            libc.mallopt(_M_MMAP_THRESHOLD, 128 << 10)
-            libc.mallopt(_M_TRIM_THRESHOLD, 128 << 10)
-            _LIBC = libc
+            _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.malloc_trim  # noqa: B018 - probe: musl and macOS have none
         except (OSError, AttributeError):
             _LIBC = False
     if _LIBC:
         _LIBC.malloc_trim(0)
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 
 _LIBC = None
