@@ -14,7 +14,10 @@ not grow with the corpus:
 2. Pigeonhole: if ``df(W) = sum_k df_k(W) >= sigma`` then some unit has ``df_k(W) >=
    ceil(sigma / G)``. So every frequent window is among the *heavy* windows of some unit,
    those whose cell reads ``>= t = min(ceil(sigma / G), 255)``. Each unit sends the driver the
-   distinct hashes of its heavy windows: the union ``U``.
+   distinct hashes of its heavy windows: the union ``U``. The pipeline finds them in the same pass
+   that builds the filter (:func:`window_filter_heavy`): every window whose cell reads ``>= t``
+   right after its own increment, which holds every window with ``>= t`` occurrences in the unit
+   (so every one the pigeonhole needs) and only windows whose final cell reads ``>= t``.
 3. Each unit reads its cell for every hash of ``U`` (its upper bound of the window's
    documents there); the driver sums them. ``sum_k c_k(W) >= sum_k min(df_k(W), 255) >=
    min(df(W), 255)``, so a frequent window's sum reaches ``min(sigma, 255)``: the windows of
