@@ -7,7 +7,7 @@ Without ``--corpus`` it generates the web crawl (``bloomspan corpus web``). File
 ``mine_jsonl`` in a subprocess and the distributed run per worker count on a fresh
 LocalCluster, and checks that phrases.jsonl is byte-identical. Index mode bulk-loads the
 file into ``bstest-dask-<random>`` (2 shards), runs ``run_mining`` in a subprocess and
-``run_mining_dask`` per worker count, checks that the published phrase documents, doc map
+``run_mining(config, dask=...)`` per worker count, checks that the published phrase documents, doc map
 and coverage are identical, and deletes every index it made. Per run: wall seconds, CPU
 seconds (user + sys of every process of the run: the single-node subprocess; the driver,
 which hosts the scheduler, plus the workers), peak RSS per process, bytes the workers sent
@@ -165,7 +165,7 @@ def _distributed(workers: int, memory: str, run) -> dict:
 def _file_runs(a, path: Path, work: Path) -> list[tuple]:
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.distributed.cluster import DaskConfig
-    from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+    from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 
     one = _single_file(path, work / "single", a.sigma, a.min_length)
     rows = [("single node (`mine_jsonl`)", one)]
@@ -204,8 +204,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
     from opensearchpy import OpenSearch
 
     from bloomspan.sidecar.distributed.cluster import DaskConfig
-    from bloomspan.sidecar.distributed.index_run import run_mining_dask
-    from bloomspan.sidecar.run.mining_run import MineConfig
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     prefix = a.prefix or f"bstest-dask-{uuid.uuid4().hex[:8]}-"
     if not prefix.startswith("bstest-dask-"):
@@ -224,7 +223,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
 
             def run(address, name=name):
                 config = MineConfig(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
-                s = run_mining_dask(config, DaskConfig(address))
+                s = run_mining(config, dask=DaskConfig(address))
                 stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
                 return s.tokens_mined, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
 

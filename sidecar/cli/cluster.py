@@ -158,8 +158,6 @@ def mine_cluster_command(params: dict) -> None:
     index, dask = params["index"], params["dask"]
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
-    if params["dry_run"] and dask:
-        raise click.UsageError("--dry-run runs in one process: leave out --dask to preview a run before promoting it")
     flags = {**MINE_FLAGS.config_kwargs(params), "work_dir": params["work_dir"] or MineConfig.work_dir,
              "templates": templates_for_dask(params["templates"], dask, params["site_field"], params["url_field"])}
     try:
@@ -178,7 +176,7 @@ def mine_cluster_command(params: dict) -> None:
         check_fields_present(client, index, {"--site-field": config.site_field, "--url-field": config.url_field})
         with command_progress(progress_mode) as progress:
             if dask:
-                from bloomspan.sidecar.distributed.cli_dask import run_on_dask
+                from bloomspan.sidecar.cli.dask_runs import run_on_dask
 
                 summary = run_on_dask(config, dask, params["dask_memory_limit"], progress, client)
             else:

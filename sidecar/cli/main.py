@@ -103,7 +103,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     try:
         with command_progress(kwargs.get("progress_mode") or "auto") as progress:
             if kwargs.get("dask"):
-                from bloomspan.sidecar.distributed.cli_dask import mine_jsonl_on_dask
+                from bloomspan.sidecar.cli.dask_runs import mine_jsonl_on_dask
 
                 summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
                                              kwargs.get("dask_memory_limit"), progress, top)

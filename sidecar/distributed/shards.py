@@ -243,8 +243,8 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
                      keep_alive: str, shard: int) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
     (skipped documents included), as the single-node scan logs them."""
+    from bloomspan.sidecar.cluster.document_status import STORED
     from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan
-    from bloomspan.sidecar.run.checkpoint import STORED
 
     client = cluster.client()
     unit = ScanUnit(part.index, part.slice_id, part.n_slices)

@@ -29,17 +29,19 @@ from pathlib import Path
 import numpy as np
 
 from bloomspan.engine.text.durable_writes import fsync_dir, pwrite_all
+
+# The document status codes the doc log and the snapshots store (the scan decides them).
+from bloomspan.sidecar.cluster.document_status import (  # noqa: F401 (the run room reads them here)
+    EMPTY,
+    LISTED,
+    MISSING,
+    NOT_TEXT,
+    SKIP_REASONS,
+    STORED,
+)
 from bloomspan.sidecar.errors import CheckpointError
 
 log = logging.getLogger(__name__)
-
-# Document status codes in the doc log and in snapshots.
-STORED = 0       # text read and appended to the store
-MISSING = 1      # field absent or null
-EMPTY = 2        # field is an empty or whitespace-only string (or an empty list)
-NOT_TEXT = 3     # field is a number, object, boolean or a list with non-strings
-LISTED = 255     # incremental listing: version known, text not read
-SKIP_REASONS = {MISSING: "missing", EMPTY: "empty", NOT_TEXT: "not_text"}
 
 META_COLUMNS = ("seq_no", "primary_term", "ts_hash", "status", "store_doc")
 

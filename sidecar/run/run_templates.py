@@ -61,29 +61,43 @@ class TemplateOptions:
         return [f for f in (self.site_field, self.url_field) if f]
 
     def detector_config(self):
-        """The TemplateConfig: its defaults with ``config`` applied (nested or the flat names
-        of configs published before the nesting, :meth:`TemplateConfig.from_dict`)."""
-        from bloomspan.engine.mining.config import ConfigError
-        from bloomspan.engine.templates.config import TemplateConfig
-
-        given = self.config or {}
-        if not isinstance(given, dict):
-            raise TemplateOptionsError("--template-config", "must be a JSON object of TemplateConfig fields")
+        """The TemplateConfig: its defaults with ``config`` applied (:func:`template_config`)."""
         try:
-            return TemplateConfig.from_dict(given)
-        except ConfigError as exc:
+            return template_config(self.config)
+        except ValueError as exc:
             raise TemplateOptionsError("--template-config", str(exc)) from None
 
 
+def template_config(given):
+    """The one reading of ``--template-config`` (``mine --jsonl`` and ``mine --index`` alike):
+    TemplateConfig's defaults with ``given`` (a JSON object of its fields, nested as
+    :meth:`TemplateConfig.to_dict` writes them) applied; ValueError naming the field otherwise."""
+    from bloomspan.engine.mining.config import ConfigError
+    from bloomspan.engine.templates.config import TemplateConfig
+
+    given = given or {}
+    if not isinstance(given, dict):
+        raise ValueError("must be a JSON object of TemplateConfig fields")
+    try:
+        return TemplateConfig.from_dict(given)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray, vocabulary,
-                         site_values: list | None, url_values: list | None, options: TemplateOptions,
-                         mcfp_coverage: np.ndarray) -> tuple[list[dict], dict]:
-    """``(records, stats)`` of the detector on one run's corpus.
+                         site_values: list | None, url_values: list | None, options,
+                         mcfp_coverage: np.ndarray, denied: np.ndarray | None = None) -> tuple[list[dict], dict]:
+    """``(records, stats)`` of the detector on one run's corpus: the one place a mining run
+    (a file or an index) detects templates.
 
     tokens uint32 (W,), doc_offsets int64 (D+1,), block_offsets int64 (B+1,) (the corpus'
     lines), vocabulary: the corpus' :class:`~bloomspan.engine.text.vocabulary.Vocabulary`;
-    site_values / url_values: D values of the fields (None when the field was not given);
-    mcfp_coverage bool (W,): the run's exact phrases' coverage.
+    site_values / url_values: D values of the fields (None when the field was not given;
+    sites are resolved by :func:`~bloomspan.sidecar.publish.publication.document_sites`);
+    options: what gives the TemplateConfig (``detector_config()``: a :class:`TemplateOptions`
+    or a run's MineConfig, both through :func:`template_config`); mcfp_coverage bool (W,): the run's
+    exact phrases' coverage; denied bool (W,): tokens no cleaner removes (the occurrences of
+    globally denied phrases), left out of the covered figures.
     """
     from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
     from bloomspan.engine.text.slots import number_token_mask
@@ -98,11 +112,13 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     records += [k.to_record(vocabulary.token) for k in detection.skeletons]
     records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
-    stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+    if denied is not None:
+        covered &= ~denied
+    stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "line_shapes": len(detection.line_shapes),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
-             "site_field": options.site_field, "url_field": options.url_field, "detector": detection.stats}
+             "detector": detection.stats}
     log.info("templates phrases=%d skeletons=%d covered_share=%.4f", stats["phrases"], stats["skeletons"],
              stats["covered_share"])
     return records, stats

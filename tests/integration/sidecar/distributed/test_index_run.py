@@ -10,7 +10,6 @@ import threading
 import pytest
 
 from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
-from bloomspan.sidecar.distributed.index_run import run_mining_dask
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster, planted_docs
@@ -30,8 +29,8 @@ def _config(index_prefix, url, tmp_path, name, **kw):
 
 def _compare(os_client, index_prefix, opensearch_url, tmp_path, dask, progress=None, **kw):
     run_mining(_config(index_prefix, opensearch_url, tmp_path, "one", **kw), client=os_client)
-    summary = run_mining_dask(_config(index_prefix, opensearch_url, tmp_path, "many", **kw), dask,
-                              progress=progress, client=os_client)
+    summary = run_mining(_config(index_prefix, opensearch_url, tmp_path, "many", **kw), dask=dask,
+                         progress=progress, client=os_client)
     one, many = published(os_client, f"{index_prefix}one"), published(os_client, f"{index_prefix}many")
     assert many["phrases"] == one["phrases"] and len(one["phrases"]) > 3
     assert many["doc_ids"] == one["doc_ids"]
@@ -59,10 +58,25 @@ def test_web_crawl_with_site_clutter(cluster, os_client, index_prefix, opensearc
              sigma=8, min_length=8, site_field="site", templates=False)  # the detector needs one process
 
 
+def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_client, index_prefix, opensearch_url,
+                                                                  tmp_path):
+    """The Dask run is the same run as on one node (phases, lease, publication), so
+    ``--dry-run`` works there too: the run index is written complete, the alias stays."""
+    from bloomspan.sidecar.publish.template_index import physical_indices
+
+    make_source(os_client, f"{index_prefix}src", planted_docs(5, 200), shards=2)
+    summary = run_mining(_config(index_prefix, opensearch_url, tmp_path, "dry", sigma=5, min_length=6,
+                                 dry_run=True), dask=DaskConfig(cluster.scheduler_address), client=os_client)
+    states = physical_indices(os_client, f"{index_prefix}dry")
+    assert summary.dry_run and summary.phrases > 0
+    assert states[summary.physical_index]["complete"] and not states[summary.physical_index]["aliased"]
+    assert not (tmp_path / "dry" / "run").exists()  # finished: the run folder is gone
+
+
 def test_options_that_need_one_process_are_refused(cluster, opensearch_url, index_prefix, tmp_path):
     with pytest.raises(ClusterConfigError, match="templates"):
-        run_mining_dask(_config(index_prefix, opensearch_url, tmp_path, "x", templates=True),
-                        DaskConfig(cluster.scheduler_address))
+        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", templates=True),
+                   dask=DaskConfig(cluster.scheduler_address))
 
 
 class _Killer:

@@ -8,7 +8,7 @@ import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import DaskConfig
-from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
 from tests.support.dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
 

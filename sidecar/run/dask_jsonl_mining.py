@@ -15,8 +15,12 @@ import uuid
 import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.sidecar.distributed.cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
+from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards
+from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 
-from .cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
+from .jsonl_mining import JsonlInputError, JsonlMiningSummary
+from .output_files import file_report_fields, write_outputs
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +35,6 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
     progress(stage, done, total); n_ranges: read tasks (default: 2 per worker, and at most
     RANGE_BYTES each); on_dashboard(link) is called once the client is up.
     """
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, JsonlMiningSummary
-
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
     relay = ProgressRelay(progress)
@@ -44,12 +46,10 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
             size = os.path.getsize(path)
             wanted = n_ranges or max(2 * n_workers, -(-size // RANGE_BYTES))
-            ranges = _ranges(path, wanted)
+            ranges = byte_ranges(path, wanted)
             relay.totals["read"] = size
             run = uuid.uuid4().hex[:12]
             t0 = time.perf_counter()
-            from .shards import read_jsonl_range
-
             shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, key=f"bloomspan-read-{run}-{k}",
                                     retries=2) for k, (a, b) in enumerate(ranges)]
             checks = client.gather([client.submit(_check, s, key=f"bloomspan-check-{run}-{k}")
@@ -60,8 +60,6 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             n_tokens = sum(c[2] for c in checks)
             if sum(c[1] for c in checks) == 0 or n_tokens == 0:
                 raise JsonlInputError(path, 0, f"empty corpus: no document has any token in field {field!r}")
-            from .pipeline import mine_shards
-
             dres = mine_shards(client, shards, _layout, config, relay, global_ids=True, run=run)
             report = _report(dres, top)
             wanted = [int(entry["doc"]) for entry in report.get("most_cluttered_docs", [])]
@@ -74,19 +72,11 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
     return _write(path, config, out_dir, dres, report, seconds, JsonlMiningSummary)
 
 
-def _ranges(path: str, wanted: int) -> list[tuple[int, int]]:
-    from .shards import byte_ranges
-
-    return byte_ranges(path, wanted)
-
-
 def _check(shard) -> tuple[tuple[int, str] | None, int, int]:
     return shard.error, shard.n_docs, shard.n_tokens
 
 
 def _layout(headers):
-    from .pipeline import ShardLayout
-
     global_docs, lengths, base = [], [], 0
     for n_docs, doc_lengths, _ in headers:
         global_docs.append(np.arange(base, base + n_docs, dtype=np.int64))
@@ -135,21 +125,13 @@ def _report(dres, top: int) -> dict:
 
 
 def _write(path, config, out_dir, dres, report, seconds, summary_type):
-    from bloomspan.sidecar.run.jsonl_mining import _write_outputs
-
     n_tokens = int(dres.doc_offsets[-1])
     n_docs = int(dres.doc_offsets.shape[0] - 1)
-    # The single-node report's keys, in its order (jsonl_mining._mine_store); reading and
-    # mining overlap on the workers, so both timings are the whole distributed run.
-    report.update({
-        "source": path, "engine": "bloomspan" if config.engine == "auto" else config.engine, "sigma": config.sigma, "min_length": config.min_length,
-        "vocabulary": int(dres.vocabulary_size),
-        "phrases": len(dres.phrases), "seconds_tokenize": round(seconds, 4), "seconds_mine": round(seconds, 4),
-        "ns_per_token_tokenize": round(seconds * 1e9 / n_tokens, 2),
-        "ns_per_token_mine": round(seconds * 1e9 / n_tokens, 2),
-        "stats": {"engine": "distributed", **dres.stats},
-    })
-    _write_outputs(out_dir, dres.phrases, dres.vocabulary, report)
+    # Reading and mining overlap on the workers, so both timings are the whole distributed run.
+    engine = "bloomspan" if config.engine == "auto" else config.engine
+    report.update(file_report_fields(path, engine, config, dres.vocabulary_size, len(dres.phrases), seconds, seconds,
+                                     n_tokens, {"engine": "distributed", **dres.stats}))
+    write_outputs(out_dir, dres.phrases, dres.vocabulary, report)
     log.info("mined on dask phrases=%d covered_share=%.4f seconds=%.2f out=%s", len(dres.phrases),
              report["covered_share"], seconds, out_dir)
     return summary_type(out_dir, n_docs, n_tokens, len(dres.phrases), float(report["covered_share"]), seconds,

@@ -8,7 +8,7 @@ from bloomspan.sidecar.errors import ClusterConfigError
 
 
 def _dask_config(address: str, memory_limit: str | None):
-    from .cluster import DaskConfig
+    from bloomspan.sidecar.distributed.cluster import DaskConfig
 
     try:
         return DaskConfig(address=address, **({"memory_limit": memory_limit} if memory_limit else {}))
@@ -27,7 +27,7 @@ def _show_dashboard(link: str | None) -> None:
 def mine_jsonl_on_dask(path: str, field: str, config, out_dir: str, id_field: str | None, address: str,
                        memory_limit: str | None, progress, top: int):
     """``mine --jsonl PATH --dask ADDRESS``: a JsonlMiningSummary, like ``mine_jsonl``."""
-    from .jsonl import mine_jsonl_dask
+    from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 
     dask = _dask_config(address, memory_limit)
     try:
@@ -38,8 +38,11 @@ def mine_jsonl_on_dask(path: str, field: str, config, out_dir: str, id_field: st
 
 
 def run_on_dask(config, address: str, memory_limit: str | None, progress, client):
-    """``mine --index NAME --dask ADDRESS``: a RunSummary, like ``run_mining``."""
-    from .index_run import run_mining_dask
+    """``mine --index NAME --dask ADDRESS``: the same run as without ``--dask``, mined on the workers."""
+    from bloomspan.sidecar.run.mining_run import run_mining
 
-    return run_mining_dask(config, _dask_config(address, memory_limit), progress=progress, client=client,
-                           on_dashboard=_show_dashboard)
+    try:
+        return run_mining(config, progress=progress, client=client, dask=_dask_config(address, memory_limit),
+                          on_dashboard=_show_dashboard)
+    except ClusterConfigError as exc:
+        raise click.ClickException(str(exc)) from None

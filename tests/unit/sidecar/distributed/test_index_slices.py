@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bloomspan.sidecar.distributed.index_run import MAX_SLICES_PER_PIT, SLICE_DOCS, slices_per_shard
+from bloomspan.sidecar.distributed.index_slices import MAX_SLICES_PER_PIT, SLICE_DOCS, slices_per_shard
 
 
 @pytest.mark.parametrize("n_docs,units,workers,expected", [
