@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
-from bloomspan.engine.templates.detector import TemplateConfig, config_record, detect_templates, scope_levels
+from bloomspan.engine.templates.detector import TemplateConfig, detect_templates, scope_levels, template_records
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.sidecar.cluster.connection import ClusterConfig
@@ -631,9 +631,7 @@ class _Run:
         tokens = np.ascontiguousarray(snap.tokens)
         detection = detect_templates(tokens, snap.doc_offsets, blocks, config, levels,
                                      number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
-        records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
-        records += [k.to_record(vocab.token) for k in detection.skeletons]
-        records += [m.to_record(vocab.token) for m in detection.line_shapes]
+        records = template_records(detection, config, vocab.token)
         # the exact phrases count where ingest applies them next to the detector's records
         covered = detection.coverage | exact_phrases_applied(result.coverage, snap.doc_offsets, levels, detection, config)
         if denies:

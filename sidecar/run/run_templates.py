@@ -85,7 +85,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     site_values / url_values: D values of the fields (None when the field was not given);
     mcfp_coverage bool (W,): the run's exact phrases' coverage.
     """
-    from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
+    from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
     from bloomspan.engine.text.slots import number_token_mask
     from bloomspan.sidecar.publish.publication import document_sites
 
@@ -94,9 +94,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
                                  number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
-    records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
-    records += [k.to_record(vocabulary.token) for k in detection.skeletons]
-    records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
+    records = template_records(detection, config, vocabulary.token)
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "line_shapes": len(detection.line_shapes),
