@@ -7,8 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.mining.engines import mine
