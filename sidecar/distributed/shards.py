@@ -269,32 +269,95 @@ class IndexSlice:
 
 
 def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
-                     keep_alive: str, shard: int) -> ShardCorpus:
+                     keep_alive: str, shard: int, template_fields: tuple[str, ...] = ()) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
-    (skipped documents included), as the single-node scan logs them."""
+    (skipped documents included), as the single-node scan logs them. ``template_fields``
+    (the site and URL fields of a run with templates): keep their values for the stored
+    documents (read in the same requests, :class:`_FieldRecorder`) and the line starts."""
     from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan
     from bloomspan.sidecar.run.checkpoint import STORED
 
+    template_fields = tuple(template_fields)
     client = cluster.client()
+    recorder = _FieldRecorder(client, template_fields, multi_index) if template_fields else None
     unit = ScanUnit(part.index, part.slice_id, part.n_slices)
     mode = "pit" if part.pit_id else "scroll"
     # The driver owns the point in time (one per index, for every slice): the scan is only
     # used for its one-unit page reader, never closed here, so the PIT is not deleted.
-    scan = SourceScan(client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
+    scan = SourceScan(recorder or client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
                       workers=1, keep_alive=keep_alive, mode=mode,
                       pit_ids={part.index: part.pit_id} if part.pit_id else {})
+    if recorder is not None:
+        recorder.widen(scan)
     reader = scan._read_pit if mode == "pit" else scan._read_scroll
-    tok = _Tokenizer()
+    tok = _Tokenizer(with_lines=bool(template_fields))
     keys: list[str] = []
     metas: list[np.ndarray] = []
+    values: list[tuple] = []
     try:
         for page in reader(unit):
             keys.extend(page.keys)
             metas.append(page.meta)
             stored = np.flatnonzero(page.meta[:, 3] == STORED)
             tok.add([page.texts[i] for i in stored])
+            if recorder is not None:
+                values.extend(recorder.take(page.keys, stored.tolist()))
             worker_progress("read", shard, len(keys))
     finally:
         client.close()
     meta = np.concatenate(metas) if metas else np.zeros((0, 5), dtype=np.int64)
-    return tok.corpus(keys=keys, meta=meta)
+    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
+    return tok.corpus(keys=keys, meta=meta, fields=fields)
+
+
+class _FieldRecorder:
+    """The node's client for one slice read, keeping the template fields of every hit it
+    returns (``search``/``scroll`` responses), so the fields come with the text in the same
+    requests and the same point in time. Values as
+    :func:`bloomspan.sidecar.publish.publication.read_document_fields` takes them: a non-empty
+    string, else None."""
+
+    def __init__(self, client, fields: tuple[str, ...], multi_index: bool):
+        self.client, self.fields, self.multi_index = client, fields, multi_index
+        self.seen: dict[str, tuple] = {}
+
+    def widen(self, scan) -> None:
+        """Ask the scan's requests for the template fields too (its ``_source`` filter)."""
+        body_of = scan._body
+
+        def body(unit):
+            b = body_of(unit)
+            if b.get("_source"):
+                b["_source"] = list(b["_source"]) + [f for f in self.fields if f not in b["_source"]]
+            return b
+        scan._body = body
+
+    def _record(self, resp) -> None:
+        from bloomspan.sidecar.cluster.field_paths import lookup_field
+        from bloomspan.sidecar.cluster.scroll import doc_key
+
+        for hit in (resp.get("hits") or {}).get("hits", []):
+            source = hit.get("_source") or {}
+            self.seen[doc_key(hit["_index"], hit["_id"], self.multi_index)] = tuple(
+                v if isinstance(v := lookup_field(source, f), str) and v else None for f in self.fields)
+
+    def search(self, *args, **kwargs):
+        resp = self.client.search(*args, **kwargs)
+        self._record(resp)
+        return resp
+
+    def scroll(self, *args, **kwargs):
+        resp = self.client.scroll(*args, **kwargs)
+        self._record(resp)
+        return resp
+
+    def take(self, keys: list[str], stored: list[int]) -> list[tuple]:
+        """The recorded values of ``keys[i]`` for each i in ``stored``; every key of ``keys``
+        (one page's hits) is forgotten."""
+        out = [self.seen[keys[i]] for i in stored]
+        for k in keys:
+            self.seen.pop(k, None)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
