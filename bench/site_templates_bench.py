@@ -7,8 +7,9 @@ process' detector (``detect_run_templates`` on the whole corpus, the exact phras
 from one exact mining run) and the Dask stage on a fresh LocalCluster (JSON Lines byte-range
 shards read with the template fields, the exact covered counts from ``mine_shards``), checks
 that the records and stats (but timings) are equal, and prints per run: wall seconds of the
-template stage, the bytes the workers sent each other during it per corpus token, the routed
-parts' own bytes per token, and each partition's pages and tokens.
+template stage, the bytes the workers sent each other during it per corpus token (Dask's
+counter), the routed parts' own bytes per token and those of them that had to cross to another
+worker, and each partition's pages, tokens, sites and worker.
 """
 from __future__ import annotations
 
@@ -90,6 +91,7 @@ def main(argv=None) -> None:
            "single_cpu_s": round(single_cpu, 2), "dask_stage_wall_s": round(stage.seconds, 2),
            "bytes_sent_per_token": round(stage.bytes_sent_per_token, 3),
            "parts_bytes_per_token": round(stage.parts_bytes / n_tokens, 3),
+           "crossing_bytes_per_token": round(stage.crossing_bytes / n_tokens, 3),
            "largest_site_share": round(stage.largest_site_share, 4), "partitions": stage.partitions,
            "load_average": os.getloadavg()}
     print(json.dumps(out))

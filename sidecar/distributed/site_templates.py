@@ -103,7 +103,7 @@ class SitePages:
 
     docs:        int64 (d,) global document numbers, ascending
     lengths:     int64 (d,) their token counts
-    ids:         uint32 (w,) their tokens, ids into ``strings``
+    ids:         uint16 (w,) their tokens, ids into ``strings`` (uint32 beyond 65,536 strings)
     strings:     the strings the part uses, once each
     line_starts: uint8 (ceil(w/8),) the line-start flags as bits (np.packbits)
     names:       the level names the part uses; levels int32 (L, d): each document's code per
@@ -151,7 +151,7 @@ def site_pages(shard: ShardCorpus, site_field: str | None, url_field: str | None
         codes = np.asarray([[-1 if level[d] is None else names.setdefault(level[d], len(names)) for d in docs.tolist()]
                             for level in levels], dtype=np.int32).reshape(len(levels), docs.shape[0])
         out.append(SitePages(docs=global_docs[docs], lengths=lens.astype(np.int64),
-                             ids=local.astype(np.uint32).reshape(-1),
+                             ids=local.astype(np.uint16 if used.shape[0] <= 1 << 16 else np.uint32).reshape(-1),
                              strings=StringBlock.of([shard.strings[i] for i in used.tolist()]),
                              line_starts=np.packbits(line_starts[at]), names=StringBlock.of(list(names)),
                              levels=codes))
@@ -176,7 +176,7 @@ def detect_site_partition(parts: list[SitePages], config: dict, partition: int) 
     for pt in parts:
         to_partition = np.asarray([vocabulary.setdefault(s, len(vocabulary)) for s in pt.strings.strings()],
                                   dtype=np.uint32)
-        tokens.append(to_partition[pt.ids] if pt.ids.shape[0] else pt.ids)
+        tokens.append(to_partition[pt.ids] if pt.ids.shape[0] else np.zeros(0, dtype=np.uint32))
         lengths.append(pt.lengths)
         docs.append(pt.docs)
         flags.append(np.unpackbits(pt.line_starts, count=pt.ids.shape[0]))
@@ -212,10 +212,12 @@ def detect_site_partition(parts: list[SitePages], config: dict, partition: int) 
 class TemplateStage:
     """How the stage ran (for the run's ``stats`` block; none of it is a result).
 
-    partitions: per partition its pages and tokens; largest_site_share: the largest routing
-    key's share of the tokens (a site is one partition's work); bytes_sent: what the
-    workers sent each other during the stage (Dask's counter), bytes_sent_per_token over the
-    corpus' tokens; parts_bytes: the routed parts' own size; seconds: driver wall time.
+    partitions: per partition its pages, tokens, sites and worker; largest_site_share: the
+    largest routing key's share of the tokens (a site is one partition's work); bytes_sent:
+    what the workers sent each other during the stage (Dask's counter), bytes_sent_per_token
+    over the corpus' tokens; parts_bytes: the routed parts' own size, crossing_bytes: those
+    of them whose partition ran on another worker than their shard (what the routing must
+    send, whatever else Dask moves); seconds: driver wall time.
     """
 
     partitions: list[dict]
@@ -223,12 +225,13 @@ class TemplateStage:
     bytes_sent: int
     bytes_sent_per_token: float
     parts_bytes: int
+    crossing_bytes: int
     seconds: float
 
     def to_dict(self) -> dict:
         return {"partitions": self.partitions, "largest_site_share": self.largest_site_share,
                 "bytes_sent": self.bytes_sent, "bytes_sent_per_token": self.bytes_sent_per_token,
-                "parts_bytes": self.parts_bytes, "seconds": self.seconds}
+                "parts_bytes": self.parts_bytes, "crossing_bytes": self.crossing_bytes, "seconds": self.seconds}
 
 
 def detect_templates_on_dask(client, shards: list, homes: list[dict], options, global_docs: list[np.ndarray],
@@ -283,7 +286,9 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
         detected.append(client.submit(detect_site_partition, parts, config.to_dict(), p,
                                       key=f"bloomspan-templates-{run}-{p}", retries=2))
     sizes = client.gather([client.submit(_parts_bytes, r, key=f"bloomspan-sitebytes-{run}-{k}")
-                           for k, r in enumerate(routed)])
+                           for k, r in enumerate(routed)])  # (S, P)
+    held = client.who_has(shards)
+    shard_worker = [next(iter(held.get(s.key, ())), None) for s in shards]
     del routed, parts
     relay.totals[STAGE] = P
     partition_of_future = {f.key: p for p, f in enumerate(detected)}
@@ -291,7 +296,6 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     for i, future in enumerate(as_completed(detected), start=1):
         part_results[partition_of_future[future.key]] = future.result()
         relay.step(STAGE, i, P)
-    del detected
     merged = merge_partitions(list(part_results.values()), config, exact_covered)
     n_tokens = int(sum(int(ld.tokens.sum()) + ld.siteless_tokens for ld in loads))
     n_docs = int(sum(int(ld.pages.sum()) + ld.siteless_pages for ld in loads))
@@ -305,17 +309,23 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
              "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)),
              "site_field": options.site_field, "url_field": options.url_field, "detector": merged.stats}
     per_part = [{"pages": 0, "tokens": 0, "sites": 0} for _ in range(P)]
+    ran_on = client.who_has(detected)
     for p, r in part_results.items():  # pages without a site included
-        per_part[p].update(pages=int(r.docs.shape[0]), tokens=int(r.stats.get("tokens_mined", 0)))
+        per_part[p].update(pages=int(r.docs.shape[0]), tokens=int(r.stats.get("tokens_mined", 0)),
+                           worker=next(iter(ran_on.get(detected[p].key, ())), None))
+    crossing = sum(sizes[k][p] for k in range(len(shards)) for p in range(P)
+                   if per_part[p]["worker"] is None or per_part[p]["worker"] != shard_worker[k])
+    del detected
     for key in keys:
         per_part[where[key]]["sites"] += 1
     sent = worker_bytes_sent(client) - sent0
     stage = TemplateStage(per_part, max((t[1] for t in totals.values()), default=0) / n_tokens if n_tokens else 0.0,
-                          sent, sent / n_tokens if n_tokens else 0.0, int(sum(sizes)), time.perf_counter() - t0)
+                          sent, sent / n_tokens if n_tokens else 0.0, int(sum(map(sum, sizes))), int(crossing),
+                          time.perf_counter() - t0)
     log.info("templates on dask: partitions=%d phrases=%d skeletons=%d covered_share=%.4f bytes_sent_per_token=%.3f",
              P, stats["phrases"], stats["skeletons"], stats["covered_share"], stage.bytes_sent_per_token)
     return merged.records, stats, stage
 
 
-def _parts_bytes(parts: list[SitePages]) -> int:
-    return int(sum(p.nbytes for p in parts))
+def _parts_bytes(parts: list[SitePages]) -> list[int]:
+    return [p.nbytes for p in parts]
