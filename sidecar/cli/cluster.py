@@ -138,17 +138,6 @@ def read_template_config(path: str | None) -> dict | None:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--template-config") from None
 
 
-def templates_for_dask(templates: bool | None, dask: str | None, site_field: str | None,
-                       url_field: str | None) -> bool | None:
-    """``--templates`` as a ``--dask`` run can honour it: the detector needs the whole corpus in
-    one process, so the default (on with a site or URL field) becomes off there, with a note."""
-    if dask and templates is None and (site_field or url_field):
-        click.echo("note: --dask mines exact phrases only; the template detector needs one process "
-                   "(mine without --dask for site templates; --no-templates silences this)", err=True)
-        return False
-    return templates
-
-
 def mine_cluster_command(params: dict) -> None:
     """Body of ``bloomspan mine --index ...``: ``params`` are click's (see ``MINE_FLAGS``);
     build the config, run, print the summary."""
@@ -159,7 +148,7 @@ def mine_cluster_command(params: dict) -> None:
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
     flags = {**MINE_FLAGS.config_kwargs(params), "work_dir": params["work_dir"] or MineConfig.work_dir,
-             "templates": templates_for_dask(params["templates"], dask, params["site_field"], params["url_field"])}
+             "templates": params["templates"]}
     try:
         config = MineConfig(**flags, template_config=read_template_config(params["template_config_path"]))
     except ClusterConfigError as exc:

@@ -25,14 +25,14 @@ def _show_dashboard(link: str | None) -> None:
 
 
 def mine_jsonl_on_dask(path: str, field: str, config, out_dir: str, id_field: str | None, address: str,
-                       memory_limit: str | None, progress, top: int):
+                       memory_limit: str | None, progress, top: int, templates=None):
     """``mine --jsonl PATH --dask ADDRESS``: a JsonlMiningSummary, like ``mine_jsonl``."""
     from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 
     dask = _dask_config(address, memory_limit)
     try:
         return mine_jsonl_dask(path, field, config, out_dir, dask, id_field=id_field, progress=progress, top=top,
-                               on_dashboard=_show_dashboard)
+                               on_dashboard=_show_dashboard, templates=templates)
     except ClusterConfigError as exc:
         raise click.ClickException(str(exc)) from None
 

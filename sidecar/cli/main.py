@@ -78,7 +78,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")
     config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
-    from bloomspan.sidecar.cli.cluster import read_template_config, templates_for_dask
+    from bloomspan.sidecar.cli.cluster import read_template_config
     from bloomspan.sidecar.cli.progress import command_progress
     from bloomspan.sidecar.report.text import render_report, template_counts
     from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
@@ -87,13 +87,10 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     top = kwargs["top"]
     site_field, url_field = kwargs.get("site_field"), kwargs.get("url_field")
     try:  # the detector runs whenever a site or URL field is given (--no-templates skips it)
-        templates = TemplateOptions(site_field, url_field, templates_for_dask(
-            kwargs.get("templates"), kwargs.get("dask"), site_field, url_field),
-            read_template_config(kwargs.get("template_config_path")))
+        templates = TemplateOptions(site_field, url_field, kwargs.get("templates"),
+                                    read_template_config(kwargs.get("template_config_path")))
     except TemplateOptionsError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
-    if templates.enabled and kwargs.get("dask"):
-        raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
     if kwargs.get("dask"):
         _refuse_for_dask(jsonl)
     if templates.enabled:
@@ -106,7 +103,8 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                 from bloomspan.sidecar.cli.dask_runs import mine_jsonl_on_dask
 
                 summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
-                                             kwargs.get("dask_memory_limit"), progress, top)
+                                             kwargs.get("dask_memory_limit"), progress, top,
+                                             templates if templates.enabled else None)
             else:
                 summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
                                      work_dir=kwargs["work_dir"], progress=progress, top=top,

@@ -16,11 +16,13 @@ import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
-from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards
+from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
+from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 
 from .jsonl_mining import JsonlInputError, JsonlMiningSummary
 from .output_files import file_report_fields, write_outputs
+from .run_templates import TEMPLATES_FILE
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +31,16 @@ RANGE_BYTES = 64 << 20  # at most this much of the file per read task
 
 def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, dask: DaskConfig,
                     id_field: str | None = None, progress=None, top: int = 20, n_ranges: int | None = None,
-                    on_dashboard=None):
+                    on_dashboard=None, templates=None):
     """Mine ``path`` on a Dask cluster; returns a :class:`~bloomspan.sidecar.run.jsonl_mining.JsonlMiningSummary`.
 
     progress(stage, done, total); n_ranges: read tasks (default: 2 per worker, and at most
-    RANGE_BYTES each); on_dashboard(link) is called once the client is up.
+    RANGE_BYTES each); on_dashboard(link) is called once the client is up; templates: a
+    :class:`~.run_templates.TemplateOptions` to run the template detector on the workers
+    (:func:`bloomspan.sidecar.distributed.site_templates.detect_templates_on_dask`: groups of
+    whole sites), writing the same ``templates.jsonl`` as one process.
     """
+    fields = tuple(templates.fields) if templates is not None and templates.enabled else ()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
     relay = ProgressRelay(progress)
@@ -50,8 +56,8 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             relay.totals["read"] = size
             run = uuid.uuid4().hex[:12]
             t0 = time.perf_counter()
-            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, key=f"bloomspan-read-{run}-{k}",
-                                    retries=2) for k, (a, b) in enumerate(ranges)]
+            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, fields,
+                                    key=f"bloomspan-read-{run}-{k}", retries=2) for k, (a, b) in enumerate(ranges)]
             checks = client.gather([client.submit(_check, s, key=f"bloomspan-check-{run}-{k}")
                                     for k, s in enumerate(shards)])
             for error, _, _ in checks:
@@ -62,6 +68,16 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
                 raise JsonlInputError(path, 0, f"empty corpus: no document has any token in field {field!r}")
             dres = mine_shards(client, shards, _layout, config, relay, global_ids=True, run=run)
             report = _report(dres, top)
+            template_records = None
+            if fields:
+                t1 = time.perf_counter()
+                template_records, stats, stage = detect_templates_on_dask(
+                    client, shards, shard_homes(client, shards), templates, dres.coverage.global_docs,
+                    dres.coverage.covered, relay, run=run)
+                dres.stats["templates"] = stage.to_dict()
+                report["templates"] = {"file": TEMPLATES_FILE, **stats, "site_field": templates.site_field,
+                                       "url_field": templates.url_field,
+                                       "seconds": round(time.perf_counter() - t1, 4)}
             wanted = [int(entry["doc"]) for entry in report.get("most_cluttered_docs", [])]
             id_of = _document_ids(client, shards, [c[1] for c in checks], wanted, run, id_field is not None)
         finally:
@@ -69,7 +85,7 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
     seconds = time.perf_counter() - t0
     for entry in report.get("most_cluttered_docs", []):
         entry["id"] = id_of[int(entry["doc"])]
-    return _write(path, config, out_dir, dres, report, seconds, JsonlMiningSummary)
+    return _write(path, config, out_dir, dres, report, seconds, JsonlMiningSummary, template_records)
 
 
 def _check(shard) -> tuple[tuple[int, str] | None, int, int]:
@@ -124,14 +140,14 @@ def _report(dres, top: int) -> dict:
                                        top=top)
 
 
-def _write(path, config, out_dir, dres, report, seconds, summary_type):
+def _write(path, config, out_dir, dres, report, seconds, summary_type, template_records=None):
     n_tokens = int(dres.doc_offsets[-1])
     n_docs = int(dres.doc_offsets.shape[0] - 1)
     # Reading and mining overlap on the workers, so both timings are the whole distributed run.
     engine = "bloomspan" if config.engine == "auto" else config.engine
     report.update(file_report_fields(path, engine, config, dres.vocabulary_size, len(dres.phrases), seconds, seconds,
                                      n_tokens, {"engine": "distributed", **dres.stats}))
-    write_outputs(out_dir, dres.phrases, dres.vocabulary, report)
+    write_outputs(out_dir, dres.phrases, dres.vocabulary, report, template_records)
     log.info("mined on dask phrases=%d covered_share=%.4f seconds=%.2f out=%s", len(dres.phrases),
              report["covered_share"], seconds, out_dir)
     return summary_type(out_dir, n_docs, n_tokens, len(dres.phrases), float(report["covered_share"]), seconds,

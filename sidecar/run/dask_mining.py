@@ -8,9 +8,11 @@ moment, and a retried slice reads it again), the workers read slices of it
 canonical order of :mod:`.snapshot` (ascending key bytes), so the run publishes what the
 single-node run publishes: the same phrase documents, bitmaps, doc map, coverage and report.
 
-What a Dask run does not do yet (refused with the flag named): ``--templates`` and
-``--annotate``, which need the whole corpus in one process, an incremental re-read, and a
-curation deny entry that would filter a mined phrase. Dask re-runs a lost task, so the mine
+With ``--templates`` the detector runs on the workers by groups of whole sites
+(:mod:`bloomspan.sidecar.distributed.site_templates`). What a Dask run does not do yet
+(refused with the flag named): ``--annotate``, which needs the snapshot on one node, a
+template config with a cross-site pass, an incremental re-read, a curation deny entry that
+would filter a mined phrase, and global deny entries in a run with templates. Dask re-runs a lost task, so the mine
 phase has no checkpoint of its own; once it ends, a killed run publishes again without mining.
 """
 from __future__ import annotations
@@ -21,21 +23,25 @@ import uuid
 
 import numpy as np
 
+from bloomspan.engine.templates.site_partitions import site_partition_refusal
 from bloomspan.sidecar.cluster.document_status import SKIP_REASONS, STORED
 from bloomspan.sidecar.cluster.scroll import delete_pits
-from bloomspan.sidecar.curation.run_filter import filter_mining_result
+from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents, global_denies
 from bloomspan.sidecar.curation.store import curation_index, load_curation
 from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
 from bloomspan.sidecar.distributed.index_slices import index_slices
-from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards
+from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import read_index_slice
+from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
 from bloomspan.sidecar.publish.publication import document_sites, read_document_fields
+from bloomspan.sidecar.publish.template_reader import template_documents
 
 from .checkpoint import keys_array
 from .mined_run import MinedRun
 from .run_guards import check_documents
+from .run_templates import TemplateOptions
 from .snapshot import canonical_rows
 
 log = logging.getLogger(__name__)
@@ -44,8 +50,9 @@ log = logging.getLogger(__name__)
 def check_supported(config) -> None:
     """Raise ClusterConfigError for the options a Dask run does not have."""
     if config.templates:
-        raise ClusterConfigError("templates", True, "the template detector needs the whole corpus in one process; "
-                                                    "run it without --dask")
+        refusal = site_partition_refusal(config.detector_config())
+        if refusal is not None:
+            raise ClusterConfigError("template_config", config.template_config, f"{refusal} (needed by --dask)")
     if config.annotate:
         raise ClusterConfigError("annotate", True, "annotation needs the run's snapshot on one node; run it "
                                                    "without --dask")
@@ -56,6 +63,12 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster ``dask`` (a
     DaskConfig); returns the mined run and the stored documents' keys in canonical order."""
     relay = ProgressRelay(progress)
+    curation = load_curation(client, config.template_index)
+    if config.templates and global_denies(curation.entries):
+        raise PublishError(f"--dask: {len(global_denies(curation.entries))} global deny entr(y/ies) in "
+                           f"{curation_index(config.template_index)}; the template figures of a Dask run cannot leave "
+                           "their occurrences out yet: mine without --dask, or with --no-templates (nothing was "
+                           "published)")
     pits: dict[str, str | None] = {}
     t0 = time.perf_counter()
     try:
@@ -68,7 +81,8 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
             relay.attach(dclient)
             try:
                 relay.totals["read"] = client.count(index=",".join(indices))["count"]
-                dres, doc_keys, skipped, n_all = _read_and_mine(dclient, config, indices, units, pits, relay)
+                dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units, pits,
+                                                                           relay)
             finally:
                 relay.detach(dclient)
     finally:
@@ -76,7 +90,12 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
     seconds["read_and_mine"] = time.perf_counter() - t0
     check_documents(config, client, indices, n_all, len(doc_keys), skipped)
     phrase_docs = _phrase_documents(dres, doc_keys, progress)
-    curation = _curation_report(client, config, dres)
+    curation_report = _curation_report(config, dres, curation)
+    template_docs = template_stats = None
+    if templates is not None:
+        records, template_stats = templates
+        template_docs, curation_report["filtered_templates"] = filter_template_documents(
+            template_documents(records), curation.entries)
     sites = None
     if config.site_field:
         values = read_document_fields(client, indices, [config.site_field], doc_keys, config.batch_size)
@@ -84,7 +103,8 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
     mined = MinedRun(phrase_docs=phrase_docs, covered=np.asarray(dres.coverage.covered, dtype=np.int64),
                      doc_offsets=np.asarray(dres.doc_offsets, dtype=np.int64), coverage=dres.coverage.bitmaps(),
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
-                     curation=curation, sites=sites)
+                     curation=curation_report, sites=sites, template_docs=template_docs,
+                     template_stats=template_stats)
     return mined, doc_keys
 
 
@@ -93,8 +113,11 @@ def _read_and_mine(dclient, config, indices, units, pits, relay):
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, pits, int(relay.totals.get("read") or 0))
     cluster = config.cluster_config()
+    options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
+                              config=config.template_config) if config.templates else None
+    fields = options.fields if options is not None else ()
     shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
-                             config.pit_keep_alive, k, key=f"bloomspan-read-{run}-{k}", retries=2)
+                             config.pit_keep_alive, k, fields, key=f"bloomspan-read-{run}-{k}", retries=2)
               for k, part in enumerate(parts)]
     headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
                               for k, s in enumerate(shards)])
@@ -105,7 +128,13 @@ def _read_and_mine(dclient, config, indices, units, pits, relay):
 
     dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
                        phrase_documents=True, coverage_bitmaps=True, run=run)
-    return dres, doc_keys, skipped, n_all
+    templates = None
+    if options is not None:
+        records, stats, stage = detect_templates_on_dask(dclient, shards, shard_homes(dclient, shards), options,
+                                                         global_docs, dres.coverage.covered, relay, run=run)
+        dres.stats["templates"] = stage.to_dict()
+        templates = records, stats
+    return dres, doc_keys, skipped, n_all, templates
 
 
 def _index_header(shard) -> tuple[list[str], np.ndarray]:
@@ -163,11 +192,10 @@ class _Phrases:
         self.phrases, self.coverage, self.stats = phrases, None, {}
 
 
-def _curation_report(client, config, dres) -> dict:
+def _curation_report(config, dres, curation) -> dict:
     """The run report's ``curation``, as the single-node run writes it. A run whose phrases a
     deny entry would filter is refused before anything is published: filtering here would need
     the coverage recomputed on the full corpus, which no process of a Dask run holds."""
-    curation = load_curation(client, config.template_index)
     _, report = filter_mining_result(_PhraseStrings(dres), _Phrases(dres.phrases), curation.entries,
                                      config.min_length)
     if report["filtered"]:

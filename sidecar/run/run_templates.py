@@ -99,7 +99,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     exact phrases' coverage; denied bool (W,): tokens no cleaner removes (the occurrences of
     globally denied phrases), left out of the covered figures.
     """
-    from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
+    from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
     from bloomspan.engine.text.slots import number_token_mask
     from bloomspan.sidecar.publish.publication import document_sites
 
@@ -108,9 +108,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
                                  number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
-    records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
-    records += [k.to_record(vocabulary.token) for k in detection.skeletons]
-    records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
+    records = template_records(detection, config, vocabulary.token)
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     if denied is not None:
         covered &= ~denied

@@ -55,7 +55,32 @@ def test_random_corpus_with_skipped_documents(cluster, os_client, index_prefix, 
 def test_web_crawl_with_site_clutter(cluster, os_client, index_prefix, opensearch_url, tmp_path):
     make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
     _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(cluster.scheduler_address),
-             sigma=8, min_length=8, site_field="site", templates=False)  # the detector needs one process
+             sigma=8, min_length=8, site_field="site", templates=False)
+
+
+def _template_records(client, alias: str) -> dict:
+    """The detector's records a run published behind ``alias`` (by id, without the run id)."""
+    from opensearchpy import helpers
+
+    out = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
+        src = dict(hit["_source"])
+        src.pop("run_id", None)
+        if src["kind"] not in ("phrase", "docmap", "run", "coverage"):
+            out[hit["_id"]] = src
+    return out
+
+
+def test_the_default_path_with_site_templates_publishes_what_one_node_publishes(cluster, os_client, index_prefix,
+                                                                                opensearch_url, tmp_path):
+    """A site field (the default path: exact phrases and the template detector): the Dask run
+    publishes the same phrases, template records, run document and report as one node."""
+    make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
+    summary = _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(cluster.scheduler_address),
+                       sigma=8, min_length=8, site_field="site")
+    one = _template_records(os_client, f"{index_prefix}one")
+    assert summary.templates and summary.templates["phrases"] > 0 and len(one) > 3
+    assert _template_records(os_client, f"{index_prefix}many") == one
 
 
 def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_client, index_prefix, opensearch_url,
@@ -74,9 +99,12 @@ def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_cl
 
 
 def test_options_that_need_one_process_are_refused(cluster, opensearch_url, index_prefix, tmp_path):
-    with pytest.raises(ClusterConfigError, match="templates"):
-        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", templates=True),
+    with pytest.raises(ClusterConfigError, match="annotate"):
+        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", annotate=True),
                    dask=DaskConfig(cluster.scheduler_address))
+    with pytest.raises(ClusterConfigError, match="global_blocks"):
+        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", site_field="site",
+                           template_config={"global_blocks": True}), dask=DaskConfig(cluster.scheduler_address))
 
 
 class _Killer:

@@ -96,6 +96,33 @@ def test_cli_mine_jsonl_dask_local_prints_the_dashboard_and_writes_the_single_no
     assert bad.exit_code == 2 and "--dask" in bad.output and "Traceback" not in bad.output
 
 
+def test_cli_mine_jsonl_with_sites_on_dask_writes_the_single_process_templates(tmp_path):
+    """The default path (site and URL fields: exact phrases and site templates) on ``--dask``
+    writes the same phrases.jsonl, templates.jsonl and report figures as one process."""
+    from click.testing import CliRunner
+
+    from bloomspan.sidecar.cli.main import cli
+    from bloomspan.sidecar.corpora.web import generate_web
+
+    path = tmp_path / "web.jsonl"
+    write_jsonl(path, [{k: d[k] for k in ("id", "text", "site", "url")} for d in generate_web(600, seed=3, n_sites=12)])
+    args = ["mine", "--jsonl", str(path), "--id-field", "id", "--site-field", "site", "--url-field", "url",
+            "--sigma", "10", "--min-length", "8", "--progress", "none"]
+    single = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "one")])
+    dist = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "many"), "--dask", "local:2",
+                                           "--dask-memory-limit", "1GiB"])
+    assert single.exit_code == 0 and dist.exit_code == 0, dist.output
+    assert "exact phrases only" not in dist.output
+    for name in ("phrases.jsonl", "templates.jsonl"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "many" / name).read_bytes(), name
+    one = json.loads((tmp_path / "one" / "report.json").read_text())
+    many = json.loads((tmp_path / "many" / "report.json").read_text())
+    drop = {"seconds", "detector"}
+    assert {k: v for k, v in many["templates"].items() if k not in drop} == \
+        {k: v for k, v in one["templates"].items() if k not in drop}
+    assert many["templates"]["skeletons"] > 0 and many["covered_share"] == one["covered_share"]
+
+
 @pytest.mark.timeout(300)
 def test_a_forked_local_worker_killed_mid_run_is_replaced_and_changes_nothing(tmp_path):
     """`local:N` workers are forked from the driver; one killed mid-run is restarted — spawned,
