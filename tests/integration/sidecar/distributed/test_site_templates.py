@@ -141,16 +141,13 @@ def test_a_worker_killed_while_detecting_changes_nothing(crawl):
 
 def test_index_slices_on_two_workers_equal_the_single_process_index_run(os_client, index_prefix, opensearch_url,
                                                                          tmp_path):
-    """PIT slices of a live 2-shard index read with the template fields: the records equal the
-    template documents the single-node index run publishes, and the stats its run document's."""
-    from distributed import Client
+    """``mine --index --site-field --url-field --dask`` (PIT slices of a live 2-shard index read
+    with the template fields): the template documents and the run document's template stats
+    equal the single-node run's."""
     from opensearchpy import helpers
 
     from bloomspan.sidecar.corpora.web import generate_web
-    from bloomspan.sidecar.distributed.index_run import _canonical_layout, _index_header
-    from bloomspan.sidecar.distributed.pipeline import ShardLayout
-    from bloomspan.sidecar.distributed.shards import IndexSlice, read_index_slice
-    from bloomspan.sidecar.publish.template_reader import template_documents
+    from bloomspan.sidecar.distributed.cluster import DaskConfig
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
     from tests.support.sidecar_helpers import make_source
 
@@ -171,22 +168,18 @@ def test_index_slices_on_two_workers_equal_the_single_process_index_run(os_clien
         elif source["kind"] == "run":
             run_doc = source
 
-    options = TemplateOptions(site_field="site", url_field="url")
-    pit = os_client.create_pit(index=src, keep_alive="10m")["pit_id"]
-    try:
-        with local_cluster(2) as cluster, Client(cluster) as client:
-            shards = [client.submit(read_index_slice, config.cluster_config(), IndexSlice(src, i, 4, pit), "text", False,
-                                    200, "10m", i, options.fields, key=f"test-islice-{i}") for i in range(4)]
-            headers = client.gather([client.submit(_index_header, s) for s in shards])
-            _, global_docs, _, _ = _canonical_layout(headers)
-            relay = ProgressRelay(None)
-            result = mine_shards(client, shards, lambda h: ShardLayout(global_docs, [x[1] for x in h]),
-                                 config.mining_config(), relay, global_ids=False, run="idx")
-            records, stats, _ = detect_templates_on_dask(client, shards, shard_homes(client, shards), options,
-                                                         global_docs, result.coverage.covered, relay, run="idx")
-    finally:
-        os_client.delete_pit(body={"pit_id": [pit]})
-    ours = {i: {k: v for k, v in s.items() if k != "run_id"} for i, s in template_documents(records)}
+    many = MineConfig(index=src, url=opensearch_url, template_index=f"{index_prefix}many",
+                      work_dir=str(tmp_path / "many"), lease_index=f"{index_prefix}lease", sigma=10, min_length=8,
+                      site_field="site", url_field="url")
+    with local_cluster(2) as cluster:
+        run_mining(many, client=os_client, dask=DaskConfig(cluster.scheduler_address))
+    ours, stats = {}, None
+    for hit in helpers.scan(os_client, index=f"{index_prefix}many", query={"query": {"match_all": {}}}):
+        source = hit["_source"]
+        if source["kind"] in ("template", "template_config", "skeleton", "line_shape"):
+            ours[hit["_id"]] = {k: v for k, v in source.items() if k != "run_id"}
+        elif source["kind"] == "run":
+            stats = source["templates"]
     assert ours == single and sum(s["kind"] == "skeleton" for s in single.values()) >= 5
     expected = run_doc["templates"]
     assert without_timings({k: stats[k] for k in expected}) == without_timings(expected)
