@@ -31,8 +31,8 @@ TARGET_MB_S = 20.0
 
 
 def build_phrases(tmp: Path, n_phrases: int, mine_docs: list[dict]) -> Path:
+    from bloomspan.corpora import write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     write_jsonl(iter(mine_docs), str(tmp / "mine.jsonl"))
@@ -82,9 +82,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     command = "python -m bench.cleaner_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
+    from bloomspan.corpora import default_n_sites, generate_web
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.sidecar.corpora import default_n_sites, generate_web
 
     total = args.mine_docs + args.docs
     crawl = list(generate_web(total, 1, n_sites=default_n_sites(total)))

@@ -358,9 +358,9 @@ def main(argv=None) -> int:
 
     from opensearchpy import OpenSearch
 
+    from bloomspan.corpora import generate_web, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     client = OpenSearch(hosts=[args.url], timeout=120)

@@ -298,7 +298,7 @@ def main(argv=None) -> None:
     work = Path(tempfile.mkdtemp(prefix="bloomspan-dbench-"))
     path = Path(a.corpus) if a.corpus else work / "web.jsonl"
     if not a.corpus:
-        from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+        from bloomspan.corpora import corpus_by_name, write_jsonl
 
         write_jsonl(corpus_by_name("web", a.docs, a.seed), path)
     rows = _index_runs(a, path, work) if a.index_url else _file_runs(a, path, work)

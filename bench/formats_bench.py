@@ -47,12 +47,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="Also write the result here.")
     args = ap.parse_args(argv)
 
+    from bloomspan.corpora import corpus_by_name, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.run_files import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.clean_parquet import clean_parquet
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     config = MiningConfig(sigma=args.sigma, min_length=args.min_length)

@@ -4,7 +4,7 @@ them, per site, on the tuning and the unseen documentation sites, in one process
     python -m bench.line_shapes_eval [--append]
 
 "before" is ``TemplateConfig(line_shape_gap=0)``, "after" the defaults; both through the
-cleaner's own matcher on the mined pages (:func:`bloomspan.sidecar.corpora.quality_eval.default_path_method`).
+cleaner's own matcher on the mined pages (:func:`bloomspan.corpora.quality_eval.default_path_method`).
 The corpora are bench.quality_eval's (``bench/out/{real,unseen}-docs-p1000.jsonl``, built there).
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from bench.quality_eval import RESULTS, real_corpus
 
 
 def score(path, label: str) -> tuple[str, dict]:
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import default_path_method, prepare_corpus, token_scores
     from bloomspan.engine.templates.config import TemplateConfig
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import default_path_method, prepare_corpus, token_scores
 
     c = prepare_corpus(read_jsonl(path))
     out, seconds = {}, {}

@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
-    from bloomspan.sidecar.corpora import generate_web
+    from bloomspan.corpora import generate_web
 
     crawl = list(generate_web(args.mine_docs + args.docs, args.seed))
     texts = [d["text"] for d in crawl[args.mine_docs:]]

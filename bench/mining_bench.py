@@ -60,8 +60,8 @@ def corpus_path(cache: Path, kind: str, docs: int, seed: int) -> Path:
 
 def docs_for_tokens(kind: str, tokens: int, seed: int) -> int:
     """Documents needed for about ``tokens`` tokens, from a sample of the generator."""
+    from bloomspan.corpora import corpus_by_name
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.sidecar.corpora import corpus_by_name
 
     sample = list(corpus_by_name(kind, 300 if kind == "web" else 20, seed))
     per_doc = sum(len(tokenize(d["text"])) for d in sample) / len(sample)
@@ -69,7 +69,7 @@ def docs_for_tokens(kind: str, tokens: int, seed: int) -> int:
 
 
 def ensure_corpus(kind: str, docs: int, seed: int, cache: Path) -> Path:
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+    from bloomspan.corpora import corpus_by_name, write_jsonl
 
     path = corpus_path(cache, kind, docs, seed)
     if not path.exists():
@@ -120,8 +120,8 @@ def run_worker(store_dir: Path, engine: str, sigma: int, min_length: int, out: P
 
 
 def lz78_cn(store_dir: Path, limit: int) -> float:
+    from bloomspan.corpora import lz78_phrases_per_token
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.corpora import lz78_phrases_per_token
 
     store = CorpusStore.open(str(store_dir))
     tokens = np.asarray(store.tokens[: min(limit, store.n_tokens)])
@@ -129,8 +129,8 @@ def lz78_cn(store_dir: Path, limit: int) -> float:
 
 
 def template_recovery(path: Path, store_dir: Path, coverage_file: Path) -> dict:
+    from bloomspan.corpora import evaluate_template_recovery, read_jsonl
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.corpora import evaluate_template_recovery, read_jsonl
 
     store = CorpusStore.open(str(store_dir))
     coverage = np.load(coverage_file)

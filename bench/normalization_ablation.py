@@ -20,10 +20,10 @@ from datetime import datetime
 
 import numpy as np
 
+from bloomspan.corpora.web import generate_web
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.sidecar.corpora.web import generate_web
 
 _PLAIN_TOKEN = re.compile(r"[^\W_]+")
 _FULL_WIDTH = {c: chr(ord(c) + 0xFEE0) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"}

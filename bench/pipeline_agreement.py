@@ -21,7 +21,7 @@ import time
 import types
 from pathlib import Path
 
-from tests.support.pipeline_agreement import run
+from bench.agreement import run
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 ROOT = Path(__file__).resolve().parents[1]

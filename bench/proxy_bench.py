@@ -102,8 +102,8 @@ def main(argv=None) -> int:
 
     from opensearchpy import OpenSearch
 
+    from bloomspan.corpora import default_n_sites, generate_web, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import default_n_sites, generate_web, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     node = OpenSearch(hosts=[args.url], timeout=120)

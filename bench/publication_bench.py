@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.scan_publication import scan_phrase_documents_for
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.publish.publication import phrase_documents_for
-from tests.support.scan_publication import scan_phrase_documents_for
 
 BATCH = 500
 

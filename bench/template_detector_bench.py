@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
+    from bloomspan.corpora import generate_web
     from bloomspan.engine.templates.detector import detect_templates_in_texts
-    from bloomspan.sidecar.corpora import generate_web
 
     warm = list(generate_web(200, 1))
     detect_templates_in_texts([d["text"] for d in warm], [d["site"] for d in warm], [d["url"] for d in warm])

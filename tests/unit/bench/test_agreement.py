@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from tests.support.pipeline_agreement import lcs_length, lcs_length_reference
+from bench.agreement import lcs_length, lcs_length_reference
 
 tokens = st.lists(st.integers(0, 5), max_size=40)
 
