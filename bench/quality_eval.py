@@ -1,6 +1,6 @@
 """Template quality on a generated crawl and on real documentation sites.
 
-    python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep --append
+    python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep
 
 1. The generated web crawl (``generate_web(web_docs, seed)``) and a real corpus built from
    the Debian documentation packages installed here (:mod:`bloomspan.corpora.real_corpus`;
@@ -20,7 +20,7 @@
    phrases without the detector.
 4. ``--unseen``: the same tables for sites never used to choose a parameter
    (:data:`bloomspan.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
-5. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
+5. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
 """
 from __future__ import annotations
 
@@ -32,9 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+from bench.result_file import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 def web_corpus(n_docs: int, seed: int) -> Path:
@@ -126,7 +127,6 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", action="store_true", help="Sweep detector configs on the real corpus.")
     ap.add_argument("--unseen", action="store_true",
                     help="Also score the sites never used for tuning (real_corpus.UNSEEN_DOC_SITES).")
-    ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -162,12 +162,10 @@ def main(argv=None) -> int:
         from bloomspan.corpora.quality_eval import results_to_dict
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
-    if args.append:
-        lines = [f"\n## Template quality — {time.strftime('%Y-%m-%d %H:%M')}", "", f"`{command}`", ""]
-        for head, a, b in sections:
-            lines += [f"### {head}", "", a, "", b, ""]
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines))
+    lines = ["## Template quality", f"`{command}`", ""]
+    for head, a, b in sections:
+        lines += [f"### {head}", "", a, "", b, ""]
+    write_section("quality-eval", "Template quality", "\n".join(lines))
     return 0
 
 
