@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.mining_bench import machine
+from bench.result_file import table_of_rows, write_section
 
 FORMATS = ("jsonl", "jsonl.gz", "jsonl.zst", "parquet", "warc.wet.gz")
 JSON_OUT = ("jsonl", "jsonl.gz", "jsonl.zst")  # clean outputs compared line for line with the plain one
@@ -120,6 +121,9 @@ def main(argv=None) -> int:
         "formats": rows,
     }
     text = json.dumps(result, indent=2)
+    write_section("formats", "Input formats", "\n".join(
+        [f"## Input formats beside plain JSON Lines: {args.docs:,} documents of the web crawl",
+         f"`{result['command']}` — load average {result['load_average']}", "", table_of_rows(rows, "format")]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(text + "\n")

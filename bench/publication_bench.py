@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.result_file import command_line, write_section
 from bench.scan_publication import scan_phrase_documents_for
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
@@ -74,15 +75,19 @@ def main() -> None:
                 wall, cpu, out = timed(fn)
                 times[name].append((wall, cpu))
                 outputs[name] = out
-        print(f"tokens={store.n_tokens} docs={store.n_docs} phrases={len(result.phrases)} "
+        out: list[str] = []
+        out.append(f"tokens={store.n_tokens} docs={store.n_docs} phrases={len(result.phrases)} "
               f"occurrences={sum(p.occurrences for p in result.phrases)} "
               f"byte_identical={len(set(outputs.values())) == 1}")
-        print("| construction | wall s best / median | CPU s best / median |")
-        print("| --- | ---: | ---: |")
+        out.append("| construction | wall s best / median | CPU s best / median |")
+        out.append("| --- | ---: | ---: |")
         for name, rows in times.items():
             walls, cpus = [w for w, _ in rows], [c for _, c in rows]
-            print(f"| {name} | {min(walls):.3f} / {statistics.median(walls):.3f} | "
+            out.append(f"| {name} | {min(walls):.3f} / {statistics.median(walls):.3f} | "
                   f"{min(cpus):.3f} / {statistics.median(cpus):.3f} |")
+        print("\n".join(out))
+        write_section("publication", "Publication", "\n".join(
+            ["## Phrase documents from the engines' occurrence starts vs a corpus scan", f"`{command_line('bench.publication_bench', None)}`", "", *out]))
         store.close()
 
 

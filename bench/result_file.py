@@ -38,9 +38,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 _DATE = re.compile(r"\s+—\s+(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\s*$")
 
 
-def command_line(module: str) -> str:
-    """``python -m MODULE ARGS...`` of this process, as a user would type it again."""
-    return " ".join(["python", "-m", module, *map(shlex.quote, sys.argv[1:])])
+def command_line(module: str, argv: list[str] | None = None) -> str:
+    """``python -m MODULE ARGS...`` (this process's arguments by default), as a user would type it again."""
+    return " ".join(["python", "-m", module, *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
 
 
 def current_commit() -> str:
@@ -117,6 +117,33 @@ def markdown_from_blocks(blocks: list[dict], max_rows: int | None = None, where:
     if omitted:
         parts.append(f"*Tables by {', '.join(omitted)}: in {where}.*")
     return "\n\n".join(parts)
+
+
+def _cell(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def table_of_rows(rows: dict[str, dict], first: str) -> str:
+    """A Markdown table of ``rows`` (row name -> {column: value}); columns in first-seen order."""
+    columns = list(dict.fromkeys(k for row in rows.values() for k in row))
+    lines = [_row([first, *columns]), _row(["---"] * (len(columns) + 1))]
+    lines += [_row([name, *(_cell(row.get(c, "")) for c in columns)]) for name, row in rows.items()]
+    return "\n".join(lines)
+
+
+def table_of_figures(figures: dict) -> str:
+    """A two-column Markdown table of ``figures``, nested dicts flattened to ``key.sub``."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        else:
+            flat[prefix] = value
+
+    walk("", figures)
+    return table_of_rows({k: {"value": v} for k, v in flat.items()}, "figure")
 
 
 def split_section(section: str) -> tuple[str, str, str | None, str, str]:
