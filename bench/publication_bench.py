@@ -1,5 +1,5 @@
 """Publication's bitmap stage: phrase documents from the engines' occurrence starts vs the
-corpus scan that built them before (``tests/support/scan_publication.py``).
+corpus scan that built them before (``bench/scan_publication.py``).
 
     python -m bench.publication_bench --jsonl web.jsonl --sigma 20 --min-length 10 --repeats 7
 

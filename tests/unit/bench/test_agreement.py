@@ -1,4 +1,4 @@
-"""The measure of tests/support/pipeline_agreement.py: its bit-parallel LCS equals the plain
+"""The measure of bench/agreement.py: its bit-parallel LCS equals the plain
 dynamic programme, and a page's extra tokens are exactly what the pipeline removed beyond the
 cleaner when both only remove."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Roaring bitmaps: coverage round trips, members; the scan reference of the phrase document
-sets (tests/support/scan_publication.py) against its naive twin."""
+sets (bench/scan_publication.py) against its naive twin."""
 from __future__ import annotations
 
 import numpy as np

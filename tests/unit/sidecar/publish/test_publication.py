@@ -1,5 +1,5 @@
 """Phrase documents built from the engines' occurrence starts are, byte for byte, the ones
-the old corpus scan built (tests/support/scan_publication.py); a result without starts, or
+the old corpus scan built (bench/scan_publication.py); a result without starts, or
 with starts that disagree with df, is refused rather than published wrong."""
 from __future__ import annotations
 
