@@ -198,3 +198,20 @@ def read_result(path: Path) -> dict:
     if record["name"] != path.stem:
         raise ValueError(f"{path}: name={record['name']!r} is not the file's stem {path.stem!r}; rename one of them")
     return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.result_file NAME TOPIC < section.md``: a figure measured by hand (no bench
+    command of its own) written as NAME.json, exactly as a bench would write it."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__.split("\n\n")[0])
+    ap.add_argument("name", help="the result's name, e.g. dask-cost (replaces bench/results/NAME.json)")
+    ap.add_argument("topic", help='the page section, e.g. "Mining on Dask"')
+    args = ap.parse_args(argv)
+    write_section(args.name, args.topic, sys.stdin.read(), results_dir=RESULTS_DIR)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -108,3 +108,13 @@ def test_a_bench_run_writes_its_json_and_the_page_shows_it(tmp_path: Path, monke
 def test_a_bad_name_is_refused_in_one_line(tmp_path: Path):
     with pytest.raises(ValueError, match=r"name='Cleaner Bench': a result name is letters"):
         write_section("Cleaner Bench", "Cleaner and matcher", SECTION, results_dir=tmp_path)
+
+
+def test_a_figure_measured_by_hand_is_written_from_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    monkeypatch.setattr(result_file, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(SECTION))
+    assert result_file.main(["cleaner-by-hand", "Cleaner and matcher"]) == 0
+    record = result_file.read_result(tmp_path / "cleaner-by-hand.json")
+    assert record["title"] == "Cleaner throughput: 10 phrases" and record["body"][0]["text"] == ["Matcher build: 0.32 s."]
