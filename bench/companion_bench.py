@@ -20,7 +20,7 @@
    template spans (an upper bound): all pairs within each site, and per query on the node
    (top 80 of 10-word queries).
 
-Appends a section to ``bench/RESULTS.md``.
+Writes its figures to ``bench/results/companion.json``.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.mining_bench import RESULTS, machine
+from bench.mining_bench import machine
+from bench.result_file import RESULTS_DIR, write_section
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
@@ -352,15 +353,15 @@ def main(argv=None) -> int:
     ap.add_argument("--crawl-docs", type=int, default=4000)
     ap.add_argument("--dedup-docs", type=int, default=40_000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="Where companion.json goes.")
     args = ap.parse_args(argv)
     command = "python -m bench.companion_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
     from opensearchpy import OpenSearch
 
+    from bloomspan.corpora import generate_web, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     client = OpenSearch(hosts=[args.url], timeout=120)
@@ -383,9 +384,8 @@ def main(argv=None) -> int:
     prefix = "bench-companion-" + hashlib.blake2b(os.urandom(8), digest_size=4).hexdigest() + "-"
     lines += section_near_dups(client, crawl, phrases_all, prefix)
     lines += ["", f"Whole run {time.perf_counter() - t_start:.0f} s; load average at the end {os.getloadavg()[0]:.1f}."]
-    from bench.cleaner_bench import append
 
-    append(args.results, lines)
+    write_section("companion", "Companion systems", "\n".join(lines), results_dir=args.results_dir)
     print("\n".join(lines))
     return 0
 

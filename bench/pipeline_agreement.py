@@ -1,5 +1,5 @@
 """How much of what `bloomspan clean` removes the exported native pipeline removes too, on a
-real node (the measure: tests/support/pipeline_agreement.py).
+real node (the measure: bench/agreement.py).
 
 A generated multi-site crawl is split: the first ``--mine-docs`` pages are mined with the
 template detector (``bloomspan mine --jsonl … --site-field site --url-field url``), the
@@ -8,7 +8,7 @@ and PUT, and the next ``--new-docs`` pages are indexed through it; the same new 
 through the cleaner ``bloomspan clean --phrases out/phrases.jsonl --scope-field site
 --url-field url`` builds.
 
-    python -m bench.pipeline_agreement --url http://127.0.0.1:9200 --mine-docs 1000 --new-docs 300 --append
+    python -m bench.pipeline_agreement --url http://127.0.0.1:9200 --mine-docs 1000 --new-docs 300
 
 ``--baseline-rev REV`` measures the pipeline that ``ingest/pipeline_export.py`` of commit REV
 exports from the same run on the same pages too (its module read with ``git show``).
@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import time
 import types
 from pathlib import Path
 
-from tests.support.pipeline_agreement import run
+from bench.agreement import run
+from bench.result_file import write_section
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -54,7 +53,6 @@ def main() -> None:
     ap.add_argument("--new-docs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--baseline-rev", default=None, help="also measure the export of this commit's pipeline_export.py")
-    ap.add_argument("--append", action="store_true", help="append the figures to bench/RESULTS.md")
     args = ap.parse_args()
     baselines = {f"`pipeline_export.py` of {args.baseline_rev}": baseline_exporter(args.baseline_rev)} \
         if args.baseline_rev else {}
@@ -72,21 +70,18 @@ def main() -> None:
     print(table)
     print("\n".join(summary))
     print(f"indexing through the pipeline: {seconds:.2f} s wall for {a.pages} pages")
-    if args.append:
-        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-        command = (f"python -m bench.pipeline_agreement --url {args.url} --mine-docs {args.mine_docs} --new-docs "
-                   f"{args.new_docs} --seed {args.seed}" + (f" --baseline-rev {args.baseline_rev}" if args.baseline_rev
-                                                             else "") + " --append")
-        section = (f"\n### Native pipeline vs `bloomspan clean`: generated crawl, {args.mine_docs:,} pages mined + "
-                   f"{args.new_docs:,} new (seed {args.seed}) — {stamp}\n"
-                   f"`{command}` (OpenSearch 2.19.6; tokens of the tokenizer; the cleaner is `bloomspan clean "
-                   "--phrases out/phrases.jsonl --scope-field site --url-field url`; both pipelines measured in one "
-                   "run on the same pages)\n\n"
-                   + table + "\n\n" + "\n".join(f"> {line}  " for line in summary)
-                   + f"\n\nIndexing the {a.pages:,} pages through the pipeline (`_bulk`, one shared node): "
-                   f"{seconds:.1f} s wall.\n")
-        with RESULTS.open("a", encoding="utf-8") as fh:
-            fh.write(section)
+    command = (f"python -m bench.pipeline_agreement --url {args.url} --mine-docs {args.mine_docs} --new-docs "
+               f"{args.new_docs} --seed {args.seed}" + (f" --baseline-rev {args.baseline_rev}" if args.baseline_rev
+                                                         else ""))
+    section = (f"\n### Native pipeline vs `bloomspan clean`: generated crawl, {args.mine_docs:,} pages mined + "
+               f"{args.new_docs:,} new (seed {args.seed})\n"
+               f"`{command}` (OpenSearch 2.19.6; tokens of the tokenizer; the cleaner is `bloomspan clean "
+               "--phrases out/phrases.jsonl --scope-field site --url-field url`; both pipelines measured in one "
+               "run on the same pages)\n\n"
+               + table + "\n\n" + "\n".join(f"> {line}  " for line in summary)
+               + f"\n\nIndexing the {a.pages:,} pages through the pipeline (`_bulk`, one shared node): "
+               f"{seconds:.1f} s wall.\n")
+    write_section("pipeline-agreement", "Bulk proxy and ingest pipeline", section)
 
 
 if __name__ == "__main__":

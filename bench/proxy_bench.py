@@ -15,7 +15,7 @@ does) into fresh indices of the real node at ``--url``:
 
 Rounds alternate the targets; the best round of each is reported (the machine is shared).
 Every run is checked: all documents arrive, and cleaned ones carry ``bloomspan``.
-Appends a section to ``bench/RESULTS.md``. Target: proxy >= 80 % of direct.
+Writes its figures to ``bench/results/proxy.json``. Target: proxy >= 80 % of direct.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.mining_bench import RESULTS, machine
+from bench.mining_bench import machine
+from bench.result_file import RESULTS_DIR, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "bench-proxy-"
@@ -96,14 +97,14 @@ def main(argv=None) -> int:
     ap.add_argument("--mine-docs", type=int, default=3000)
     ap.add_argument("--chunk", type=int, default=500, help="documents per bulk request")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="Where proxy.json goes.")
     args = ap.parse_args(argv)
     command = "python -m bench.proxy_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
     from opensearchpy import OpenSearch
 
+    from bloomspan.corpora import default_n_sites, generate_web, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import default_n_sites, generate_web, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     node = OpenSearch(hosts=[args.url], timeout=120)
@@ -177,9 +178,8 @@ def main(argv=None) -> int:
                  f"emerging proxy after the runs: {len(emerging.get('emerging', []))}; documents its hook observed: "
                  f"{hook_counts['documents']}, bodies skipped under load: {hook_counts['skipped_bodies']} "
                  f"(of {(args.rounds * len(docs) + args.chunk) // args.chunk} sent).")
-    from bench.cleaner_bench import append
 
-    append(args.results, lines)
+    write_section("proxy", "Bulk proxy and ingest pipeline", "\n".join(lines), results_dir=args.results_dir)
     print("\n".join(lines))
     return 0
 

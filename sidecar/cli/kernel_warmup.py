@@ -34,7 +34,7 @@ class WarmupError(RuntimeError):
 
 
 def _crawl(work: Path) -> None:
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+    from bloomspan.corpora import corpus_by_name, write_jsonl
 
     write_jsonl(corpus_by_name("web", CRAWL_DOCS, 7), work / "crawl.jsonl")
 

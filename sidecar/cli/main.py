@@ -153,8 +153,8 @@ def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:
         raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
+    from bloomspan.corpora import corpus_by_name, write_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
     try:
         with command_progress():

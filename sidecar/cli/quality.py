@@ -147,15 +147,15 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
 @click.option("--per-site", is_flag=True, default=False, help="Also print the per-site table.")
 def quality(jsonl, per_site):
     """Score exact MCFP, the whole-line baseline and the template detector against ground truth."""
-    from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import (
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import (
         evaluate_methods,
         per_site_table,
         prepare_corpus,
         standard_methods,
         summary_table,
     )
+    from bloomspan.sidecar.cli.progress import command_progress
 
     with command_progress():
         corpus = prepare_corpus(read_jsonl(jsonl))
@@ -171,7 +171,7 @@ def quality(jsonl, per_site):
 @click.option("--max-pages", type=int, default=1000, show_default=True, help="Pages per site, spread over the site.")
 def real_corpus(out_path, max_pages):
     """Build a corpus with ground truth from installed HTML documentation (apache2-doc, python-*-doc, ...)."""
-    from bloomspan.sidecar.corpora.real_corpus import build_real_corpus
+    from bloomspan.corpora.real_corpus import build_real_corpus
 
     try:
         summary = build_real_corpus(out_path, max_pages_per_site=max_pages)

@@ -289,7 +289,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     (so that `rollback` has a run to go back to); the names the steps use."""
     from opensearchpy import helpers
 
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
+    from bloomspan.corpora import generate_web, write_jsonl
 
     names = {"url": opensearch_url, "crawl": f"{index_prefix}crawl", "tpl": f"{index_prefix}templates",
              "lease": f"{index_prefix}lease", "pipeline": f"{index_prefix}clean", "work": str(tmp_path / "work")}
@@ -319,7 +319,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
 
 def test_every_readme_command_runs_at_a_terminal(workspace):
     names, cwd = workspace
-    from bloomspan.sidecar.corpora.real_corpus import installed_sites
+    from bloomspan.corpora.real_corpus import installed_sites
 
     has_doc_sites = bool(installed_sites())
     for step in STEPS:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from opensearchpy import helpers
 
+from bench.agreement import compare, generated_pages, index_through, run, token_lists
 from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.phrase_set import PhraseSet
 from bloomspan.ingest.pipeline_export import build_pipeline
@@ -21,7 +22,6 @@ from bloomspan.ingest.template_matcher import TemplateMatcher
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cluster.engine import engine_of
 from tests.integration.sidecar.cluster.test_engine_matrix import elasticsearch_url, es_client  # noqa: F401 - fixtures
-from tests.support.pipeline_agreement import compare, generated_pages, index_through, run, token_lists
 from tests.support.sidecar_helpers import make_source
 
 CONFIG = {"kind": "config", "template_config": {"run_min_length": 4, "middle_content_tokens": 50,

@@ -7,9 +7,9 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cli.run_fields import field_mismatch_notes
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 from tests.support.sidecar_helpers import make_source
 
 

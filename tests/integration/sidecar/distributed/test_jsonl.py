@@ -50,7 +50,7 @@ def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma
 
 
 def test_web_crawl_on_an_external_scheduler_and_worker(tmp_path):
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl as write_corpus
+    from bloomspan.corpora import corpus_by_name, write_jsonl as write_corpus
 
     path = tmp_path / "web.jsonl"
     write_corpus(corpus_by_name("web", 1500, 1), path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def _templates(tmp_path):

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from bloomspan.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
 DOCS = 150
 GROUP_ROWS = 50

@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def test_templates_and_quality_on_a_generated_crawl(tmp_path):
@@ -40,7 +40,7 @@ def test_templates_names_a_bad_line(tmp_path):
 
 
 def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
-    import bloomspan.sidecar.corpora.real_corpus as rc
+    import bloomspan.corpora.real_corpus as rc
 
     monkeypatch.setattr(rc, "installed_sites", lambda sites: [])
     res = CliRunner().invoke(cli, ["real-corpus", "--out", str(tmp_path / "r.jsonl")])

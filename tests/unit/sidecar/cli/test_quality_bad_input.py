@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def test_templates_refuses_a_line_shape_gap_above_int64(tmp_path):

@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 
+from bloomspan.corpora import generate_web, write_jsonl
+from bloomspan.corpora.quality_eval import ingest_coverage, prepare_corpus
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
-from bloomspan.sidecar.corpora.quality_eval import ingest_coverage, prepare_corpus
 from bloomspan.sidecar.publish.phrase_records import phrase_records
 from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 from tests.support.navigation_pages import texinfo_site

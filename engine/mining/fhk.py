@@ -3,7 +3,7 @@
 Stages (each timed in ``MiningResult.stats``):
 
 0. text: the corpus as one text of segments, each followed by a separator
-   (:mod:`bloomspan.engine.oracles.suffix_array`). By default (``prune=True``, exact) tokens
+   (:mod:`bloomspan.engine.mining.suffix_array`). By default (``prune=True``, exact) tokens
    found in fewer than sigma documents cut segments and runs shorter than
    ``min_length`` are left out, so only text that can hold an answer is indexed.
 1. suffix array of that text, sorted by libdivsufsort.
@@ -43,10 +43,9 @@ import time
 import numpy as np
 from numba import njit
 
-from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.engine.mining.corpus import validate_corpus
-from bloomspan.engine.mining.phrases import MiningResult, Phrase, sort_phrases
-
+from .config import MiningConfig
+from .corpus import validate_corpus
+from .phrases import MiningResult, Phrase, sort_phrases
 from .suffix_array import SEPARATOR, build_text, dense_ids, kasai_lcp, prune_rare_tokens, suffix_array
 
 logger = logging.getLogger(__name__)

@@ -1,11 +1,11 @@
-"""The measure of tests/support/pipeline_agreement.py: its bit-parallel LCS equals the plain
+"""The measure of bench/agreement.py: its bit-parallel LCS equals the plain
 dynamic programme, and a page's extra tokens are exactly what the pipeline removed beyond the
 cleaner when both only remove."""
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from tests.support.pipeline_agreement import lcs_length, lcs_length_reference
+from bench.agreement import lcs_length, lcs_length_reference
 
 tokens = st.lists(st.integers(0, 5), max_size=40)
 

@@ -98,7 +98,7 @@ def compare(originals: list[dict], cleaned: list[dict], stored: list[dict], fiel
 
 
 def generated_pages(n_mine: int, n_new: int, seed: int) -> tuple[list[dict], list[dict]]:
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
 
     pages = list(islice(generate_web(n_mine + n_new, seed), n_mine + n_new))
     return pages[:n_mine], pages[n_mine:]

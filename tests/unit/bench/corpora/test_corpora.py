@@ -1,4 +1,4 @@
-"""Tests of bloomspan.sidecar.corpora: generators, truth, known answers, c/n, scoring."""
+"""Tests of bloomspan.corpora: generators, truth, known answers, c/n, scoring."""
 from __future__ import annotations
 
 import itertools
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.text.tokenizer import token_spans, tokenize
-from bloomspan.sidecar.corpora import (
+from bloomspan.corpora import (
     CORPUS_NAMES,
     SYNTHETIC1_PHRASES,
     corpus_by_name,
@@ -30,15 +29,16 @@ from bloomspan.sidecar.corpora import (
     token_labels,
     write_jsonl,
 )
-from bloomspan.sidecar.corpora.templates import POOLS
-from bloomspan.sidecar.corpora.text_model import (
+from bloomspan.corpora.templates import POOLS
+from bloomspan.corpora.text_model import (
     SEPARATORS,
     build_vocabulary,
     sentence_hazard,
     text_kernel,
     text_reference,
 )
-from bloomspan.sidecar.corpora.unique_words import UniqueWords, encode
+from bloomspan.corpora.unique_words import UniqueWords, encode
+from bloomspan.engine.text.tokenizer import token_spans, tokenize
 
 WEB_DOCS = 300
 WEB_SEED = 20240611

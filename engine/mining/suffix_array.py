@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from bloomspan.engine.mining.word_filter import document_frequency
+from .word_filter import document_frequency
 
 logger = logging.getLogger(__name__)
 

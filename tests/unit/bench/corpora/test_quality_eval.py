@@ -10,9 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from bloomspan.engine.templates.detector import TemplateConfig
-from bloomspan.sidecar.corpora import evaluate_template_recovery, generate_web, read_jsonl, token_labels
-from bloomspan.sidecar.corpora.quality_eval import (
+from bloomspan.corpora import evaluate_template_recovery, generate_web, read_jsonl, token_labels
+from bloomspan.corpora.quality_eval import (
     SweepRow,
     TokenScore,
     best_row,
@@ -26,7 +25,9 @@ from bloomspan.sidecar.corpora.quality_eval import (
     token_scores,
     whole_line_method,
 )
-from bloomspan.sidecar.corpora.real_corpus import Selector, SiteSpec, build_real_corpus, html_to_text, sample_evenly
+from bloomspan.corpora.real_corpus import SiteSpec, build_real_corpus, sample_evenly
+from bloomspan.engine.templates.detector import TemplateConfig
+from bloomspan.sidecar.inputs.html_text import Selector, html_to_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Not visible</title><style>p {color: red}</style></head>
 <body><div class="related" role="navigation"><ul><li><a href="/">index</a></li><li>next |</li></ul></div>
@@ -181,7 +182,7 @@ def test_prepare_corpus_lines_and_numbers():
 
 
 def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
-    from bloomspan.sidecar.corpora.real_corpus import DEBIAN_DOC_SITES, UNSEEN_DOC_SITES
+    from bloomspan.corpora.real_corpus import DEBIAN_DOC_SITES, UNSEEN_DOC_SITES
 
     tuned = {s.name for s in DEBIAN_DOC_SITES} | {s.package for s in DEBIAN_DOC_SITES}
     held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
@@ -192,7 +193,7 @@ def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
 
 
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
-    from bloomspan.sidecar.corpora.quality_eval import (
+    from bloomspan.corpora.quality_eval import (
         default_path_method,
         detector_method,
         ingest_coverage,

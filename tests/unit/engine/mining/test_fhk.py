@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from bloomspan.engine.mining import fhk, suffix_array as sx
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.fhk import mine_fhk
 from bloomspan.engine.mining.phrases import Phrase
-from bloomspan.engine.oracles import fhk, suffix_array as sx
-from bloomspan.engine.oracles.fhk import mine_fhk
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"

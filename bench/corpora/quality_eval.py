@@ -12,7 +12,7 @@ documentation sites, :mod:`.real_corpus`). The standard comparison
 
 Each method returns a token mask; it becomes character spans
 (:func:`~bloomspan.engine.templates.detector.coverage_char_spans`) scored by
-:func:`bloomspan.sidecar.corpora.evaluate.evaluate_template_recovery` (token and character
+:func:`bloomspan.corpora.evaluate.evaluate_template_recovery` (token and character
 level, per site and summed). The four columns of the template-quality table are: template tokens
 found, mean over sites; template tokens found over all sites; content tokens damaged.
 :func:`token_scores` computes the token-level numbers straight from masks (same
@@ -111,7 +111,7 @@ def mcfp_method(sigma: int, min_length: int, engine: str = "bloomspan") -> Metho
     """Plain exact MCFP on the whole corpus (no scope, no blocks, no slots)."""
     def run(c: EvalCorpus) -> np.ndarray:
         from bloomspan.engine.mining.bloomspan import mine_bloomspan
-        from bloomspan.engine.oracles.fhk import mine_fhk
+        from bloomspan.engine.mining.fhk import mine_fhk
 
         miner = mine_bloomspan if engine == "bloomspan" else mine_fhk
         return miner(c.tokens, c.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length, engine=engine)).coverage

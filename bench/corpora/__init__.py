@@ -1,4 +1,9 @@
-"""Deterministic test, demo and benchmark corpora with known answers.
+"""Deterministic test, demo and benchmark corpora with known answers (``bloomspan.corpora``).
+
+Evaluation, not product: it lives in bench/, the room tests and benchmarks share, and installs
+as ``bloomspan.corpora`` (pyproject.toml's package-dir) because ``bloomspan demo``, ``corpus``,
+``quality`` and ``warmup`` use it. Import it by that name only: ``bench.corpora`` would load a
+second copy of every module (a second ``TextModel`` class, second caches).
 
 * :func:`generate_web` - a web crawl: sites with templates (navigation, breadcrumbs,
   footers, cookie banners, disclaimers, product cards, "Read also") around natural-like
@@ -15,6 +20,9 @@ All generators stream dicts with keys ``id, url, site, lang, page_type, text, tr
 ``truth`` has ``template_spans``, ``variable_spans`` (lists of [start, end] character
 spans, end exclusive) and ``near_duplicate_of`` (an id or None).
 """
+if __name__ != "bloomspan.corpora":
+    raise ImportError(f"{__name__}: import bloomspan.corpora instead (one copy of the corpora modules)")
+
 from .catalog import CORPUS_NAMES, corpus_by_name
 from .evaluate import (
                        RecoveryCounts,
