@@ -35,17 +35,17 @@ def main(argv=None) -> None:
     import numpy as np
     from distributed import Client, LocalCluster
 
+    from bloomspan.corpora.web import generate_web
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.engine.mining.engines import mine
     from bloomspan.engine.templates.blocks import block_offsets_from_flags
     from bloomspan.engine.text.tokenizer import encode_batch
     from bloomspan.engine.text.vocabulary import Vocabulary
-    from bloomspan.sidecar.corpora.web import generate_web
     from bloomspan.sidecar.distributed.cluster import ProgressRelay
-    from bloomspan.sidecar.distributed.jsonl import _layout
     from bloomspan.sidecar.distributed.pipeline import _header, mine_shards, shard_homes
     from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
     from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
+    from bloomspan.sidecar.run.dask_jsonl_mining import _layout
     from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 
     options = TemplateOptions(site_field="site", url_field="url")

@@ -101,8 +101,8 @@ def test_cli_mine_jsonl_with_sites_on_dask_writes_the_single_process_templates(t
     writes the same phrases.jsonl, templates.jsonl and report figures as one process."""
     from click.testing import CliRunner
 
+    from bloomspan.corpora.web import generate_web
     from bloomspan.sidecar.cli.main import cli
-    from bloomspan.sidecar.corpora.web import generate_web
 
     path = tmp_path / "web.jsonl"
     write_jsonl(path, [{k: d[k] for k in ("id", "text", "site", "url")} for d in generate_web(600, seed=3, n_sites=12)])

@@ -36,7 +36,7 @@ def without_timings(value):
 def crawl(tmp_path_factory):
     """A web crawl of 1,200 pages on 40 sites (some too small for any template) and the single
     process' templates.jsonl records and report["templates"]."""
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
 
     folder = tmp_path_factory.mktemp("crawl")
     path = folder / "web.jsonl"
@@ -146,7 +146,7 @@ def test_index_slices_on_two_workers_equal_the_single_process_index_run(os_clien
     equal the single-node run's."""
     from opensearchpy import helpers
 
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
     from bloomspan.sidecar.distributed.cluster import DaskConfig
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
     from tests.support.sidecar_helpers import make_source

@@ -137,7 +137,7 @@ def test_planted_templates_are_found_so_the_comparison_is_not_empty():
 
 @pytest.mark.parametrize("n_partitions", [2, 3])
 def test_the_web_crawl_by_balanced_partitions_equals_the_whole_crawl(n_partitions):
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
 
     docs = list(generate_web(500, seed=2, n_sites=12))
     texts, sites, urls = [d["text"] for d in docs], [d["site"] for d in docs], [d["url"] for d in docs]

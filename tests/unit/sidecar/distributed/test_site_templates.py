@@ -59,7 +59,7 @@ def test_a_shard_read_for_templates_keeps_the_fields_and_line_starts_of_the_sing
 
 @pytest.mark.parametrize("n_ranges,n_partitions", [(1, 1), (3, 2), (5, 4)])
 def test_routed_partitions_merge_to_the_single_process_templates(tmp_path, n_ranges, n_partitions):
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
 
     docs = [{"id": d["id"], "text": d["text"], "site": d["site"], "url": d["url"]}
             for d in generate_web(400, seed=9, n_sites=10)]
