@@ -37,8 +37,8 @@ def baseline_exporter(rev: str):
     exec(compile(source, f"{rev}:ingest/pipeline_export.py", "exec"), module.__dict__)
 
     def body_of(phrases_path):
-        from bloomspan.ingest.phrase_set import PhraseSet
-        from bloomspan.ingest.run_files import run_template_records
+        from bloomspan.ingest.match.loading import run_template_records
+        from bloomspan.ingest.records.phrase_set import PhraseSet
 
         return module.build_pipeline(PhraseSet.from_jsonl(phrases_path), templates=run_template_records(phrases_path))
 

@@ -45,7 +45,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     mining run's stages. Returns the figures the demo printed."""
     from opensearchpy import helpers
 
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
     from bloomspan.sidecar.report.operator_report import report

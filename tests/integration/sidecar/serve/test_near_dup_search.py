@@ -17,9 +17,9 @@ from opensearchpy import helpers
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.near_duplicates import pairs_from_groups, precision_recall
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.companions.near_duplicates import pairs_from_groups, precision_recall
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.mappings import load
 from bloomspan.sidecar.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
