@@ -16,7 +16,7 @@ overrides it), so known boilerplate is found next to neighbours it was never min
 ``"phrases"`` finds whole phrases only. A phrase with no known ``min_length`` is matched
 whole either way.
 
-Modes (per configured text field; matching and merging as in :mod:`.matcher`):
+Modes (per configured text field; matching and merging as in :mod:`~bloomspan.ingest.match.phrase_matcher`):
 
 * ``strip``: the field is rewritten without its merged spans (see *Strip rule*).
 * ``mark``: text untouched; ``doc[meta_field] = {"spans": [{"field", "start", "end",
@@ -47,7 +47,7 @@ With ``max_ratio`` a document whose ``r`` exceeds it gets ``action == "drop"`` a
 
 Stripping is idempotent: removing a span never leaves a phrase of the set formed across
 the junction, so a second pass over a stripped text removes nothing. The phrase matcher
-closes its spans under removal (:mod:`.matcher`, ``fixed_point``): boilerplate that was
+closes its spans under removal (:mod:`~bloomspan.ingest.match.phrase_matcher`, ``fixed_point``): boilerplate that was
 interrupted by other boilerplate (a footer split by a cookie banner) is boilerplate too,
 and is removed with it. With template records (line rules, skeletons) or protected text
 (``protected``, the deny entries' phrases) the stripped text is matched again until a pass
@@ -390,7 +390,7 @@ class Cleaner:
     :meth:`clean_batch` is the fast path: all texts of the batch are tokenized and
     scanned together. :meth:`clean` is ``clean_batch([doc])[0]``.
 
-    ``templates``: a :class:`~.template_matcher.TemplateMatcher` (the template detector's
+    ``templates``: a :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` (the template detector's
     records: line-anchored blocks, slots, site scopes, page skeletons) used instead of the
     plain phrase matcher; ``phrase_set`` may then be None (the matcher's phrases are used).
     A document's scopes are its ``scope_field`` (site) and the sections of its ``url_field``.
@@ -434,7 +434,7 @@ class Cleaner:
         records or protected text each changed text is matched again until a pass removes
         nothing (the phrase matcher's spans alone are already closed under removal; a protected
         phrase cut out of a span can leave a new junction). ``tokens``: the texts' tokens, from
-        which each pass's are derived (:mod:`.batch_tokens`) instead of tokenizing again."""
+        which each pass's are derived (:mod:`~bloomspan.ingest.batch_tokens`) instead of tokenizing again."""
         pairs = [strip_spans_with_junctions(t, m) for t, m in zip(texts, matches)]
         stripped, joins = [p[0] for p in pairs], [p[1] for p in pairs]
         extra = [0] * len(texts)

@@ -10,7 +10,7 @@ covered spans: those tokens stay, the text around them is cleaned as before.
 :func:`occurrence_mask` finds the occurrences in token ids (numpy over the whole batch,
 one pass per entry; :func:`occurrence_mask_reference` is its plain twin);
 :class:`DeniedText` holds the entries' tokens in a vocabulary of their own and cuts a
-cleaner's :class:`~.matcher.MatchResult` objects; :func:`cut_match` rebuilds one result
+cleaner's :class:`~bloomspan.ingest.match.spans.MatchResult` objects; :func:`cut_match` rebuilds one result
 without the cut tokens (spans, character offsets, gaps and match-to-span links exact).
 """
 from __future__ import annotations

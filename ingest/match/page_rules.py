@@ -9,7 +9,7 @@
   the lines at each page's edges whose fixed words repeat in a template shape are covered
   from their first fixed word to their last, as in mining.
 
-Both take the phrases' :class:`~.template_matcher.TemplateMatch` of each text and return them
+Both take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
 with what they add.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
    and whitespace between its tokens is inside, nothing before or after it.
 5. With ``fixed_point=True`` (what the cleaner asks for) the spans are closed under
    removal: the automaton runs again over the tokens the spans leave (the token sequence a
-   stripped text has, see :mod:`.cleaner`), and a phrase found there — necessarily across
+   stripped text has, see :mod:`~bloomspan.ingest.clean.cleaner`), and a phrase found there — necessarily across
    the place where a span was cut out, since every other occurrence was found in step 2 —
    is covered too, from its first to its last token in the original text (the removed
    tokens between its parts are inside). Repeated until a pass finds nothing, so a

@@ -5,11 +5,11 @@ It applies what a ``gsub`` can say exactly of what ``bloomspan clean --scope-fie
 --url-field url`` applies (:class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher`), by the
 same rules, and removes nothing the cleaner keeps:
 
-* the template detector's records (``templates``) as Java regexes (:mod:`.pipeline_regex`):
+* the template detector's records (``templates``) as Java regexes (:mod:`.regex`):
   whole lines (``(?m)^…$``), two-line templates and lines at the text's start or end of at
   least ``run_min_length`` tokens (a pair alone is then a chain the matcher keeps), scoped and
   global phrases; slots as ``[0-9]+``;
-* each scoped record only on its scope (:mod:`.pipeline_scopes`): one ``gsub`` per site
+* each scoped record only on its scope (:mod:`.scopes`): one ``gsub`` per site
   holding the alternation of its records, one per site section (near the page's edges where
   the detector's middle rule applies, below), every ``if`` the same Painless condition with its
   own params;
@@ -19,11 +19,11 @@ same rules, and removes nothing the cleaner keeps:
 * the detector's middle rule (``middle_content_tokens``: a run of lines that only section
   records found, with that many uncovered tokens on both sides, is content a section repeats):
   section records apply only where fewer tokens than that precede them (the page's first
-  tokens, marked by a :data:`~.pipeline_regex.SENTINEL` inserted and removed around them) or
+  tokens, marked by a :data:`~.regex.SENTINEL` inserted and removed around them) or
   follow them, where the rule cannot hold (a page that holds that noncharacter itself gets no
   section record). With ``middle_repeated_lines`` a mid-page run of site or global matches
   that holds a line repeated in its page is dropped too, so on a page that repeats a line
-  (:func:`~.pipeline_scopes.repeats_a_line`, coarser than the matcher's line identity) every
+  (:func:`~.scopes.repeats_a_line`, coarser than the matcher's line identity) every
   detector record applies near the edges only. Template records run first, on the text as sent, so those
   counts bound the uncovered tokens the matcher counts;
 * the section rule (``section_line_length``: a line longer than that which only section

@@ -2,7 +2,7 @@
 
 A :class:`CurationEntry` names a phrase (its tokens, as the tokenizer produces them) or one
 record by its ``phrase_id``, optionally scoped to a site (``news.example.com``) or a site
-section (``news.example.com/sport``, as :func:`~.template_matcher.template_scopes` names
+section (``news.example.com/sport``, as :func:`~bloomspan.ingest.match.scopes.template_scopes` names
 them). Rules, applied to the records read from a template index or a phrases file:
 
 * **deny** wins over everything. A record is denied by an entry when the entry names its
@@ -15,14 +15,14 @@ them). Rules, applied to the records read from a template index or a phrases fil
 * A deny entry without scope applies everywhere. One with a scope removes the records
   scoped to that scope (or to a section below it) from every set, and the global records it
   matches only from the sets made for documents of that scope (:func:`curate_records`'s
-  ``document_scopes``; :mod:`.curated_cleaner` routes documents to those sets). With
+  ``document_scopes``; :mod:`~bloomspan.ingest.clean.curated_cleaner` routes documents to those sets). With
   ``strict=True`` (an exported pipeline, which cannot tell sites apart) every deny entry
   applies everywhere: a denied phrase is then never applied, at the cost of not applying it
   on the other sites either.
 * Records that are not phrases (page skeletons, line shapes) cannot be filtered by their
-  tokens; every cleaner built by :mod:`.curated_cleaner` instead leaves each occurrence of
+  tokens; every cleaner built by :mod:`~bloomspan.ingest.clean.curated_cleaner` instead leaves each occurrence of
   a deny entry's tokens uncovered whatever record covered it, phrases overlapping its edge
-  included (:mod:`.denied_text`), on the documents the entry applies to. So a denied phrase
+  included (:mod:`~bloomspan.ingest.clean.denied_text`), on the documents the entry applies to. So a denied phrase
   is never removed, and the text around it is cleaned as before.
 * **allow** adds the entry's phrase as a record (scoped like the entry) unless a record with
   the same tokens and scope is there already or a deny entry applies to it: boilerplate the

@@ -19,7 +19,7 @@ of dicts, e.g. read back from the template index)::
   documents of that scope; a phrase without scope applies to every document.
 * ``min_length`` (optional): the minimum phrase length of the mining run that found the
   phrase (``bloomspan mine --min-length``), integer >= 1. Every window of that many of its
-  tokens is itself frequent, so the window matcher (:mod:`.matcher`, ``match="windows"``)
+  tokens is itself frequent, so the window matcher (:mod:`~bloomspan.ingest.match.phrase_matcher`, ``match="windows"``)
   finds the phrase's windows anywhere; a phrase without it is matched whole.
 
 Unknown keys are ignored. Every error is a :class:`~bloomspan.ingest.errors.PhraseSetError`
@@ -287,6 +287,6 @@ NOT_PHRASE_KINDS = ("skeleton", "line_shape", "config")  # records of the templa
 
 def is_phrase_record(obj: Any) -> bool:
     """Is ``obj`` read as a phrase? Everything but the template detector's page-skeleton and
-    configuration records (which :mod:`.template_matcher` reads); a record that is not a
+    configuration records (which :mod:`~bloomspan.ingest.match.template_matcher` reads); a record that is not a
     mapping counts as a phrase, so the parser reports it."""
     return not (isinstance(obj, Mapping) and obj.get("kind") in NOT_PHRASE_KINDS)
