@@ -1,7 +1,7 @@
 """Agreement of the exported native pipeline with `bloomspan clean` on a real node: the
 measure (tokens the cleaner removes that the pipeline removes too, and tokens the pipeline
 removes that the cleaner keeps) and the steps that produce it, shared by
-tests/integration/ingest/test_pipeline_scoped.py and ``python -m bench.pipeline_agreement``.
+tests/integration/ingest/pipeline_export/test_pipeline_scoped.py and ``python -m bench.pipeline_agreement``.
 
 Per page, with the tokenizer's tokens of the original (O), the cleaner's text (C) and the
 stored text (P): ``extra`` = |C| − LCS(C, P), the tokens the pipeline removes that the
@@ -129,8 +129,8 @@ def mine_and_export(mine_pages: list[dict], work: Path, url: str, pipeline_id: s
 
 def clean_like_the_cli(phrases_path: Path, pages: list[dict]) -> list[dict]:
     """``bloomspan clean --phrases phrases_path --scope-field site --url-field url`` on ``pages``."""
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.match.loading import load_run_phrases
 
     run = load_run_phrases(phrases_path)
     cleaner = Cleaner(run.phrase_set, CleanerConfig(fields=("text",), mode="strip", skip_missing=True, id_field=None,

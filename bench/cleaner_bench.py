@@ -84,8 +84,8 @@ def main(argv=None) -> int:
     command = "python -m bench.cleaner_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
     from bloomspan.corpora import default_n_sites, generate_web
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     total = args.mine_docs + args.docs
     crawl = list(generate_web(total, 1, n_sites=default_n_sites(total)))
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
     templates = None
     if args.templates:
         from bloomspan.engine.templates.detector import detect_templates_in_texts
-        from bloomspan.ingest.template_matcher import TemplateMatcher
+        from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
         t0 = time.perf_counter()
         mined = crawl[: args.mine_docs]

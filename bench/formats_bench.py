@@ -50,8 +50,8 @@ def main(argv=None) -> int:
 
     from bloomspan.corpora import corpus_by_name, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.clean_parquet import clean_parquet
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl

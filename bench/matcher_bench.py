@@ -54,8 +54,8 @@ def phrase_records(crawl: list[dict], mine_docs: int, n_phrases: int, seed: int)
 
 
 def measure(records: list[dict], texts: list[str], match: str, repeats: int) -> dict:
-    from bloomspan.ingest.matcher import PhraseMatcher
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     phrase_set = PhraseSet.from_records(records)
     rss0 = _peak_rss_mib()

@@ -10,13 +10,14 @@ through the cleaner ``bloomspan clean --phrases out/phrases.jsonl --scope-field 
 
     python -m bench.pipeline_agreement --url http://127.0.0.1:9200 --mine-docs 1000 --new-docs 300
 
-``--baseline-rev REV`` measures the pipeline that ``ingest/pipeline_export.py`` of commit REV
-exports from the same run on the same pages too (its module read with ``git show``).
+``--baseline-rev REV`` measures the pipeline that the exporter of commit REV (``ingest/pipeline_export.py``,
+or ``ingest/pipeline_export/`` since the ingest rooms) exports from the same run on the same pages too (its module read with ``git show``).
 """
 from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -26,18 +27,44 @@ from bench.result_file import write_section
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# The exporter's three modules at a commit, before the ingest rooms (ingest/pipeline_*.py, imported
+# relative to bloomspan.ingest) and after them (ingest/pipeline_export/, relative to its package).
+_LAYOUTS = (
+    ("ingest/pipeline_export/export.py", "{package}", ("regex", "scopes", "export")),
+    ("ingest/pipeline_export.py", "bloomspan.ingest", ("pipeline_regex", "pipeline_scopes", "pipeline_export")),
+)
+
+
+def _git_show(rev: str, path: str) -> str | None:
+    shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
 def baseline_exporter(rev: str):
-    """``(phrases_path) -> body``: the export of ``ingest/pipeline_export.py`` at ``rev``, as its
-    ``bloomspan pipeline --phrases`` called it (phrases plus the run's template records)."""
-    source = subprocess.run(["git", "show", f"{rev}:ingest/pipeline_export.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType(f"pipeline_export_{rev}")
-    module.__package__ = "bloomspan.ingest"
-    exec(compile(source, f"{rev}:ingest/pipeline_export.py", "exec"), module.__dict__)
+    """``(phrases_path) -> body``: the export of the pipeline exporter at ``rev`` (with that
+    commit's own regex and scope modules beside it), as its ``bloomspan pipeline --phrases``
+    called it (phrases plus the run's template records)."""
+    found = [layout for layout in _LAYOUTS if _git_show(rev, layout[0]) is not None]
+    if not found:
+        raise SystemExit(f"--baseline-rev {rev}: no pipeline exporter at that commit")
+    export_path, package, names = found[0]
+    package = package.format(package=f"bloomspan.ingest._pipeline_export_{rev}")
+    if package not in sys.modules:  # the commit's modules live in a package of their own
+        holder = types.ModuleType(package)
+        holder.__path__ = []
+        sys.modules[package] = holder
+    folder = export_path.rsplit("/", 1)[0]
+    module = None
+    for name in names:  # dependencies first: the exporter imports the other two relatively
+        path = f"{folder}/{name}.py"
+        module = types.ModuleType(f"{package}.{name}")
+        module.__package__ = package
+        sys.modules[module.__name__] = module
+        exec(compile(_git_show(rev, path), f"{rev}:{path}", "exec"), module.__dict__)
 
     def body_of(phrases_path):
-        from bloomspan.ingest.phrase_set import PhraseSet
-        from bloomspan.ingest.run_files import run_template_records
+        from bloomspan.ingest.match.loading import run_template_records
+        from bloomspan.ingest.records.phrase_set import PhraseSet
 
         return module.build_pipeline(PhraseSet.from_jsonl(phrases_path), templates=run_template_records(phrases_path))
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bloomspan.ingest.matcher import build_automaton, scan_symbols
-from bloomspan.ingest.phrase_set import stable_phrase_id
+from bloomspan.ingest.match.automaton import build_automaton, scan_symbols
+from bloomspan.ingest.records.phrase_set import stable_phrase_id
 from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, encode_bitmap
 from bloomspan.sidecar.publish.publication import EXAMPLE_IDS
 

@@ -180,9 +180,11 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
 def ingest_coverage(c: EvalCorpus, records: list[dict], match: str = "windows") -> np.ndarray:
     """bool (W,): the tokens ``bloomspan clean --scope-field site --url-field url`` removes from
     the corpus' own texts with ``records`` (the cleaner's matcher, as in production)."""
-    from bloomspan.ingest.matcher import PhraseMatcher
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.template_matcher import TemplateMatcher, is_template_record, template_scopes
+    from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
+    from bloomspan.ingest.match.scopes import template_scopes
+    from bloomspan.ingest.match.template_matcher import TemplateMatcher
+    from bloomspan.ingest.records.phrase_set import PhraseSet
+    from bloomspan.ingest.records.template_records import is_template_record
 
     texts = [d["text"] for d in c.docs]
     if any(is_template_record(r) for r in records):

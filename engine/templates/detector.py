@@ -528,7 +528,7 @@ class TextTemplates:
                 ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
                 then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
                 "skeleton"), then one per line-shape model (:meth:`LineShapeModel.to_record`,
-                kind "line_shape"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
+                kind "line_shape"), for :class:`bloomspan.ingest.match.template_matcher.TemplateMatcher`.
     char_spans: per document, its covered [start, end) character spans.
     scopes:     per document, the scopes it belongs to (what the matcher takes).
     """

@@ -46,7 +46,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     from opensearchpy import helpers
 
     from bloomspan.corpora import generate_web
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
     from bloomspan.sidecar.report.operator_report import report
     from bloomspan.sidecar.report.text import render_report, template_counts

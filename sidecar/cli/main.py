@@ -197,9 +197,9 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.errors import IngestError
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
 
@@ -332,8 +332,8 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.errors import IngestConfigError, IngestError
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.pipeline_export import export_pipeline
+    from bloomspan.ingest.pipeline_export.export import export_pipeline
+    from bloomspan.ingest.records.phrase_set import PhraseSet
     from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
 
     cluster = cluster_config(**conn)
@@ -347,7 +347,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     templates = None  # the template detector's records, when the run has them
     try:
         if phrases_path:
-            from bloomspan.ingest.run_files import run_template_records
+            from bloomspan.ingest.match.loading import run_template_records
 
             phrase_set = PhraseSet.from_jsonl(phrases_path)
             templates = run_template_records(phrases_path)
@@ -368,7 +368,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             records, with_templates = cleaning_records(client, physical)
             curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere
             if with_templates and curation.entries:
-                from bloomspan.ingest.curation import curate_records
+                from bloomspan.ingest.records.curation import curate_records
 
                 records = curate_records(records, curation.entries, strict=True).records
             templates = records if with_templates else None

@@ -112,7 +112,7 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
 
     Defaults are the configuration that scored best on real documentation sites
     (bench/RESULTS.md); every TemplateConfig field has its option. The records are read by
-    bloomspan.ingest.template_matcher.TemplateMatcher.
+    bloomspan.ingest.match.template_matcher.TemplateMatcher.
     """
     from bloomspan.engine.templates.detector import detect_templates_in_texts
     from bloomspan.sidecar.cli.progress import command_progress

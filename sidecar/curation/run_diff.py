@@ -112,7 +112,7 @@ def _candidates(client, a: str, b: str, pa: dict, pb: dict, added: list, removed
 
 def _examples(client, a: str, b: str, run_b: dict, keys: list[str], limit: int) -> list[dict]:
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.cleaner import CleanerConfig
+    from bloomspan.ingest.clean.cleaner import CleanerConfig
     from bloomspan.sidecar.cluster.scroll import extract_text
     from bloomspan.sidecar.publish.template_reader import load_cleaner
     from bloomspan.sidecar.report.operator_report import _fetch_document

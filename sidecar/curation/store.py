@@ -9,7 +9,7 @@ to it like to the template indices, and retention never touches it (it only dele
 
 Documents (plain index/get/search calls, nothing engine-specific):
 
-* ``kind: entry``, ``_id`` = :func:`~bloomspan.ingest.curation.entry_id`: ``action``
+* ``kind: entry``, ``_id`` = :func:`~bloomspan.ingest.records.curation.entry_id`: ``action``
   (deny/allow), ``text``/``tokens`` or ``phrase_id``, ``scope``, ``who``, ``why``,
   ``created_at``, ``updated_at``, ``status`` (active/removed; a removed entry keeps
   ``removed_at``/``removed_by``/``removed_why``: the lists keep their history).
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bloomspan.ingest.curation import CurationEntry
+from bloomspan.ingest.records.curation import CurationEntry
 from bloomspan.sidecar.errors import BloomspanSidecarError
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 A run's corpus (tokens, document offsets, line starts, vocabulary) and its exact MCFP
 coverage go in; the detector's records (its configuration, template phrases, page
-skeletons: what :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` reads) and the
+skeletons: what :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` reads) and the
 stats the run reports come out. The documents' sites are their site field's values (a URL
 counts as its host) or the hosts of their URLs (:func:`~bloomspan.sidecar.publish.publication.document_sites`);
 URL sections are the second scope level. The run's exact phrases count as found for the
@@ -125,7 +125,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
 def exact_phrases_applied(mcfp_coverage: np.ndarray, doc_offsets: np.ndarray, levels, detection, config) -> np.ndarray:
     """bool (W,): the part of the exact phrases' coverage that ingest applies next to the
     detector's records: all of it with ``exact_phrases_on_sites``, else the pages of sites the
-    detector has no record for (as :class:`~bloomspan.ingest.template_matcher.TemplateMatcher`)."""
+    detector has no record for (as :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher`)."""
     mcfp_coverage = np.asarray(mcfp_coverage, dtype=bool)
     if config.exact_phrases_on_sites or not levels:
         return mcfp_coverage

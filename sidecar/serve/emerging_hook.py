@@ -63,7 +63,7 @@ class HookCounters:
 def detector_config(config: Any):
     """The :class:`EmergingConfig` for a :class:`ServeConfig` (``emerging_shingle``,
     ``emerging_threshold``; optional ``emerging_filter_bits``, ``emerging_cooldown_seconds``)."""
-    from bloomspan.ingest.emerging import EmergingConfig
+    from bloomspan.ingest.companions.emerging import EmergingConfig
 
     k = getattr(config, "emerging_shingle", None) or EmergingConfig.shingle_tokens
     threshold = getattr(config, "emerging_threshold", EmergingConfig.threshold)
@@ -89,7 +89,7 @@ class EmergingHook:
     def __init__(self, config: Any, on_threshold: Callable[[], None] | None = None, *, registry=None,
                  emerging_config=None, clock: Callable[[], float] | None = None, background: bool = True,
                  max_queue_bytes: int = 64 * 2**20):
-        from bloomspan.ingest.emerging import EmergingDetector
+        from bloomspan.ingest.companions.emerging import EmergingDetector
         from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
 
         self.config = config
@@ -249,7 +249,7 @@ class EmergingHook:
     def set_known_phrases(self, phrase_set: Iterable[Any] | None) -> int:
         """Shingles covered by ``phrase_set`` (records with ``.tokens``, token lists or texts;
         None: nothing) stop being emerging. Returns how many tracked shingles were dropped."""
-        from bloomspan.ingest.emerging import known_shingles
+        from bloomspan.ingest.companions.emerging import known_shingles
 
         phrases = list(phrase_set) if phrase_set is not None else []
         known = known_shingles(phrases, self.emerging_config.shingle_tokens)

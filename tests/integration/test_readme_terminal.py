@@ -311,7 +311,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     names["doc_id"] = docs[0]["id"]
     # `curate remove ENTRY_ID`: entry ids are a stable hash of the entry (what `curate list` shows)
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.curation import entry_id
+    from bloomspan.ingest.records.curation import entry_id
 
     names["allow_entry"] = entry_id("allow", tuple(tokenize("Free shipping on all orders")), None, None)
     yield names, tmp_path

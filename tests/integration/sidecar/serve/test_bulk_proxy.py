@@ -10,7 +10,7 @@ import time
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import CleanerHolder, ServeConfig
 from tests.support.service_thread import serve_in_thread

@@ -30,7 +30,7 @@ from bloomspan.engine.templates.phrase import TemplatePhrase
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
-from bloomspan.ingest.template_matcher import TemplateMatcher
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
 # Only the global exact MCFP pass: no blocks (no line is long enough, no chain either), no
 # scoped MCFP, no slots.

@@ -20,7 +20,8 @@ from bloomspan.engine.templates.line_shapes import (
     shape_lines_reference,
     zone_lines,
 )
-from bloomspan.ingest.template_matcher import TemplateMatcher, template_scopes
+from bloomspan.ingest.match.scopes import template_scopes
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from tests.support.navigation_pages import WORDS, texinfo_site
 
 

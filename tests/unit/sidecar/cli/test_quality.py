@@ -22,7 +22,7 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     assert any(r.get("scope") for r in phrases)  # site-scoped templates exist
     assert {r["scope"] for r in records if r["kind"] == "skeleton"} <= {r.get("scope") for r in phrases}
     # the same file loads as a plain phrase set (skeleton records skipped) for `bloomspan clean`
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     assert len(PhraseSet.from_jsonl(tmp_path / "t.jsonl")) == len(phrases)
     res = runner.invoke(cli, ["quality", "--jsonl", str(corpus)])

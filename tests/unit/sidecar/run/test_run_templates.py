@@ -9,9 +9,9 @@ import pytest
 
 from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.ingest.run_files import load_run_phrases
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.match.loading import load_run_phrases
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 from bloomspan.sidecar.run.run_templates import TemplateOptions, TemplateOptionsError
 
