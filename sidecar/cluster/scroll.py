@@ -40,7 +40,7 @@ import numpy as np
 
 from bloomspan.sidecar.errors import ScanError, SourceIndexError
 
-from .document_status import EMPTY, MISSING, NOT_TEXT, STORED
+from .document_status import EMPTY, LISTED, MISSING, NOT_TEXT, STORED
 from .engine import engine_of
 from .field_paths import MISSING as ABSENT, lookup_field
 
@@ -135,8 +135,6 @@ def parse_hits(hits: list[dict], field: str | None, ts_field: str | None, multi_
 
     With ``field=None`` (an incremental listing) no text is read and the status is LISTED.
     """
-    from bloomspan.sidecar.run.checkpoint import LISTED
-
     n = len(hits)
     keys: list[str] = []
     texts: list[str | None] = []

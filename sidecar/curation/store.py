@@ -25,7 +25,6 @@ from __future__ import annotations
 import getpass
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -58,14 +57,6 @@ class CurationStoreError(BloomspanSidecarError):
 def curation_index(template_index: str) -> str:
     """Name of the curation index of template alias ``template_index``."""
     return f"{template_index}{CURATION_SUFFIX}"
-
-
-def template_alias_of(physical_index: str) -> str | None:
-    """The template alias a physical run index ``<alias>-<run id>`` belongs to, else None."""
-    from bloomspan.sidecar.publish.template_index import RUN_ID_PATTERN
-
-    m = re.fullmatch("(.+)-" + RUN_ID_PATTERN, physical_index)
-    return m.group(1) if m else None
 
 
 def now_iso() -> str:

@@ -76,6 +76,12 @@ def physical_name(name: str, run_id: str) -> str:
     return f"{name}-{run_id}"
 
 
+def template_alias_of(physical_index: str) -> str | None:
+    """The template alias a physical run index ``<alias>-<run id>`` belongs to, else None."""
+    m = re.fullmatch("(.+)-" + RUN_ID_PATTERN, physical_index)
+    return m.group(1) if m else None
+
+
 def run_id_of(name: str, index: str) -> str | None:
     """The run id if ``index`` is a physical index of template ``name``, else None."""
     m = re.fullmatch(re.escape(name) + "-(" + RUN_ID_PATTERN + ")", index)

@@ -21,8 +21,10 @@ from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
 from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from bloomspan.ingest.records.curation import curate_records
 from bloomspan.ingest.records.phrase_set import PhraseSet
-from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
+from bloomspan.sidecar.curation.store import Curation, load_curation
 from bloomspan.sidecar.publish.phrase_records import document_record
+
+from .template_index import template_alias_of
 
 log = logging.getLogger(__name__)
 
