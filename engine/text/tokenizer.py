@@ -24,7 +24,7 @@ Two implementations with the same output:
 """
 from __future__ import annotations
 
-import ctypes
+import bisect
 import functools
 import re
 import unicodedata
@@ -127,27 +127,36 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _as_ucs4():
-    """CPython's PyUnicode_AsUCS4: a str's code points into a uint32 buffer (one widening copy)."""
-    f = ctypes.pythonapi.PyUnicode_AsUCS4
-    f.restype = ctypes.c_void_p
-    f.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int]
-    return f
+def joined_code_points(texts: Sequence[str]) -> np.ndarray:
+    """``code_points("\\n".join(texts))`` (uint16 where that would be uint8 or uint16 but not
+    all is ASCII), built text by text: joining texts of different widths widens every one
+    of them first, which costs as much again as encoding the joined text."""
+    if all(map(str.isascii, texts)):
+        return np.frombuffer("\n".join(texts).encode("ascii"), dtype=np.uint8)
+    parts = [t.encode("utf-16-le", "surrogatepass") for t in texts]
+    if all(len(p) == 2 * len(t) for p, t in zip(parts, texts)):  # no surrogate pair
+        return np.frombuffer(b"\n\x00".join(parts), dtype=np.uint16)
+    return code_points("\n".join(texts))
 
 
-_AS_UCS4 = _as_ucs4()
+class JoinedTexts:
+    """``"\\n".join(texts)`` as :meth:`Vocabulary.encode_documents` reads it, without the
+    joined string: its length, and slices that lie within one text."""
 
+    def __init__(self, texts: Sequence[str], doc_begin: np.ndarray):
+        self._texts = texts
+        self._begin = doc_begin.tolist()
+        self._length = int(doc_begin[-1]) + len(texts[-1]) if len(texts) else 0
 
-def batch_code_points(text: str) -> np.ndarray:
-    """Code points of ``text`` for the tokenizer kernel: uint8 when it is ASCII (a copy of
-    its bytes), else uint32, copied out of the string by CPython's ``PyUnicode_AsUCS4``
-    (several times faster than encoding it, which checks every code point)."""
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    out = np.empty(len(text), dtype=np.uint32)
-    if _AS_UCS4(text, out.ctypes.data, len(text), 0) is None:  # pragma: no cover - only on a bad argument
-        raise RuntimeError("PyUnicode_AsUCS4 failed")
-    return out
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, k: slice) -> str:
+        d = bisect.bisect_right(self._begin, k.start) - 1
+        b = self._begin[d]
+        if k.step is not None or k.stop - b > len(self._texts[d]):
+            raise IndexError(f"slice {k} of the joined texts does not lie within text {d}")
+        return self._texts[d][k.start - b:k.stop - b]
 
 
 def _chunks(texts: Sequence[str], chunk_chars: int):
@@ -201,9 +210,8 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         if n_docs > 1:
             np.cumsum(lengths[:-1] + 1, out=doc_begin[1:])
         # "\n" separates and starts a segment, so no token crosses from one document into the next.
-        joined = "\n".join(chunk)
         ids, starts, ends, lines, doc_token_end = vocabulary.encode_documents(
-            joined, code_points(joined), doc_begin, doc_begin + lengths, tables,
+            JoinedTexts(chunk, doc_begin), joined_code_points(chunk), doc_begin, doc_begin + lengths, tables,
             add_new=add_new, count_df=count_df)
         id_parts.append(ids)
         counts = np.diff(doc_token_end, prepend=0)

@@ -397,7 +397,8 @@ class Vocabulary:
                          add_new: bool = True, count_df: bool = True):
         """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
 
-        text: the joined documents; cps: uint8, uint16 or uint32 (C,) its code points
+        text: the joined documents (a str, or an object with ``len`` and slices within one
+        document: :class:`~.tokenizer.JoinedTexts`); cps: uint8, uint16 or uint32 (C,) its code points
         (tokenizer.code_points); doc_begin/doc_end int64 (D,): document d is
         text[doc_begin[d]:doc_end[d]]; tables: normalization.normalization_tables().
         Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), line_starts uint8
