@@ -216,22 +216,28 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         id_parts.append(ids)
         counts = np.diff(doc_token_end, prepend=0)
         count_parts.append(counts)
-        if with_offsets:
+        if with_offsets:  # the kernel's arrays are this call's own: shifted in place
             base = np.repeat(doc_begin, counts)
-            start_parts.append(starts - base)
-            end_parts.append(ends - base)
+            start_parts.append(np.subtract(starts, base, out=starts))
+            end_parts.append(np.subtract(ends, base, out=ends))
         line_parts.append(lines)
-    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.uint32)
+    ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     if texts:
         np.cumsum(np.concatenate(count_parts), out=doc_offsets[1:])
     out = [ids, doc_offsets]
     if with_offsets:
-        out += [np.concatenate(start_parts).astype(np.int64, copy=False),
-                np.concatenate(end_parts).astype(np.int64, copy=False)]
+        out += [_joined(start_parts, np.int64), _joined(end_parts, np.int64)]
     if with_lines:
-        out.append(np.concatenate(line_parts) if line_parts else np.zeros(0, dtype=np.uint8))
+        out.append(_joined(line_parts, np.uint8))
     return tuple(out)
+
+
+def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """The chunks' arrays as one (the only one as it is: no copy for a batch of one chunk)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def line_flags_of(text: str, starts: Sequence[int]) -> np.ndarray:
