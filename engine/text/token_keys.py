@@ -1,8 +1,12 @@
 """Token keys: a 64-bit key per normalised token, computed on the way through its code points.
 
-The tokenizer kernel (:func:`scan_documents`) finds each token, folds it and computes its
-key without touching the vocabulary; the vocabulary then maps keys to ids
-(:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`). A key is
+The tokenizer kernel (:func:`scan_documents`) finds each token and computes its key on the
+way, with no load from the vocabulary: a code point whose fold is one code point of the
+packed alphabet ("A", "a", "Ж") gives its digit by one read of a small table
+(:func:`direct_codes`); a token with any other code point gets its key from its folds
+(:func:`_key_of_folds`). The vocabulary then maps keys to ids, once per token but with no
+load that depends on another (:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`).
+A key is
 
 * **packed** (the fast path) when the token is at most :data:`PACKED_MAX_LENGTH` code points
   of :data:`PACKED_ALPHABET` (ASCII digits and letters, the Cyrillic lowercase letters): the

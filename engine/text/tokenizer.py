@@ -15,10 +15,12 @@ Two implementations with the same output:
   behaves under normalisation as it looks (:func:`_shortcut_table`), else the definition
   itself (:func:`.normalization.normalized_token_spans`).
 * :func:`encode_batch` — the fast path for a batch of documents: the batch becomes one
-  array of code points (a byte each when every code point is below 256, two below 65536,
-  else four) and one numba kernel (:meth:`Vocabulary.encode_documents`) finds the tokens
-  through per-code-point tables, folds them and hashes each straight into the vocabulary,
-  counting document frequencies and marking line starts on the way. Stretches the tables
+  array of code points (a byte each when all is ASCII, two below 65536, else four;
+  :func:`joined_code_points`) and :meth:`Vocabulary.encode_documents` tokenizes it in two
+  numba kernels: the scan (:func:`.token_keys.scan_documents`) finds the tokens through
+  per-code-point tables, marks line starts and computes each token's key on the way (the
+  packed code points of an ASCII or Cyrillic token, else a hash of its folded text), with
+  no load from the vocabulary; then the keys are resolved to ids. Stretches the tables
   cannot decide alone (a combining mark that composes, "½") go to the reference.
   :func:`encode_batch_reference` is its twin.
 """

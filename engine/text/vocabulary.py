@@ -8,13 +8,18 @@ objects (the tokenizer fast path calls :meth:`Vocabulary.encode_documents`):
                                   its code points
   rec    int64 (capacity, 4)      per id: [start of its code points in pool, length,
                                   last document counted, df]
-  table  uint64 (2**bits, 2)      open addressing, linear probing; a slot holds
-                                  [(32-bit FNV-1a hash << 32) | (id + 1), position of the
-                                  token's length in pool]; 0 = empty; load <= 1/2
+  table  uint64 (2**bits, 2)      open addressing, linear probing from the Fibonacci hash
+                                  of the key; a slot holds [the token's key
+                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0: empty; load <= 1/2
   state  int64 (2,)               [size, pool_len]
 
-A lookup reads one table slot, then the token in pool and its record in rec, both
-addressed by the slot, so the two cache misses of a rare token overlap.
+A token with a packed key (ASCII or Cyrillic, at most 9 code points: nearly all of them)
+is found by its key alone: one table slot, no load that depends on it. A hashed key's
+token is compared with the pool. :meth:`encode_documents` runs in two kernels: the scan
+(:func:`.token_keys.scan_documents`) finds and keys the tokens of a chunk without touching
+the vocabulary, then :func:`_resolve` maps the keys to ids, prefetching the slot of the
+token 32 ahead so that the misses of rare tokens overlap; document frequencies are counted
+after (:func:`_count_df`, prefetching records the same way).
 
 File format (:meth:`save` / :meth:`load`), UTF-8 text: a JSON header line
 ``{"format": "bloomspan-vocabulary", "version": 1, "size": V, "n_docs": N}``, then line
@@ -255,8 +260,9 @@ class Vocabulary:
         self._state = np.zeros(2, dtype=np.int64)  # [size, pool_len]
         self._n_docs = 0
         self._strings: dict[int, str] = {}  # tokens decoded by token(): writing phrases asks for the same ones often
-        self._table = np.zeros((1 << _MIN_TABLE_BITS, 2), dtype=np.uint64)
-        self._shift = 64 - _MIN_TABLE_BITS
+        bits = self._table_bits(capacity)  # room for ``capacity`` tokens without a rehash
+        self._table = np.zeros((1 << bits, 2), dtype=np.uint64)
+        self._shift = 64 - bits
 
     # ----------------------------------------------------------------- capacity
     @staticmethod

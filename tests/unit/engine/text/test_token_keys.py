@@ -131,3 +131,24 @@ def test_prefetch_changes_no_value():
     rows = rng.integers(0, 1000, size=5000)
     assert int(_gather(table, rows)) == int(table[rows, 0].sum())
     assert int(_gather_1d(table[:, 1].copy(), rows)) == int(table[rows, 1].sum())
+
+
+def test_equal_hashed_keys_of_different_tokens_get_their_own_ids():
+    """A hashed key may be shared: the vocabulary compares the text before it answers (keys
+    forged equal here, as a 64-bit collision would make them)."""
+    from bloomspan.engine.text.vocabulary import _resolve
+
+    _, fold, expansions = normalization_tables()
+    cps = code_points("CAFÉ thé café")
+    starts, ends = np.array([0, 5, 9], dtype=np.int64), np.array([4, 8, 13], dtype=np.int64)
+    keys = np.full(3, HASHED | 12345, dtype=np.uint64)
+    v = Vocabulary()
+    ids = np.zeros(3, dtype=np.uint32)
+    t, status = _resolve(cps, starts, ends, keys, 0, 3, fold, expansions, True, v._pool, v._rec, v._table,
+                         v._shift, v._state, ids)
+    assert (t, status) == (3, 0)
+    assert ids.tolist() == [0, 1, 0] and v.tokens() == ["café", "thé"]
+    ids[:] = 7
+    _resolve(cps, starts, ends, keys, 0, 3, fold, expansions, False, v._pool, v._rec, v._table, v._shift,
+             v._state, ids)
+    assert ids.tolist() == [0, 1, 0]
