@@ -39,7 +39,6 @@ from numba import njit
 from .prefetch import prefetch_row
 from .token_keys import (
     HASHED,
-    STATUS_HARD,
     direct_codes,
     fold_into,
     folded_length,
@@ -57,7 +56,7 @@ VERSION = 1
 _FIB64 = 0x9E3779B97F4A7C15  # odd multiplier for Fibonacci hashing of the 64-bit keys
 _MIN_TABLE_BITS = 4
 _START, _LENGTH, _LAST_DOC, _DF = 0, 1, 2, 3
-_STATUS_DONE, _STATUS_GROW, _STATUS_HARD = 0, 1, STATUS_HARD
+_STATUS_DONE, _STATUS_GROW = 0, 1
 _LONGEST_FOLD = 18  # longest NFKC + casefold of one code point (U+FDFA)
 _AHEAD = 32  # tokens between a prefetch of a table slot or record and its use
 
