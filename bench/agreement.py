@@ -120,7 +120,7 @@ def mine_and_export(mine_pages: list[dict], work: Path, url: str, pipeline_id: s
     if res.exit_code != 0:
         raise RuntimeError(res.output)
     res = runner.invoke(cli, ["pipeline", "--phrases", str(work / "out" / "phrases.jsonl"), "--url", url,
-                              "--pipeline-id", pipeline_id, "--field", "text", "--scope-field", "site",
+                              "--pipeline-id", pipeline_id, "--field", "text", "--site-field", "site",
                               "--url-field", "url"])
     if res.exit_code != 0:
         raise RuntimeError(res.output)
@@ -128,7 +128,7 @@ def mine_and_export(mine_pages: list[dict], work: Path, url: str, pipeline_id: s
 
 
 def clean_like_the_cli(phrases_path: Path, pages: list[dict]) -> list[dict]:
-    """``bloomspan clean --phrases phrases_path --scope-field site --url-field url`` on ``pages``."""
+    """``bloomspan clean --phrases phrases_path --site-field site --url-field url`` on ``pages``."""
     from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.match.loading import load_run_phrases
 

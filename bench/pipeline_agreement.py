@@ -3,9 +3,9 @@ real node (the measure: bench/agreement.py).
 
 A generated multi-site crawl is split: the first ``--mine-docs`` pages are mined with the
 template detector (``bloomspan mine --jsonl … --site-field site --url-field url``), the
-pipeline is exported from that run (``bloomspan pipeline --scope-field site --url-field url``)
+pipeline is exported from that run (``bloomspan pipeline --site-field site --url-field url``)
 and PUT, and the next ``--new-docs`` pages are indexed through it; the same new pages go
-through the cleaner ``bloomspan clean --phrases out/phrases.jsonl --scope-field site
+through the cleaner ``bloomspan clean --phrases out/phrases.jsonl --site-field site
 --url-field url`` builds.
 
     python -m bench.pipeline_agreement --url http://127.0.0.1:9200 --mine-docs 1000 --new-docs 300
@@ -86,7 +86,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         a, printed, seconds, others = run(args.url, args.mine_docs, args.new_docs, args.seed, Path(tmp), baselines)
     summary = [line for line in printed.splitlines() if line.startswith(("pipeline:", "left out", "note:"))]
-    rows = [("this commit's `bloomspan pipeline --scope-field site --url-field url`", a), *others.items()]
+    rows = [("this commit's `bloomspan pipeline --site-field site --url-field url`", a), *others.items()]
     table = "\n".join(
         ["| pipeline | pages | tokens | cleaner removes | pipeline removes | removed by both (share of the cleaner's) "
          "| pipeline removes, cleaner keeps | pages token-identical | pages with other fields changed |",
@@ -103,7 +103,7 @@ def main() -> None:
     section = (f"\n### Native pipeline vs `bloomspan clean`: generated crawl, {args.mine_docs:,} pages mined + "
                f"{args.new_docs:,} new (seed {args.seed})\n"
                f"`{command}` (OpenSearch 2.19.6; tokens of the tokenizer; the cleaner is `bloomspan clean "
-               "--phrases out/phrases.jsonl --scope-field site --url-field url`; both pipelines measured in one "
+               "--phrases out/phrases.jsonl --site-field site --url-field url`; both pipelines measured in one "
                "run on the same pages)\n\n"
                + table + "\n\n" + "\n".join(f"> {line}  " for line in summary)
                + f"\n\nIndexing the {a.pages:,} pages through the pipeline (`_bulk`, one shared node): "

@@ -178,7 +178,7 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
 
 
 def ingest_coverage(c: EvalCorpus, records: list[dict], match: str = "windows") -> np.ndarray:
-    """bool (W,): the tokens ``bloomspan clean --scope-field site --url-field url`` removes from
+    """bool (W,): the tokens ``bloomspan clean --site-field site --url-field url`` removes from
     the corpus' own texts with ``records`` (the cleaner's matcher, as in production)."""
     from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
     from bloomspan.ingest.match.scopes import template_scopes

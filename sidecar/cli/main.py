@@ -177,7 +177,7 @@ def corpus(kind, docs, seed, out_path):
 @click.option("--over-ratio-out", type=click.Path(dir_okay=False), default=None)
 @click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
 @click.option("--chunk-overlap", type=int, default=0, show_default=True)
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped phrases.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
 @click.option("--match", "match", type=click.Choice(["windows", "phrases"]), default="windows", show_default=True,
@@ -192,7 +192,7 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     --phrases takes `bloomspan mine` phrases (with the templates.jsonl that run wrote next to
     them, if any) or `bloomspan templates` records; with template records (or a template
     index mined with a site field) whole-line, slotted, site-scoped templates and page
-    skeletons apply (give --scope-field, and --url-field for sections).
+    skeletons apply (give --site-field, and --url-field for sections).
     A line the cleaner cannot handle stays in --out unchanged and is described in --errors.
     """
     if bool(phrases_path) == bool(template_index):
@@ -237,7 +237,7 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
-        click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
+        click.echo("note: template records are scoped per site; without --site-field only global ones apply", err=True)
     from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet
 
     parquet = is_parquet(in_path)
@@ -266,7 +266,7 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     if summary.documents and not summary.tokens and not summary.errors:
         click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
                    err=True)
-    for flag, name, what in (("--scope-field", scope_field, "site-scoped records"),
+    for flag, name, what in (("--site-field", scope_field, "site-scoped records"),
                              ("--url-field", url_field, "section records")):
         if name is not None and summary.documents and not summary.with_field[name]:
             click.echo(f"note: {flag} {name}: no document of {in_path} has this field, so no {what} applied "
@@ -318,7 +318,7 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
 @connection_options
 @click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
 @click.option("--field", default="text", show_default=True)
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped records.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped records.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
 @click.option("--top", type=int, default=500, show_default=True,
@@ -375,7 +375,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
         export = export_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates,
                                  scope_field=scope_field, url_field=url_field, engine=flavour)
     except IngestConfigError as exc:
-        flag = {"field": "--field", "scope_field": "--scope-field", "url_field": "--url-field", "top": "--top"}
+        flag = {"field": "--field", "scope_field": "--site-field", "url_field": "--url-field", "top": "--top"}
         if exc.field in flag:
             raise click.BadParameter(str(exc), param_hint=flag[exc.field]) from None
         raise click.ClickException(str(exc)) from None
@@ -391,7 +391,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             click.echo(f"note: {note}", err=True)
         click.echo(export.left_out_line(), err=True)
         if scope_field is None:
-            click.echo("note: template records are scoped per site; without --scope-field only global ones apply",
+            click.echo("note: template records are scoped per site; without --site-field only global ones apply",
                        err=True)
     if print_only:
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))

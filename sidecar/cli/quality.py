@@ -102,7 +102,7 @@ def _template_config(options: dict):
 @click.command("templates")
 @click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False, exists=True), required=True)
 @click.option("--field", default="text", show_default=True)
-@click.option("--group-field", default="site", show_default=True, help="Field naming the site (scope); '' for none.")
+@click.option("--site-field", "group_field", default="site", show_default=True, help="Field naming the site (scope); '' for none.")
 @click.option("--url-field", default="url", show_default=True, help="Field with the page URL (site sections); '' for none.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Template records (JSON Lines).")
 @_template_config_options
@@ -124,7 +124,7 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
     from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
     given = click.get_current_context().get_parameter_source  # a default the file lacks is a corpus without it
-    unheld = {flag: name for flag, param, name, values in (("--group-field", "group_field", group_field, groups),
+    unheld = {flag: name for flag, param, name, values in (("--site-field", "group_field", group_field, groups),
                                                            ("--url-field", "url_field", url_field, urls))
               if values is not None and all(v is None for v in values)
               and given(param) is not click.core.ParameterSource.DEFAULT}

@@ -54,7 +54,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
                    "PATTERN MODE` switches one --clean-index pattern without a restart.")
 @click.option("--max-ratio", type=float, default=None)
 @click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
 @click.option("--phrases", "phrases_path", default=None, envvar="BLOOMSPAN_SERVE_PHRASES", type=click.Path(dir_okay=False, exists=True))

@@ -79,7 +79,7 @@ def test_pipeline_removes_whole_line_templates_with_slots_and_says_what_it_left_
     res = CliRunner().invoke(cli, ["pipeline", "--phrases", str(tmp_path / "phrases.jsonl"), "--url", opensearch_url,
                                    "--pipeline-id", pipeline_id, "--field", "text"])
     assert res.exit_code == 0, res.output
-    assert ("1 page skeletons, 1 line pairs shorter than run_min_length, 1 scoped records (no --scope-field), "
+    assert ("1 page skeletons, 1 line pairs shorter than run_min_length, 1 scoped records (no --site-field), "
             "window matching (whole phrases only)") in res.output
     text = "Home | Docs | API\nThe page: home docs api, inline.\nsite nav\n© 2031 ACME Inc. Ltd"
     index = f"{index_prefix}tpl"

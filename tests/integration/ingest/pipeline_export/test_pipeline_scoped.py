@@ -1,5 +1,5 @@
 """The exported pipeline with the template detector's scoped records, on the real nodes: it
-removes exactly what `bloomspan clean --scope-field site --url-field url` removes where it can
+removes exactly what `bloomspan clean --site-field site --url-field url` removes where it can
 express the records (hand-made pages, one per rule), nothing the cleaner keeps and most of what
 it removes on a generated multi-site crawl, and leaves every other field as sent; on
 Elasticsearch it is exported in that engine's form, and a node without the processors says so in
@@ -166,7 +166,7 @@ def test_from_a_cluster_run_the_template_index_gives_the_same_scoped_pipeline(op
     assert res.exit_code == 0, res.output
     pipeline_id = f"{index_prefix}from-index"
     res = CliRunner().invoke(cli, ["pipeline", "--template-index", alias, "--url", opensearch_url, "--pipeline-id",
-                                   pipeline_id, "--scope-field", "site", "--url-field", "url"])
+                                   pipeline_id, "--site-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
     assert "left out of the pipeline" in res.output and " site records on " in res.output
     processors = os_client.ingest.get_pipeline(id=pipeline_id)[pipeline_id]["processors"]
@@ -198,7 +198,7 @@ def test_elasticsearch_gets_its_own_form_or_one_line_naming_what_it_lacks(es_cli
     engine = engine_of(es_client)
     pipeline_id = "bstest-scoped-es"
     res = CliRunner().invoke(cli, ["pipeline", "--phrases", str(tmp_path / "phrases.jsonl"), "--url", elasticsearch_url,
-                                   "--pipeline-id", pipeline_id, "--scope-field", "site", "--url-field", "url"])
+                                   "--pipeline-id", pipeline_id, "--site-field", "site", "--url-field", "url"])
     needed = ["gsub", "remove", "script", "set", "trim"]  # no copy: Elasticsearch copies with set + copy_from
     missing = engine.missing_processors(needed)
     if missing:  # the integ-test distribution: no ingest-common, no lang-painless
@@ -221,11 +221,11 @@ def test_elasticsearch_gets_its_own_form_or_one_line_naming_what_it_lacks(es_cli
         es_client.ingest.delete_pipeline(id=pipeline_id, ignore=[404])
 
 
-@pytest.mark.parametrize("flag", ["--scope-field", "--url-field"])
+@pytest.mark.parametrize("flag", ["--site-field", "--url-field"])
 def test_a_field_clash_is_one_line_naming_the_flag(flag, tmp_path):
     (tmp_path / "phrases.jsonl").write_text(json.dumps(EXACT) + "\n")
     args = ["pipeline", "--phrases", str(tmp_path / "phrases.jsonl"), "--print", flag, "text"]
     if flag == "--url-field":
-        args += ["--scope-field", "site"]
+        args += ["--site-field", "site"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 2 and f"Invalid value for {flag}" in res.output and "Traceback" not in res.output

@@ -94,7 +94,7 @@ def test_clean_cli_applies_a_templates_file(templates_file, tmp_path):
                                "url": "https://docs.x/guide/z.html"}) + "\n")
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(cli, ["clean", "--phrases", str(templates_file), "--in", str(src), "--out", str(out),
-                                   "--scope-field", "site", "--url-field", "url"])
+                                   "--site-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["text"] == "New words here"
 

@@ -148,7 +148,7 @@ def test_without_scope_or_url_field_the_scoped_records_are_left_out_and_counted(
     export = export_pipeline(_set(3), templates=RECORDS)
     assert export.left_out["scoped_without_scope_field"] == 7 and export.applied["global_records"] == 1
     assert not _gsubs(export.body, "bloomspan-site") and not _gsubs(export.body, "bloomspan-section")
-    assert "7 scoped records (no --scope-field)" in export.left_out_line()
+    assert "7 scoped records (no --site-field)" in export.left_out_line()
     export = export_pipeline(_set(3), templates=RECORDS, scope_field="site")
     assert export.left_out["sections_without_url_field"] == 2 and export.applied["sites"] == 2
 

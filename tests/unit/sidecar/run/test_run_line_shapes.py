@@ -1,5 +1,5 @@
 """A `mine --jsonl` run with sites writes the detector's line-shape records, and `clean --phrases
-DIR/phrases.jsonl --scope-field site --url-field url` applies them: it covers exactly the tokens
+DIR/phrases.jsonl --site-field site --url-field url` applies them: it covers exactly the tokens
 the run reported, and strips bars whose titles change on every page."""
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_mine_then_clean_on_the_cli_strips_the_bars(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["templates"]["line_shapes"] == kinds.count("line_shape")
     res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(src), "--out",
-                              str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
+                              str(tmp_path / "clean.jsonl"), "--site-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
     cleaned = [json.loads(line) for line in (tmp_path / "clean.jsonl").read_text().splitlines()]
     by_id = {d["id"]: d for d in cleaned}

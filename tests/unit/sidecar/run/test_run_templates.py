@@ -96,7 +96,7 @@ def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrot
         assert res.exit_code == 0, res.output
         assert (out / "templates.jsonl").exists() == ("--site-field" in mine_flags and "--no-templates" not in mine_flags)
         res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(crawl), "--out",
-                                  str(out / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
+                                  str(out / "clean.jsonl"), "--site-field", "site", "--url-field", "url"])
         assert res.exit_code == 0, res.output
         return float(res.output.split("boilerplate ")[1].split("%")[0])
 
