@@ -26,12 +26,13 @@ them refuses (a BOM, a comment, Unicode whitespace before the JSON, NaN) is read
 time, the lenient way, for the access rules alone. An item that only one reading sees as an
 item has ``access`` False (the access rules skip it) or ``verb`` None (the rewrite skips it).
 
-Memory: one small record per item (offsets, the id, interned tuples), about a quarter of a
-kilobyte; no line of the body is copied.
+Memory: the items are a table of columns (offsets as machine integers, the id, shared names
+and tuples), about 140 bytes an item; no line of the body is copied.
 """
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -153,9 +154,9 @@ def _read_action_line(raw: bytes) -> _ActionLine:
     return _ActionLine(value, reason, lenient)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class BulkItem:
-    """One item of a bulk body.
+    """One item of a bulk body (a view of one row of :class:`BulkBody`'s table).
 
     ``line``: the 1-based line of its action line; ``action_span``/``source_span``: byte
     offsets of the action line and of its source line (without ``\\n``; ``source_span`` None
@@ -168,44 +169,92 @@ class BulkItem:
 
     line: int
     action_span: tuple[int, int]
-    source_span: tuple[int, int] | None = None
-    verb: str | None = None
-    doc_id: Any = None
-    index: Any = None
-    access: bool = False
-    number: int = 0
-    verbs: tuple = ()
-    indices: tuple = ()
-    parsed: bool = False
+    source_span: tuple[int, int] | None
+    verb: str | None
+    doc_id: Any
+    index: Any
+    access: bool
+    number: int
+    verbs: tuple
+    indices: tuple
+    parsed: bool
+
+
+_ACCESS, _PARSED = 1, 2  # flag bits of a row
+
+
+class _Table:
+    """The items as columns (machine integers and shared objects: about 140 bytes an item,
+    where an object per item would take about 500)."""
+
+    def __init__(self):
+        self.line, self.action_start, self.action_end = array("q"), array("q"), array("q")
+        self.source_end, self.number = array("q"), array("q")  # source_end -1: no source
+        self.flags = bytearray()
+        self.verb: list = []
+        self.doc_id: list = []
+        self.index: list = []
+        self.verbs: list = []
+        self.indices: list = []
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+    def append(self, line: int, span: tuple[int, int]) -> int:
+        for column, value in ((self.line, line), (self.action_start, span[0]), (self.action_end, span[1]),
+                              (self.source_end, -1), (self.number, 0)):
+            column.append(value)
+        self.flags.append(0)
+        for column in (self.verb, self.doc_id, self.index):
+            column.append(None)
+        self.verbs.append(())
+        self.indices.append(())
+        return len(self.line) - 1
+
+    def item(self, row: int) -> BulkItem:
+        end = self.action_end[row]
+        source_end = self.source_end[row]
+        flags = self.flags[row]
+        return BulkItem(self.line[row], (self.action_start[row], end), (end + 1, source_end) if source_end >= 0 else None,
+                        self.verb[row], self.doc_id[row], self.index[row], bool(flags & _ACCESS), self.number[row],
+                        self.verbs[row], self.indices[row], bool(flags & _PARSED))
 
 
 @dataclass
 class BulkBody:
-    """A bulk body and its items (module doc). ``stop_reason``: why the rewrite's reading
-    stopped early (``invalid_action``, ``unsupported_action``, ``invalid_utf8``), or None."""
+    """A bulk body and its items (module doc): iterate it for every item in order.
+    ``stop_reason``: why the rewrite's reading stopped early (``invalid_action``,
+    ``unsupported_action``, ``invalid_utf8``), or None."""
 
     body: bytes
     default_index: str | None
-    items: list[BulkItem]
+    table: _Table
     stop_reason: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __iter__(self) -> Iterator[BulkItem]:
+        return (self.table.item(row) for row in range(len(self.table)))
 
     def raw(self, span: tuple[int, int]) -> bytes:
         return bytes(self.body[span[0]:span[1]])
 
     def access_items(self) -> Iterator[BulkItem]:
         """The items the access rules check, in order."""
-        return (item for item in self.items if item.access)
+        flags = self.table.flags
+        return (self.table.item(row) for row in range(len(self.table)) if flags[row] & _ACCESS)
 
     def rewrite_items(self) -> Iterator[BulkItem]:
         """The items the rewrite reads (a verb), in order."""
-        return (item for item in self.items if item.verb is not None)
+        verb = self.table.verb
+        return (self.table.item(row) for row in range(len(self.table)) if verb[row] is not None)
 
     def first_index(self) -> str | None:
         """The first item's target index when it is a string (the rewrite's reading)."""
-        for item in self.items:
-            if item.verb is not None:
-                return item.index if isinstance(item.index, str) else None
-            break
+        if len(self.table) and self.table.verb[0] is not None:
+            index = self.table.index[0]
+            return index if isinstance(index, str) else None
         return None
 
 
@@ -219,31 +268,36 @@ def _lines(body: bytes) -> Iterator[tuple[int, int]]:
         pos = end + 1
 
 
+_VERB = {verb: verb for verb in BULK_VERBS}  # one str object per verb, whatever the line held
+
+
 class _Walk:
     """The two readings' state while :func:`parse_bulk` walks the lines."""
 
     def __init__(self, default_index: str | None):
         self.default_index = default_index
         self.default = (default_index,) if default_index else ()
-        self.items: list[BulkItem] = []
-        self.tuples: dict[tuple, tuple] = {}  # interned verbs and indices tuples
+        self.table = _Table()
+        self.shared: dict = {}  # interned index names, verbs and indices tuples
         # the rewrite's reading
         self.stop_reason: str | None = None
-        self.strict_source: BulkItem | None = None  # the item whose source the next line is
+        self.strict_source: int | None = None  # the row whose source the next line is
         # the access rules' reading
         self.number = 0
         self.access_source = False
         self.lost = False
 
-    def intern(self, value: tuple) -> tuple:
-        return self.tuples.setdefault(value, value)
+    def intern(self, value):
+        try:
+            return self.shared.setdefault(value, value)
+        except TypeError:  # unhashable: a list or object where a name should be
+            return value
 
-    def item_at(self, line: int, span: tuple[int, int]) -> BulkItem:
-        if self.items and self.items[-1].line == line:
-            return self.items[-1]
-        item = BulkItem(line, span)
-        self.items.append(item)
-        return item
+    def row_at(self, line: int, span: tuple[int, int]) -> int:
+        table = self.table
+        if len(table) and table.line[-1] == line:
+            return len(table) - 1
+        return table.append(line, span)
 
     def strict(self, line: int, span: tuple[int, int], read: _ActionLine) -> None:
         if read.strict_reason is not None:
@@ -265,37 +319,39 @@ class _Walk:
             self.stop_reason = "invalid_action"
             return
         meta = dict(meta)  # top-level keys only: _id and _index are all the proxy reads
-        item = self.item_at(line, span)
-        item.verb = verb
-        item.doc_id = as_plain(meta.get("_id"))
-        index = meta.get("_index", self.default_index)
-        item.index = as_plain(index) if isinstance(index, (list, Pairs)) else index
+        row = self.row_at(line, span)
+        table = self.table
+        table.verb[row] = _VERB[verb]
+        table.doc_id[row] = as_plain(meta.get("_id"))
+        table.index[row] = self.intern(as_plain(meta.get("_index", self.default_index)))
         if verb in VERBS_WITH_SOURCE:
-            self.strict_source = item
+            self.strict_source = row
 
     def access(self, line: int, span: tuple[int, int], read: _ActionLine) -> None:
         action = read.lenient
+        table = self.table
         if action is _UNREAD or not isinstance(action, Pairs) or not action \
                 or not all(isinstance(m, Pairs) for _, m in action):
             if not self.lost or action is _UNREAD or action is None:  # "null" is no action either
                 if not self.lost:
                     self.number += 1
                 self.lost = True
-                item = self.item_at(line, span)
-                item.access, item.number, item.parsed = True, self.number, False
+                row = self.row_at(line, span)
+                table.flags[row] |= _ACCESS
+                table.number[row] = self.number
             return
         verbs = tuple(v for v, _ in action)
         if self.lost and not set(verbs) <= set(BULK_VERBS):
             return  # most likely a source line
         indices = tuple(value for _, meta in action for key, value in meta if key == "_index")
         self.number += 1
-        item = self.item_at(line, span)
-        item.access, item.number, item.parsed = True, self.number, True
-        item.verbs = self.intern(verbs)
-        try:
-            item.indices = self.intern(indices) if indices else self.default
-        except TypeError:  # an unhashable _index value (a list or object)
-            item.indices = tuple(as_plain(i) for i in indices)
+        row = self.row_at(line, span)
+        table.flags[row] |= _ACCESS | _PARSED
+        table.number[row] = self.number
+        table.verbs[row] = self.intern(verbs)
+        table.indices[row] = self.intern(indices) if indices else self.default
+        if table.indices[row] is indices and any(isinstance(i, (Pairs, list)) for i in indices):
+            table.indices[row] = tuple(as_plain(i) for i in indices)
         self.access_source = not self.lost and verbs[0] in VERBS_WITH_SOURCE
 
 
@@ -309,7 +365,7 @@ def parse_bulk(body: bytes, default_index: str | None = None) -> BulkBody:
         strict_wants = False
         if walk.stop_reason is None:
             if walk.strict_source is not None:
-                walk.strict_source.source_span = span
+                walk.table.source_end[walk.strict_source] = span[1]
                 walk.strict_source = None
             else:
                 raw = body[span[0]:span[1]]
@@ -328,4 +384,4 @@ def parse_bulk(body: bytes, default_index: str | None = None) -> BulkBody:
             walk.strict(line, span, read)
         if access_wants:
             walk.access(line, span, read)
-    return BulkBody(body, default_index, walk.items, walk.stop_reason)
+    return BulkBody(body, default_index, walk.table, walk.stop_reason)

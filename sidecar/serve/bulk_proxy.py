@@ -182,48 +182,56 @@ def _parse_source(raw: bytes, plan: Plan, max_item_bytes: int) -> tuple[str, dic
 class BulkOutput:
     """The forwarded body: untouched slices of the input (memoryviews, no copies) and the
     replaced lines, in order. ``size`` is its length; :meth:`chunks` yields it in pieces of
-    about :data:`CHUNK_BYTES` (for a sized streaming upload: no second copy of the body);
-    :meth:`joined` is the whole as bytes."""
+    about :data:`CHUNK_BYTES` (for a sized upload: no second copy of the body); :meth:`take`
+    hands out the part that is final so far (for a streamed one); :meth:`joined` is the whole
+    as bytes."""
 
     def __init__(self, body: bytes):
         self.body = body
         self.view = memoryview(body)
         self.pieces: list = []
-        self.done = 0
-        self.closed = False
+        self.done = 0  # input offset up to which the output is in pieces (or was taken)
+        self.changed = False
 
     def replace(self, start: int, end: int, data: bytes) -> None:
         if start > self.done:
             self.pieces.append(self.view[self.done:start])
         self.pieces.append(data)
         self.done = end
+        self.changed = True
+
+    def take(self, upto: int) -> bytes:
+        """The output up to input offset ``upto`` (past every replaced span so far), as one
+        piece; later calls and :meth:`chunks` continue from there."""
+        if upto > self.done:
+            self.pieces.append(self.view[self.done:upto])
+            self.done = upto
+        piece = b"".join(self.pieces)
+        self.pieces = []
+        return piece
 
     def _close(self) -> None:
-        if not self.closed:
-            if self.pieces and self.done < len(self.body):
-                self.pieces.append(self.view[self.done:])
-            self.closed = True
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.pieces)
+        if self.done < len(self.body):
+            self.pieces.append(self.view[self.done:])
+            self.done = len(self.body)
 
     @property
     def size(self) -> int:
         self._close()
-        return sum(len(p) for p in self.pieces) if self.pieces else len(self.body)
+        return sum(len(p) for p in self.pieces)
 
     def chunks(self) -> Iterator:
-        """The body in order, as memoryviews and bytes of at most about :data:`CHUNK_BYTES`."""
+        """The rest of the body in order, as memoryviews and bytes of at most :data:`CHUNK_BYTES`."""
         self._close()
-        for piece in self.pieces or [self.view]:
+        for piece in self.pieces:
             for start in range(0, len(piece), CHUNK_BYTES):
                 yield piece[start:start + CHUNK_BYTES]
 
     def joined(self) -> bytes:
+        """The whole output (the input itself when nothing was replaced and it is bytes)."""
+        if not self.changed and isinstance(self.body, bytes):
+            return self.body
         self._close()
-        if not self.pieces:
-            return self.body if isinstance(self.body, bytes) else bytes(self.body)
         return b"".join(self.pieces)
 
 
@@ -350,8 +358,6 @@ class _BulkRewriter:
         text, doc, spans = _parse_source(self.body[start:end], plan, self.max_item_bytes)
         self.round.append(_Pending(item, cleaner, text, doc, spans, plan))
         self.round_bytes += end - start
-        if self.round_bytes >= ROUND_BYTES:
-            self.flush()
 
     def flush(self) -> None:
         """Clean the round's documents together (one batch per cleaner) and splice the results
@@ -398,50 +404,86 @@ class _BulkRewriter:
         return p.doc
 
 
-def rewrite_bulk_output(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
-                        route_index: str | None = None, *,
-                        accepts_new_fields: Callable[[str], bool] | None = None,
-                        max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES, bulk: BulkBody | None = None,
-                        cleaner_for: Callable[[str], Any] | None = None,
-                        on_document: Callable[[BulkItem, dict], None] | None = None) -> tuple[BulkOutput, ProxyStats]:
-    """:func:`rewrite_bulk`, with the forwarded body as a :class:`BulkOutput` (not joined).
+class BulkRewrite:
+    """One rewrite of a bulk body, run whole (:meth:`output`) or round by round while the
+    body is sent (:meth:`chunks`). Arguments as :func:`rewrite_bulk`, and:
 
     ``bulk``: the body's :func:`~.bulk_items.parse_bulk` when the caller has it already.
     ``cleaner_for(index) -> cleaner``: the cleaner of each item's index (default: ``cleaner``
     for every item), so a body whose items go to indices of different modes is rewritten in
     one pass and counted once. ``on_document(item, doc)``: called with the document as
     forwarded (cleaned or not) of every item whose source was read (the emerging hook reads
-    these instead of parsing the body again).
+    these instead of parsing the body again). ``stats`` is complete once the rewrite ran.
     """
-    bulk = parse_bulk(body, default_index) if bulk is None else bulk
-    rewriter = _BulkRewriter(bulk, cleaner_for or (lambda index: cleaner), route_index, accepts_new_fields,
-                             max_item_bytes, on_document)
-    stats = rewriter.stats
-    matched: dict[str | None, bool] = {}  # index -> bound for cleaning (a request names few indices)
-    for item in bulk.rewrite_items():
-        if item.verb not in CLEANED_ACTIONS or item.source_span is None:
-            continue
-        index = item.index
+
+    def __init__(self, body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
+                 route_index: str | None = None, *, accepts_new_fields: Callable[[str], bool] | None = None,
+                 max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES, bulk: BulkBody | None = None,
+                 cleaner_for: Callable[[str], Any] | None = None,
+                 on_document: Callable[[BulkItem, dict], None] | None = None):
+        self.bulk = parse_bulk(body, default_index) if bulk is None else bulk
+        self.patterns = patterns
+        self._rewriter = _BulkRewriter(self.bulk, cleaner_for or (lambda index: cleaner), route_index,
+                                       accepts_new_fields, max_item_bytes, on_document)
+        self.stats = self._rewriter.stats
+
+    def _rounds(self) -> Iterator[int]:
+        """Run the rewrite; after each round, yield the input offset up to which the output is final."""
+        rewriter, stats = self._rewriter, self.stats
+        matched: dict[str | None, bool] = {}  # index -> bound for cleaning (a request names few indices)
+        for item in self.bulk.rewrite_items():
+            if item.verb not in CLEANED_ACTIONS or item.source_span is None:
+                continue
+            index = item.index
+            try:
+                if index is not None and not isinstance(index, str):
+                    stats.items += 1
+                    raise _Uncleaned("non_string_index")
+                cleaned = matched.get(index)
+                if cleaned is None:
+                    cleaned = matched[index] = self.patterns.matches(index)
+                if cleaned:
+                    rewriter.add(item)
+            except _Uncleaned as e:
+                e.count(stats)
+            except Exception as e:
+                _internal_error(stats, "bulk item", e)
+            if rewriter.round_bytes >= ROUND_BYTES:
+                self._flush()
+                yield item.source_span[1]
+        if self.bulk.stop_reason is not None:
+            stats.uncleaned(self.bulk.stop_reason)  # the rest of the body goes through as sent
+        self._flush()
+
+    def _flush(self) -> None:
         try:
-            if index is not None and not isinstance(index, str):
-                stats.items += 1
-                raise _Uncleaned("non_string_index")
-            cleaned = matched.get(index)
-            if cleaned is None:
-                cleaned = matched[index] = patterns.matches(index)
-            if cleaned:
-                rewriter.add(item)
-        except _Uncleaned as e:
-            e.count(stats)
-        except Exception as e:
-            _internal_error(stats, "bulk item", e)
-    if bulk.stop_reason is not None:
-        stats.uncleaned(bulk.stop_reason)  # the rest of the body goes through as sent
-    try:
-        rewriter.flush()
-    except Exception as e:  # flush handles each item; this is a last guard for the request
-        _internal_error(stats, "bulk round", e)
-    return rewriter.out, stats
+            self._rewriter.flush()
+        except Exception as e:  # flush handles each item; this is a last guard for the request
+            _internal_error(self.stats, "bulk round", e)
+
+    def output(self) -> BulkOutput:
+        """Run the whole rewrite; the forwarded body, not joined."""
+        for _ in self._rounds():
+            pass
+        return self._rewriter.out
+
+    def chunks(self) -> Iterator[bytes]:
+        """Run the rewrite round by round, yielding the forwarded body in order as it becomes
+        final: at most a round of rewritten lines is held besides the input."""
+        out = self._rewriter.out
+        for upto in self._rounds():
+            piece = out.take(upto)
+            if piece:
+                yield piece
+        yield from out.chunks()
+
+
+def rewrite_bulk_output(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
+                        route_index: str | None = None, **options) -> tuple[BulkOutput, ProxyStats]:
+    """:func:`rewrite_bulk`, with the forwarded body as a :class:`BulkOutput` (not joined);
+    ``options`` as :class:`BulkRewrite`'s."""
+    rewrite = BulkRewrite(body, cleaner, patterns, default_index, route_index, **options)
+    return rewrite.output(), rewrite.stats
 
 
 def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
@@ -456,7 +498,7 @@ def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: s
     ``index -> bool``; False means the index takes no new fields (``dynamic: strict`` without a
     ``bloomspan`` mapping): strip mode rewrites the text fields in place and adds nothing,
     mark/downweight forward the item unchanged (reason ``strict_mapping``). ``bulk`` and
-    ``cleaner_for``: see :func:`rewrite_bulk_output`.
+    ``cleaner_for``: see :class:`BulkRewrite`.
     Never raises for anything in ``body``; returns ``(forwarded body, stats)``.
     """
     out, stats = rewrite_bulk_output(body, cleaner, patterns, default_index, route_index,

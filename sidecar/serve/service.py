@@ -5,7 +5,8 @@ background tasks run as ``cleanup_ctx`` contexts, cancelled and awaited on shutd
 template watcher (reloads the cleaner when the template alias moves to a new run; requests in
 flight keep the cleaner they started with, the swap is one reference assignment) and the
 scheduler (a mining run every ``every_seconds``). CPU work — mining, building a matcher —
-runs in threads (``asyncio.to_thread``), never on the event loop.
+runs in threads (``asyncio.to_thread``; the proxy's parse, access check and rewrite on one
+worker thread of its own), never on the event loop.
 
 Routes: ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (Prometheus), ``GET /runs``,
 ``POST /runs`` (needs the admin token when one is set), ``GET /emerging``,
@@ -25,9 +26,11 @@ plain-text 500. A request that is not valid HTTP, or whose body cannot be decode
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -40,10 +43,11 @@ from yarl import URL
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
 from bloomspan.sidecar.serve.bulk_items import CLEANED_VERBS, BulkBody, parse_bulk
 from bloomspan.sidecar.serve.bulk_proxy import (
+    ROUND_BYTES,
     BulkOutput,
+    BulkRewrite,
     IndexPatterns,
     ProxyStats,
-    rewrite_bulk_output,
     rewrite_single,
 )
 from bloomspan.sidecar.serve.failure_streak import FailureStreak
@@ -78,6 +82,7 @@ class ProxyRuntime:
 
 
 RUNTIME = web.AppKey("runtime", ProxyRuntime)
+WORKER = web.AppKey("worker", ThreadPoolExecutor)  # the proxy's CPU work: parse, access check, rewrite
 KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None}: the kernel warm-up
 
 # The body is forwarded decompressed and re-framed, so its encoding and framing headers are
@@ -86,6 +91,9 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "expect"}
 # Bodies above this are checked against the access rules in a worker thread.
 POLICY_INLINE_BYTES = 256 * 1024
+# Bulk bodies above this are rewritten round by round while they are sent (chunked), so the
+# proxy holds the body and one round of rewritten lines, never a second copy of the body.
+STREAM_BYTES = 2 * ROUND_BYTES
 
 
 def _metrics(registry: CollectorRegistry) -> dict:
@@ -289,43 +297,87 @@ def _emerging_collector(app: web.Application, bulk: BulkBody):
     return on_document, texts
 
 
-async def _clean(app, kind, index, doc_id, body, bulk, path, headers):
-    """``(body or BulkOutput to forward, path, texts for the emerging hook or None)``; the stats
-    go to the metrics."""
-    config = app[CONFIG]
-    patterns = app[PATTERNS]
-    targets = {index} if kind == "single" and patterns.matches(index) else set()
-    if kind == "bulk":
-        targets = await _run(_bulk_targets, app, bulk, size=len(body))
-    cleaners = _RequestCleaners(app, targets)
-    await cleaners.prefetch(headers)
-    texts = None
-    if kind == "bulk":
-        on_document, texts = _emerging_collector(app, bulk)
-        body, stats = await asyncio.to_thread(
-            rewrite_bulk_output, body, None, patterns, index, config.route_index,
-            accepts_new_fields=cleaners.accepts_new_fields, bulk=bulk, cleaner_for=cleaners.cleaner_for,
-            on_document=on_document)
-    else:
-        mode = app[CLEANER].mode_of(index)
-        body, stats, over = await asyncio.to_thread(rewrite_single, body, app[CLEANER].cleaner_for(mode), index,
-                                                    patterns, doc_id,
-                                                    accepts_new_fields=_probe_for(app, mode).accepts)
-        if over and config.route_index:
-            path = _with_index(path, config.route_index.replace("{index}", index))
-            stats.routed += 1
-        elif over:
-            stats.over_ratio_kept += 1
+@dataclass
+class _Forward:
+    """What a proxied write sends on: ``output`` (sent with its size) or ``rewrite`` (a large
+    bulk body rewritten round by round while it is sent, chunked), the path, and
+    ``finish()``, run once the body is sent, which counts the rewrite's stats and returns the
+    texts it kept for the emerging hook."""
+
+    path: str
+    output: BulkOutput | None = None
+    rewrite: BulkRewrite | None = None
+    finish: Callable[[], dict | None] = lambda: None
+
+    def payload(self, app: web.Application):
+        if self.rewrite is None:
+            return _ForwardedBody(self.output)
+        return _streamed(app, self.rewrite)
+
+
+async def _streamed(app: web.Application, rewrite: BulkRewrite):
+    """The rewrite's pieces, each round computed on the proxy's worker thread (an async
+    iterable: aiohttp sends it chunked)."""
+    pieces = rewrite.chunks()
+    while True:
+        piece = await _on_worker(app, next, pieces, None)
+        if piece is None:
+            return
+        yield piece
+
+
+def _counter(app: web.Application, kind: str, index: str | None, stats: ProxyStats) -> None:
     _count_proxy(app, stats)
     if stats.errors:
         log.warning("proxy kind=%s index=%s documents_forwarded_uncleaned=%d first_reason=%s", kind, index,
                     stats.errors, stats.error_reasons[0] if stats.error_reasons else "unknown")
-    return body, path, texts
 
 
-async def _run(fn, *args, size: int):
-    """``fn(*args)``, in a worker thread when the body is over :data:`POLICY_INLINE_BYTES`."""
-    return fn(*args) if size <= POLICY_INLINE_BYTES else await asyncio.to_thread(fn, *args)
+async def _clean(app, kind, index, doc_id, body, bulk, path, headers) -> _Forward:
+    """The cleaned body to forward (and its path: an over-ratio document may be routed)."""
+    config = app[CONFIG]
+    patterns = app[PATTERNS]
+    targets = {index} if kind == "single" and patterns.matches(index) else set()
+    if kind == "bulk":
+        targets = await _run(app, _bulk_targets, app, bulk, size=len(body))
+    cleaners = _RequestCleaners(app, targets)
+    await cleaners.prefetch(headers)
+    if kind == "bulk":
+        on_document, texts = _emerging_collector(app, bulk)
+        rewrite = BulkRewrite(body, None, patterns, index, config.route_index,
+                              accepts_new_fields=cleaners.accepts_new_fields, bulk=bulk,
+                              cleaner_for=cleaners.cleaner_for, on_document=on_document)
+
+        def finish() -> dict | None:
+            _counter(app, kind, index, rewrite.stats)
+            return texts
+
+        if len(body) > STREAM_BYTES:
+            return _Forward(path, rewrite=rewrite, finish=finish)
+        return _Forward(path, output=await _on_worker(app, rewrite.output), finish=finish)
+    mode = app[CLEANER].mode_of(index)
+    body, stats, over = await _on_worker(app, functools.partial(
+        rewrite_single, body, app[CLEANER].cleaner_for(mode), index, patterns, doc_id,
+        accepts_new_fields=_probe_for(app, mode).accepts))
+    if over and config.route_index:
+        path = _with_index(path, config.route_index.replace("{index}", index))
+        stats.routed += 1
+    elif over:
+        stats.over_ratio_kept += 1
+    _counter(app, kind, index, stats)
+    return _Forward(path, output=BulkOutput(body))
+
+
+async def _on_worker(app: web.Application, fn, *args):
+    """``fn(*args)`` on the proxy's worker thread. One thread does the proxy's CPU work (it holds
+    the GIL anyway): its allocations stay in one malloc arena instead of one per pool thread,
+    which held freed rounds and doubled the peak memory of a large body."""
+    return await asyncio.get_running_loop().run_in_executor(app[WORKER], fn, *args)
+
+
+async def _run(app: web.Application, fn, *args, size: int):
+    """``fn(*args)``, on the proxy's worker thread when the body is over :data:`POLICY_INLINE_BYTES`."""
+    return fn(*args) if size <= POLICY_INLINE_BYTES else await _on_worker(app, fn, *args)
 
 
 async def _check_access(app, request, segments, body, bulk, headers):
@@ -334,7 +386,7 @@ async def _check_access(app, request, segments, body, bulk, headers):
     alias or a data stream (asked with the credentials the write would be sent with)."""
     policy = app[POLICY]
     check = (policy.check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
-    refusal = await _run(*check, NOTHING_RESOLVED, bulk, size=len(body))
+    refusal = await _run(app, *check, NOTHING_RESOLVED, bulk, size=len(body))
     names = [] if refusal is not None else policy.names_to_resolve(request.method, segments, body, bulk)
     if not names:
         return refusal
@@ -342,7 +394,7 @@ async def _check_access(app, request, segments, body, bulk, headers):
     resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
     if not (resolution.aliases or resolution.data_streams or resolution.failed):
         return None  # every name is a concrete index (or none yet): the names decided
-    return await _run(*check, resolution, bulk, size=len(body))
+    return await _run(app, *check, resolution, bulk, size=len(body))
 
 
 class _ForwardedBody(payload.Payload):
@@ -394,7 +446,7 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         return unreadable_body(request, exc.payload_error)
     headers = _forward_headers(request, config)
     is_bulk, path_index = _is_bulk_write(request.method, segments)
-    bulk = await _run(parse_bulk, body, path_index, size=len(body)) if is_bulk and body else None
+    bulk = await _run(app, parse_bulk, body, path_index, size=len(body)) if is_bulk and body else None
     refusal = await _check_access(app, request, segments, body, bulk, headers)
     if refusal is not None:
         return _refused(app, request, refusal.rule, refusal.reason)
@@ -409,27 +461,44 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         # Better a retryable refusal than boilerplate indexed uncleaned.
         app[METRICS]["proxy_requests"].labels(kind="refused_no_template").inc()
         return error_response(503, "bloomspan_no_template", "no phrase set loaded yet; retry later")
-    forwarded, texts = body, None
+    forward = _Forward(path, output=BulkOutput(body))
     if cleaner is not None and kind != "other" and body:
-        forwarded, path, texts = await _clean(app, kind, index, doc_id, body, bulk, path, headers)
+        forward = await _clean(app, kind, index, doc_id, body, bulk, path, headers)
+    url = URL(config.upstream_url + forward.path, encoded=True)
+    observe = kind != "other" and bool(body) and app.get(EMERGING) is not None and (
+        not config.clean_indices or app[PATTERNS].matches(first_index))
+    data = forward.payload(app) if body else None
+    unfinished = [forward]
+    del forward
+    try:
+        async with app[UPSTREAM].request(request.method, url, data=data, headers=headers,
+                                         allow_redirects=False) as upstream:
+            _finish(app, unfinished.pop(), bulk, kind, index, observe)
+            # The body was sent: only the answer is held from here (a large bulk's answer is large too).
+            del body, bulk, data
+            payload_bytes = await upstream.read()
+            out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
+    finally:
+        if unfinished:  # the cluster was not reached: the rewrite's counts still go to the metrics
+            unfinished.pop().finish()
+    return web.Response(status=upstream.status, body=payload_bytes, headers=out_headers)
+
+
+def _finish(app: web.Application, forward: _Forward, bulk: BulkBody | None, kind: str, index: str | None,
+            observe: bool) -> None:
+    """Count the rewrite's stats and, when ``observe``, hand what was forwarded to the emerging
+    hook (``bulk``: the request's items). After cleaning, so
+    known boilerplate is gone and only new repeats can fill the filter; the hook only queues
+    the items (or the single document) for its worker thread."""
+    texts = forward.finish()
     emerging = app.get(EMERGING)
-    if emerging is not None and kind != "other" and body and (
-            not config.clean_indices or app[PATTERNS].matches(first_index)):
-        # After cleaning, so known boilerplate is gone and only new repeats can fill the filter;
-        # the hook only queues the items (or the single document) for its worker thread.
-        if kind == "bulk":
-            emerging.observe_items(bulk, texts or {}, config.fields)
-        else:
-            emerging.observe_bulk(forwarded if isinstance(forwarded, (bytes, bytearray)) else forwarded.joined(),
-                                  config.fields, index)
-    if not isinstance(forwarded, BulkOutput):
-        forwarded = BulkOutput(forwarded)
-    url = URL(config.upstream_url + path, encoded=True)
-    async with app[UPSTREAM].request(request.method, url, data=_ForwardedBody(forwarded) if body else None,
-                                     headers=headers, allow_redirects=False) as upstream:
-        payload_bytes = await upstream.read()
-        out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
-        return web.Response(status=upstream.status, body=payload_bytes, headers=out_headers)
+    if emerging is None or not observe:
+        return
+    fields = app[CONFIG].fields
+    if kind == "bulk":
+        emerging.observe_items(bulk, texts or {}, fields)
+    elif forward.output is not None:
+        emerging.observe_bulk(forward.output.joined(), fields, index)
 
 
 # ---------------------------------------------------------------- background tasks
@@ -566,6 +635,12 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app[REGISTRY] = registry
     app[METRICS] = metrics_by_name
     app[KERNELS] = {"ready": warm is None, "seconds": None}
+    app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bloomspan-proxy")
+
+    async def stop_worker(app: web.Application) -> None:
+        app[WORKER].shutdown(wait=False, cancel_futures=True)
+
+    app.on_cleanup.append(stop_worker)
     app[CLEANER] = holder or CleanerHolder(config)
     from bloomspan.sidecar.serve.shadow import ShadowMeter
 

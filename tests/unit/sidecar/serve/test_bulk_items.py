@@ -142,8 +142,8 @@ def test_every_action_line_is_parsed_once(monkeypatch):
     monkeypatch.setattr(bulk_items, "_read_action_line", lambda raw: calls.append(raw) or real(raw))
     body = b"".join(b'{"index":{"_index":"crawl-1","_id":"%d"}}\n{"text":"page %d"}\n' % (n, n) for n in range(50))
     parsed = parse_bulk(body, None)
-    assert len(calls) == 50 and len(parsed.items) == 50  # sources are never read as actions
-    assert all(item.access and item.verb == "index" for item in parsed.items)
+    assert len(calls) == 50 and len(parsed) == 50  # sources are never read as actions
+    assert all(item.access and item.verb == "index" for item in parsed)
 
 
 def test_a_bytearray_body_reads_as_its_bytes():
