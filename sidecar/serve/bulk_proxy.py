@@ -50,7 +50,7 @@ BULK_ACTIONS = ("index", "create", "update", "delete")
 CLEANED_ACTIONS = ("index", "create")
 DEFAULT_MAX_ITEM_BYTES = 16 * 1024 * 1024
 """A source longer than this is forwarded uncleaned (reason ``too_large``)."""
-ROUND_BYTES = 1 << 22
+ROUND_BYTES = 1 << 20
 """Source bytes parsed and cleaned together: bounds the parsed documents held at once."""
 CHUNK_BYTES = 1 << 20
 """Pieces :meth:`BulkOutput.chunks` cuts the forwarded body into."""

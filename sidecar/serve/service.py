@@ -91,9 +91,10 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "expect"}
 # Bodies above this are checked against the access rules in a worker thread.
 POLICY_INLINE_BYTES = 256 * 1024
-# Bulk bodies above this are rewritten round by round while they are sent (chunked), so the
-# proxy holds the body and one round of rewritten lines, never a second copy of the body.
-STREAM_BYTES = 2 * ROUND_BYTES
+# Bulk bodies above this are rewritten round by round (ROUND_BYTES of sources) while they are
+# sent (chunked), so the proxy holds the body and one round of rewritten lines, never a second
+# copy of the body; smaller ones are rewritten whole and sent with their length.
+STREAM_BYTES = 8 * ROUND_BYTES
 
 
 def _metrics(registry: CollectorRegistry) -> dict:
