@@ -39,8 +39,9 @@ node-start:
 node-stop:
 	deploy/local/opensearch.sh stop
 
-# The README's headline benchmark: BloomSpan vs FHK on a 10 M-token crawl (figures appended to
-# bench/RESULTS.md by the bench itself; see the README's Benchmarks section for the others).
+# The README's headline benchmark: BloomSpan vs FHK on a 10 M-token crawl (its figure goes to
+# bench/results/mining-web-10M.json, then `python -m bench.results_page` regenerates
+# bench/RESULTS.md; see the README's Benchmarks section for the others).
 bench: $(STAMP)
 	$(BIN)/python -m bench.mining_bench --corpus web --tokens 10M --sigma 20 --min-length 10 --recovery
 

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from bench.result_file import command_line, table_of_figures, write_section
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.engine.text.normalization import normalization_tables
 from bloomspan.engine.text.tokenizer import encode_batch, tokenize
@@ -136,6 +137,9 @@ def main() -> None:
 
     text = json.dumps(res, indent=1)
     print(text)
+    write_section("tokenizer-store", "Mining core on one node", "\n".join(
+        ["## Tokenizer and corpus store, in process", f"`{command_line('bench.bench_tokenizer_store')}`", "",
+         table_of_figures(res)]))
     if args.out:
         os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
         with open(args.out, "w") as f:

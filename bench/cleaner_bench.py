@@ -9,7 +9,7 @@ index would hold first). Documents: the next ``--docs`` pages of the same crawl 
 sites, new pages), as new documents reach the ingest hook. The clean is single-threaded (one
 core): each mode (and strip with ``fingerprint=True``) runs ``clean_batch`` over batches of
 ``--batch`` documents after a warm-up batch (numba compile excluded); MB/s counts the UTF-8
-bytes of the cleaned field. Appends a section to ``bench/RESULTS.md``. Target: >= 20 MB/s per core.
+bytes of the cleaned field. Writes its figures to ``bench/results/cleaner.json``. Target: >= 20 MB/s per core.
 ``--match windows phrases`` runs every mode with window matching (the default) and with
 whole phrases, in the same run, so the two can be compared. ``--templates`` adds two rows: strip with the template detector's records detected
 on the same pages, applied per site and URL section, with and without page skeletons.
@@ -25,14 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.mining_bench import RESULTS, machine
+from bench.mining_bench import machine
+from bench.result_file import RESULTS_DIR, write_section
 
 TARGET_MB_S = 20.0
 
 
 def build_phrases(tmp: Path, n_phrases: int, mine_docs: list[dict]) -> Path:
+    from bloomspan.corpora import write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     write_jsonl(iter(mine_docs), str(tmp / "mine.jsonl"))
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mine-docs", type=int, default=6000, help="crawl size the phrases are mined from")
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3, help="passes per mode; the best is reported")
-    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="Where cleaner.json goes.")
     ap.add_argument("--match", nargs="+", choices=("windows", "phrases"), default=["windows"],
                     help="matching of the mined phrases (CleanerConfig.match); several: every mode with each")
     ap.add_argument("--templates", action="store_true",
@@ -82,9 +83,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     command = "python -m bench.cleaner_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.sidecar.corpora import default_n_sites, generate_web
+    from bloomspan.corpora import default_n_sites, generate_web
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     total = args.mine_docs + args.docs
     crawl = list(generate_web(total, 1, n_sites=default_n_sites(total)))
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
     templates = None
     if args.templates:
         from bloomspan.engine.templates.detector import detect_templates_in_texts
-        from bloomspan.ingest.template_matcher import TemplateMatcher
+        from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
         t0 = time.perf_counter()
         mined = crawl[: args.mine_docs]
@@ -144,17 +145,9 @@ def main(argv=None) -> int:
     for label, r in rows.items():
         lines.append(f"| {label} | {r['mb_s_cpu']:.1f} | {r['mb_s_wall']:.1f} | {r['docs_s_cpu']:,.0f} | "
                      f"{r['boilerplate_share']:.1%} | {'yes' if r['mb_s_cpu'] >= TARGET_MB_S else 'NO'} |")
-    append(args.results, lines)
+    write_section("cleaner", "Cleaner and matcher", "\n".join(lines), results_dir=args.results_dir)
     print(json.dumps({k: {kk: round(vv, 3) for kk, vv in v.items()} for k, v in rows.items()}))
     return 0
-
-
-def append(path: Path, lines: list[str]) -> None:
-    if not path.exists():
-        path.write_text("# bloomspan benchmark results\n\nAppended by `bench/` scripts; every table names the command "
-                        "that produced it.\n")
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

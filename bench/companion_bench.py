@@ -8,7 +8,7 @@
    filter) and against the rate expected while the filter fills (each once-occurring
    paragraph is asked about when ``n`` digests are in: ``(1 - e^(-kn/m))^k``); then the
    throughput on the web crawl.
-2. **Emerging boilerplate** — :func:`bloomspan.ingest.emerging.measure_emerging` on Zipfian
+2. **Emerging boilerplate** — :func:`bloomspan.ingest.companions.emerging.measure_emerging` on Zipfian
    streams (a template from mid-stream on vs none): detection delay and false-trigger rate
    at several filter sizes (fixed memory); then the crawl's second half streamed with the
    phrases mined from its first half as known: how many emerging shingles, and what share of
@@ -20,7 +20,7 @@
    template spans (an upper bound): all pairs within each site, and per query on the node
    (top 80 of 10-word queries).
 
-Appends a section to ``bench/RESULTS.md``.
+Writes its figures to ``bench/results/companion.json``.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.mining_bench import RESULTS, machine
+from bench.mining_bench import machine
+from bench.result_file import RESULTS_DIR, write_section
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
@@ -67,7 +68,7 @@ def synthetic_paragraph_corpus(n_docs: int, seed: int = 0) -> list[dict]:
 
 def expected_false_positives(docs: list[dict], m: int, k: int) -> tuple[float, int]:
     """``(E[false positives], once-occurring paragraphs)`` with the filter filling in input order."""
-    from bloomspan.ingest.paragraph_dedup import paragraphs
+    from bloomspan.ingest.companions.paragraph_dedup import paragraphs
 
     counts = Counter(p for d in docs for p in paragraphs(d["text"]))
     seen: set[str] = set()
@@ -83,7 +84,7 @@ def expected_false_positives(docs: list[dict], m: int, k: int) -> tuple[float, i
 
 
 def bench_dedup(docs: list[dict], b: float) -> dict:
-    from bloomspan.ingest.paragraph_dedup import DedupStats, dedup_documents
+    from bloomspan.ingest.companions.paragraph_dedup import DedupStats, dedup_documents
 
     stats = DedupStats()
     mb = sum(len(d["text"].encode()) for d in docs) / 1e6
@@ -140,7 +141,12 @@ def only_template(doc: dict, start: int, end: int) -> bool:
 
 
 def section_emerging(crawl: list[dict], mine_docs: int, phrases) -> list[str]:
-    from bloomspan.ingest.emerging import EmergingConfig, EmergingDetector, known_shingles, measure_emerging
+    from bloomspan.ingest.companions.emerging import (
+        EmergingConfig,
+        EmergingDetector,
+        known_shingles,
+        measure_emerging,
+    )
 
     lines = ["", "**2. Emerging boilerplate** — `measure_emerging`: 4,000 Zipfian documents (40-80 tokens, 5,000 "
              "words), a 40-token template in half of the documents from document 2,000 on; k = 8, 64 bits per "
@@ -212,7 +218,7 @@ def strip_truth(doc: dict) -> str:
 
 
 def all_pairs_table(docs: list[dict], variants: dict[str, list[bytes]]) -> list[str]:
-    from bloomspan.ingest.near_duplicates import similarity_matrix
+    from bloomspan.ingest.companions.near_duplicates import similarity_matrix
 
     truth = truth_pairs(docs)
     by_site = defaultdict(list)
@@ -245,8 +251,8 @@ def section_near_dups(client, crawl: list[dict], phrases, prefix: str) -> list[s
 
     from bloomspan.engine.sketches.chunk_fingerprint import fingerprint
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.near_duplicates import collapse, pairs_from_groups, precision_recall
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.companions.near_duplicates import collapse, pairs_from_groups, precision_recall
     from bloomspan.mappings import load
     from bloomspan.sidecar.serve.near_dup_search import collapse_hits, search_collapsed
 
@@ -352,15 +358,15 @@ def main(argv=None) -> int:
     ap.add_argument("--crawl-docs", type=int, default=4000)
     ap.add_argument("--dedup-docs", type=int, default=40_000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="Where companion.json goes.")
     args = ap.parse_args(argv)
     command = "python -m bench.companion_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
 
     from opensearchpy import OpenSearch
 
+    from bloomspan.corpora import generate_web, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
+    from bloomspan.ingest.records.phrase_set import PhraseSet
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     client = OpenSearch(hosts=[args.url], timeout=120)
@@ -383,9 +389,8 @@ def main(argv=None) -> int:
     prefix = "bench-companion-" + hashlib.blake2b(os.urandom(8), digest_size=4).hexdigest() + "-"
     lines += section_near_dups(client, crawl, phrases_all, prefix)
     lines += ["", f"Whole run {time.perf_counter() - t_start:.0f} s; load average at the end {os.getloadavg()[0]:.1f}."]
-    from bench.cleaner_bench import append
 
-    append(args.results, lines)
+    write_section("companion", "Companion systems", "\n".join(lines), results_dir=args.results_dir)
     print("\n".join(lines))
     return 0
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.mining_bench import ROOT, parse_count
+from bench.result_file import command_line, write_section
 from bench.scaling_bench import STAGES, slope
 
 PACKAGES = ("engine", "ingest", "sidecar", "mappings")
@@ -123,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                 r.pop("phrases_sha256", None)
     args.out.write_text(json.dumps(results, indent=1, default=float))
     print("\n".join(lines))
+    write_section("core-ab", "Mining core on one node", "\n".join(
+        ["## Mining core A/B: the whole core, before vs after", f"`{command_line('bench.core_ab', argv)}`", "", *lines]))
     return 0
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.mining_bench import ROOT, parse_count
+from bench.result_file import command_line, write_section
 
 
 def load_old(commit: str, folder: Path):
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     freq = frequent_bitmap(df, sigma)
     rank_of, nf = frequent_word_ranks(df, sigma)
     del df
+    out: list[str] = []
     tmp = tempfile.TemporaryDirectory()  # kept until exit: numba caches the old kernels next to them
     old_cf, old_seeds = load_old(args.before, Path(tmp.name))
     head = np.array([0, 2000])
@@ -89,11 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         (pn, dn), nq = cpu(new_cf.candidate_occurrences, tok, offs, cnt, t, freq, k)
         del cnt
         _, nsd = cpu(new_seeds.gather_seeds, tok, rank_of, pn, dn, sigma, nf)
-        print(f"{n:,} tokens | before: table {old_cells / 2**20:.0f} MiB, build {ob:.1f} + candidates {oq:.1f} + "
+        out.append(f"{n:,} tokens | before: table {old_cells / 2**20:.0f} MiB, build {ob:.1f} + candidates {oq:.1f} + "
               f"seeds {osd:.1f} = {ob + oq + osd:.1f} CPU ns/token, {len(po):,} candidates | after: table "
               f"{cells / 2**20:.0f} MiB, estimate {ne:.1f} + build {nb:.1f} + candidates {nq:.1f} + seeds {nsd:.1f} "
-              f"= {ne + nb + nq + nsd:.1f}, {len(pn):,} candidates", flush=True)
+              f"= {ne + nb + nq + nsd:.1f}, {len(pn):,} candidates")
+        print(out[-1], flush=True)
     tmp.cleanup()
+    write_section("counting-filter-ab", "Mining core on one node", "\n".join(
+        ["## Counting filter + candidates + seeds, before vs after in one process (CPU ns/token)",
+         f"`{command_line('bench.counting_filter_ab', argv)}`", "", *out]))
     return 0
 
 

@@ -1,7 +1,7 @@
 """What a Dask run costs against the single process, as a user runs them: whole commands.
 
     .venv/bin/python -m bench.dask_cost_bench --corpus web42k.jsonl --workers 1 2
-    .venv/bin/python -m bench.dask_cost_bench --docs 42537 --workers 2 --append   # generates the crawl
+    .venv/bin/python -m bench.dask_cost_bench --docs 42537 --workers 2   # generates the crawl
 
 Each run is ``bloomspan mine --jsonl FILE --field text --id-field id --out DIR [--dask local:N]``
 in a subprocess; its CPU is the rusage of the command and every process it waited for (the
@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.result_file import write_section
 
 GOALS = {"cpu": 1.3, "wall": 0.65, "bytes_per_token": 1.0, "worker_bytes_per_token_peak": 12.0}
 
@@ -86,7 +88,6 @@ def main(argv=None) -> None:
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
     ap.add_argument("--memory-limit", default="4GiB", help="--dask-memory-limit of every local worker")
-    ap.add_argument("--append", action="store_true", help="append the table to bench/RESULTS.md")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bloomspan-dask-cost-") as tmp:
         work = Path(tmp)
@@ -139,12 +140,8 @@ def main(argv=None) -> None:
         lines += ["", "Goals (local:2): " + "; ".join(f"{k}: {'met' if v else 'missed'}" for k, v in checks.items())]
     text = "\n".join(lines)
     print(text)
-    if a.append:
-        results = Path(__file__).with_name("RESULTS.md")
-        cmd = "python -m bench.dask_cost_bench " + " ".join(argv if argv is not None else sys.argv[1:])
-        with results.open("a", encoding="utf-8") as f:
-            f.write(f"\n\n### Dask against one process, whole commands ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
-                    f"`{cmd}`\n\n{text}\n")
+    cmd = "python -m bench.dask_cost_bench " + " ".join(argv if argv is not None else sys.argv[1:])
+    write_section("dask-cost", "Mining on Dask", f"### Dask against one process, whole commands\n`{cmd}`\n\n{text}")
 
 
 if __name__ == "__main__":

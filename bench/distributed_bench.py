@@ -7,7 +7,7 @@ Without ``--corpus`` it generates the web crawl (``bloomspan corpus web``). File
 ``mine_jsonl`` in a subprocess and the distributed run per worker count on a fresh
 LocalCluster, and checks that phrases.jsonl is byte-identical. Index mode bulk-loads the
 file into ``bstest-dask-<random>`` (2 shards), runs ``run_mining`` in a subprocess and
-``run_mining_dask`` per worker count, checks that the published phrase documents, doc map
+``run_mining(config, dask=...)`` per worker count, checks that the published phrase documents, doc map
 and coverage are identical, and deletes every index it made. Per run: wall seconds, CPU
 seconds (user + sys of every process of the run: the single-node subprocess; the driver,
 which hosts the scheduler, plus the workers), peak RSS per process, bytes the workers sent
@@ -27,6 +27,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+from bench.result_file import command_line, write_section
 
 
 def _cpu(usage) -> float:
@@ -165,7 +167,7 @@ def _distributed(workers: int, memory: str, run) -> dict:
 def _file_runs(a, path: Path, work: Path) -> list[tuple]:
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.distributed.cluster import DaskConfig
-    from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+    from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 
     one = _single_file(path, work / "single", a.sigma, a.min_length)
     rows = [("single node (`mine_jsonl`)", one)]
@@ -204,8 +206,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
     from opensearchpy import OpenSearch
 
     from bloomspan.sidecar.distributed.cluster import DaskConfig
-    from bloomspan.sidecar.distributed.index_run import run_mining_dask
-    from bloomspan.sidecar.run.mining_run import MineConfig
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
     prefix = a.prefix or f"bstest-dask-{uuid.uuid4().hex[:8]}-"
     if not prefix.startswith("bstest-dask-"):
@@ -224,7 +225,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
 
             def run(address, name=name):
                 config = MineConfig(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
-                s = run_mining_dask(config, DaskConfig(address))
+                s = run_mining(config, dask=DaskConfig(address))
                 stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
                 return s.tokens_mined, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]
 
@@ -298,7 +299,7 @@ def main(argv=None) -> None:
     work = Path(tempfile.mkdtemp(prefix="bloomspan-dbench-"))
     path = Path(a.corpus) if a.corpus else work / "web.jsonl"
     if not a.corpus:
-        from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+        from bloomspan.corpora import corpus_by_name, write_jsonl
 
         write_jsonl(corpus_by_name("web", a.docs, a.seed), path)
     rows = _index_runs(a, path, work) if a.index_url else _file_runs(a, path, work)
@@ -309,12 +310,13 @@ def main(argv=None) -> None:
     tokens = rows[0][1]["tokens"]
     base = rows[0][1]["seconds"]
     source = f"live index at {a.index_url}" if a.index_url else "file"
-    print(f"\n{tokens / 1e6:.1f} M tokens ({path.stat().st_size / 2**20:.0f} MiB JSONL, {source}), sigma={a.sigma}, "
+    out: list[str] = []
+    out.append(f"\n{tokens / 1e6:.1f} M tokens ({path.stat().st_size / 2**20:.0f} MiB JSONL, {source}), sigma={a.sigma}, "
           f"min_length={a.min_length}; output identical in every run\n")
-    print("| run | wall s | CPU s | of which driver | speed-up vs single (wall) | CPU vs single | load avg "
+    out.append("| run | wall s | CPU s | of which driver | speed-up vs single (wall) | CPU vs single | load avg "
           "| peak RSS per worker | driver peak RSS | worker bytes sent / token | window counts B / token "
           "| growth tokens / token | reduced share |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
     def per_token(r: dict, k: str, f: str) -> str:
         return "—" if k not in r else f.format(r[k] / tokens)
@@ -325,11 +327,14 @@ def main(argv=None) -> None:
         rss = r.get("peak_rss_per_worker", r.get("peak_rss"))
         load = "–".join(f"{x:.1f}" for x in r["load_average"])
         driver = f"{r['driver_cpu_seconds']:.1f}" if "driver_cpu_seconds" in r else "—"
-        print(f"| {name} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {driver} | {base / r['seconds']:.2f}× "
+        out.append(f"| {name} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {driver} | {base / r['seconds']:.2f}× "
               f"| {r['cpu_seconds'] / rows[0][1]['cpu_seconds']:.2f}× | {load} | {rss / 2**20:.0f} MiB "
               f"| {mib(r, 'driver_peak_rss')} | {fmt('worker_bytes_sent', '{:.2f}')} "
               f"| {fmt('windows_sent_bytes', '{:.2f}')} | {fmt('growth_fragment_tokens', '{:.3f}')} "
               f"| {fmt('reduced_tokens', '{:.3f}')} |")
+    print("\n".join(out))
+    write_section("distributed", "Mining on Dask", "\n".join(
+        ["## Mining on Dask: single node vs `--dask local:N`", f"`{command_line('bench.distributed_bench', argv)}`", "", *out]))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench.mining_bench import ROOT, ensure_corpus, run_worker, tokenize_into_store
+from bench.result_file import command_line, write_section
 from bench.web_store_writer import write_web_store
 
 # (label, corpus, size, sigma, min_length); size is tokens for the web crawl, documents otherwise
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     args.out.write_text(json.dumps(rows, indent=1))
     print(table(rows))
+    write_section("engine-auto", "Mining core on one node", "\n".join(
+        ["## `--engine auto`: the rule on the article's regimes", f"`{command_line('bench.engine_auto_bench', argv)}`",
+         "", table(rows)]))
     return 0 if all(r["identical"] for r in rows) else 1
 
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.mining_bench import machine
+from bench.result_file import table_of_rows, write_section
 
 FORMATS = ("jsonl", "jsonl.gz", "jsonl.zst", "parquet", "warc.wet.gz")
 JSON_OUT = ("jsonl", "jsonl.gz", "jsonl.zst")  # clean outputs compared line for line with the plain one
@@ -47,12 +48,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="Also write the result here.")
     args = ap.parse_args(argv)
 
+    from bloomspan.corpora import corpus_by_name, write_jsonl
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.clean_parquet import clean_parquet
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     config = MiningConfig(sigma=args.sigma, min_length=args.min_length)
@@ -120,6 +121,9 @@ def main(argv=None) -> int:
         "formats": rows,
     }
     text = json.dumps(result, indent=2)
+    write_section("formats", "Input formats", "\n".join(
+        [f"## Input formats beside plain JSON Lines: {args.docs:,} documents of the web crawl",
+         f"`{result['command']}` — load average {result['load_average']}", "", table_of_rows(rows, "format")]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(text + "\n")

@@ -1,10 +1,10 @@
 """Line-shape templates: the default path (``mine`` with sites, then ``clean``) with and without
 them, per site, on the tuning and the unseen documentation sites, in one process.
 
-    python -m bench.line_shapes_eval [--append]
+    python -m bench.line_shapes_eval
 
 "before" is ``TemplateConfig(line_shape_gap=0)``, "after" the defaults; both through the
-cleaner's own matcher on the mined pages (:func:`bloomspan.sidecar.corpora.quality_eval.default_path_method`).
+cleaner's own matcher on the mined pages (:func:`bloomspan.corpora.quality_eval.default_path_method`).
 The corpora are bench.quality_eval's (``bench/out/{real,unseen}-docs-p1000.jsonl``, built there).
 """
 from __future__ import annotations
@@ -13,13 +13,14 @@ import argparse
 import sys
 import time
 
-from bench.quality_eval import RESULTS, real_corpus
+from bench.quality_eval import real_corpus
+from bench.result_file import write_section
 
 
 def score(path, label: str) -> tuple[str, dict]:
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import default_path_method, prepare_corpus, token_scores
     from bloomspan.engine.templates.config import TemplateConfig
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import default_path_method, prepare_corpus, token_scores
 
     c = prepare_corpus(read_jsonl(path))
     out, seconds = {}, {}
@@ -43,8 +44,7 @@ def score(path, label: str) -> tuple[str, dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
-    args = ap.parse_args(argv)
+    ap.parse_args(argv)  # --help only
     sections = []
     for unseen, label in ((False, "tuning sites"), (True, "unseen sites (never tuned on)")):
         path, _sites = real_corpus(1000, False, unseen=unseen)
@@ -54,11 +54,9 @@ def main(argv=None) -> int:
         text, _ = score(path, label)
         print(text + "\n")
         sections.append(text)
-    if args.append and sections:
-        head = [f"\n## Line-shape templates, default path before/after — {time.strftime('%Y-%m-%d %H:%M')}", "",
-                "`python -m bench.line_shapes_eval --append`", ""]
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write("\n".join(head + [s + "\n" for s in sections]))
+    if sections:
+        write_section("line-shapes", "Template quality", "\n\n".join(
+            ["## Line-shape templates, default path before/after\n`python -m bench.line_shapes_eval`", *sections]))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Matcher speed and memory at 10 k and 100 k phrases: whole phrases (Aho–Corasick) vs windows.
 
-    python -m bench.matcher_bench --phrases 10000 100000 --docs 2000 --append
+    python -m bench.matcher_bench --phrases 10000 100000 --docs 2000
 
 Phrases: the exact phrases mined (σ 20, min length 10) from the first ``--mine-docs`` pages
 of a generated crawl, topped up to each size with slices of 10–40 tokens of other pages of
@@ -18,9 +18,8 @@ import random
 import resource
 import sys
 import time
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "bench" / "RESULTS.md"
+from bench.result_file import write_section
 
 
 def _peak_rss_mib() -> float:
@@ -55,8 +54,8 @@ def phrase_records(crawl: list[dict], mine_docs: int, n_phrases: int, seed: int)
 
 
 def measure(records: list[dict], texts: list[str], match: str, repeats: int) -> dict:
-    from bloomspan.ingest.matcher import PhraseMatcher
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     phrase_set = PhraseSet.from_records(records)
     rss0 = _peak_rss_mib()
@@ -84,9 +83,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mine-docs", type=int, default=6000, help="pages the phrases come from")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
-    from bloomspan.sidecar.corpora import generate_web
+    from bloomspan.corpora import generate_web
 
     crawl = list(generate_web(args.mine_docs + args.docs, args.seed))
     texts = [d["text"] for d in crawl[args.mine_docs:]]
@@ -111,9 +109,7 @@ def main(argv=None) -> int:
         lines.append(f"| {n:,} | {r['match']} | {r['build_s']:.2f} ({r['build_cpu_s']:.2f}) | {r['nbytes'] / 2**20:.1f} | "
                      f"{r['rss_mib']:.0f} | {r['mb_s']:.1f} | {ratio:.2f} | {r['covered']:.2%} |")
     print("\n".join(lines))
-    if args.append:
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+    write_section("matcher", "Cleaner and matcher", "\n".join(lines))
     return 0
 
 

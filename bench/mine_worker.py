@@ -55,7 +55,7 @@ def main() -> None:
     textbook = args.engine == "fhk-textbook"
     engine = "fhk" if textbook else args.engine
     if textbook:
-        from bloomspan.engine.oracles.fhk import mine_fhk
+        from bloomspan.engine.mining.fhk import mine_fhk
 
         def mine(tokens, offsets, cfg):  # noqa: F811 - the textbook variant of the selector
             return mine_fhk(tokens, offsets, cfg, prune=False)

@@ -7,7 +7,8 @@ engine's corpus store (timed in this process), runs each engine in its own child
 (``bench.mine_worker``: numba compiled on a tiny corpus first, then the timed run; peak RSS
 is the worker's own VmHWM), checks that the engines return identical phrase lists, measures the
 corpus shape (LZ78 c/n) and, on the web crawl, template recovery against the generator's
-truth. Prints a summary and appends rows to ``bench/RESULTS.md`` with this exact command.
+truth. Prints a summary and writes the figures with this exact command to ``bench/results/NAME.json``
+(:func:`default_name`; ``python -m bench.results_page`` then regenerates ``bench/RESULTS.md``).
 """
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.result_file import RESULTS_DIR, write_section
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 def parse_count(text: str) -> int:
@@ -34,6 +36,14 @@ def parse_count(text: str) -> int:
     if text[-1] in mult:
         return int(float(text[:-1]) * mult[text[-1]])
     return int(text)
+
+
+def count_text(n: int) -> str:
+    """The short form :func:`parse_count` reads back: 10000000 -> "10M"."""
+    for suffix, mult in (("G", 10**9), ("M", 10**6), ("K", 10**3)):
+        if n and n % mult == 0:
+            return f"{n // mult}{suffix}"
+    return str(n)
 
 
 def machine() -> str:
@@ -60,8 +70,8 @@ def corpus_path(cache: Path, kind: str, docs: int, seed: int) -> Path:
 
 def docs_for_tokens(kind: str, tokens: int, seed: int) -> int:
     """Documents needed for about ``tokens`` tokens, from a sample of the generator."""
+    from bloomspan.corpora import corpus_by_name
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.sidecar.corpora import corpus_by_name
 
     sample = list(corpus_by_name(kind, 300 if kind == "web" else 20, seed))
     per_doc = sum(len(tokenize(d["text"])) for d in sample) / len(sample)
@@ -69,7 +79,7 @@ def docs_for_tokens(kind: str, tokens: int, seed: int) -> int:
 
 
 def ensure_corpus(kind: str, docs: int, seed: int, cache: Path) -> Path:
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+    from bloomspan.corpora import corpus_by_name, write_jsonl
 
     path = corpus_path(cache, kind, docs, seed)
     if not path.exists():
@@ -120,8 +130,8 @@ def run_worker(store_dir: Path, engine: str, sigma: int, min_length: int, out: P
 
 
 def lz78_cn(store_dir: Path, limit: int) -> float:
+    from bloomspan.corpora import lz78_phrases_per_token
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.corpora import lz78_phrases_per_token
 
     store = CorpusStore.open(str(store_dir))
     tokens = np.asarray(store.tokens[: min(limit, store.n_tokens)])
@@ -129,8 +139,8 @@ def lz78_cn(store_dir: Path, limit: int) -> float:
 
 
 def template_recovery(path: Path, store_dir: Path, coverage_file: Path) -> dict:
+    from bloomspan.corpora import evaluate_template_recovery, read_jsonl
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.corpora import evaluate_template_recovery, read_jsonl
 
     store = CorpusStore.open(str(store_dir))
     coverage = np.load(coverage_file)
@@ -170,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recovery", action="store_true", help="Score template recovery (web crawl only).")
     ap.add_argument("--cn-tokens", type=parse_count, default=parse_count("5M"), help="Tokens used for LZ78 c/n.")
     ap.add_argument("--cache-dir", type=Path, default=ROOT / "bench" / "out")
-    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="Where NAME.json goes (bench/results/).")
+    ap.add_argument("--name", default=None, help="Result name (NAME.json); default mining-CORPUS-SIZE, plus "
+                    "-sSIGMA-lMIN_LENGTH off σ 20 / min length 10 and the engines when not all three.")
     ap.add_argument("--label", default="", help="Series label written into the results row.")
     args = ap.parse_args(argv)
     command = "python -m bench.mining_bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
@@ -210,13 +222,25 @@ def main(argv: list[str] | None = None) -> int:
         "ns_per_token_tokenize": seconds_tok * 1e9 / n_tokens, "cn": cn, "machine": machine(),
         "engines": results, "identical": identical, "recovery": rec, "recovery_windows": rec_windows,
     }
-    append_results(args.results, row)
+    write_results(args.results_dir, args.name or default_name(args), row)
     print(json.dumps({k: v for k, v in row.items() if k != "engines"}, indent=1, default=str))
     return 0 if identical in (None, True) else 1
 
 
-def append_results(path: Path, row: dict) -> None:
-    """Append one markdown table (a header per run keeps rows self-describing) plus JSON."""
+def default_name(args: argparse.Namespace) -> str:
+    """``mining-web-10M``, ``mining-synthetic1-500-s3-l3``, ``mining-web-10M-bloomspan``: one result
+    per corpus, size, setting and engine set, so a rerun replaces its own figure only."""
+    size = count_text(args.tokens) if args.tokens else str(args.docs)
+    name = f"mining-{args.corpus}-{size}"
+    if (args.sigma, args.min_length) != (20, 10):
+        name += f"-s{args.sigma}-l{args.min_length}"
+    if args.engines != "bloomspan,fhk,fhk-textbook":
+        name += "-" + "-".join(e for e in args.engines.split(",") if e)
+    return name
+
+
+def write_results(results_dir: Path, name: str, row: dict) -> None:
+    """Write the run's section (a header per run keeps rows self-describing) to ``results_dir/NAME.json``."""
     e = row["engines"]
     bs, fhk = e.get("bloomspan", {}), e.get("fhk-textbook") or e.get("fhk", {})
 
@@ -227,9 +251,9 @@ def append_results(path: Path, row: dict) -> None:
         return r["peak_rss_bytes"] / row["tokens"] if r else None
 
     lines = [
-        f"\n### {row['label'] or row['corpus']}: {row['tokens']:,} tokens, {row['docs']:,} docs, "
+        f"### {row['label'] or row['corpus']}: {row['tokens']:,} tokens, {row['docs']:,} docs, "
         f"σ={row['sigma']}, min_length={row['min_length']}",
-        f"`{row['command']}` — {time.strftime('%Y-%m-%d %H:%M')} — {row['machine']}",
+        f"`{row['command']}` — {row['machine']}",
         "",
         "| engine | phrases | s | ns/token | peak MiB | peak bytes/token |",
         "|---|---|---|---|---|---|",
@@ -258,11 +282,7 @@ def append_results(path: Path, row: dict) -> None:
         rec = row.get(key)
         if rec:
             append_recovery(lines, name, rec)
-    if not path.exists():
-        path.write_text("# bloomspan benchmark results\n\nAppended by `bench/` scripts; every table names the command "
-                        "that produced it.\n")
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(name, "Mining engines", "\n".join(lines), results_dir=results_dir)
 
 
 def append_recovery(lines: list[str], name: str, rec: dict) -> None:

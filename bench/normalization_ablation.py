@@ -9,7 +9,7 @@ digits, lowercased: what bloomspan did before), and mined with the same exact en
 (sigma 20, min length 10 by default). Reported: distinct tokens, phrases, and how many of the
 template tokens the original crawl's run covers are still covered on the re-encoded crawl.
 
-    python -m bench.normalization_ablation [--docs 3000] [--seed 0] [--append]
+    python -m bench.normalization_ablation [--docs 3000] [--seed 0]
 """
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ from datetime import datetime
 
 import numpy as np
 
+from bench.result_file import write_section
+from bloomspan.corpora.web import generate_web
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.sidecar.corpora.web import generate_web
 
 _PLAIN_TOKEN = re.compile(r"[^\W_]+")
 _FULL_WIDTH = {c: chr(ord(c) + 0xFEE0) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"}
@@ -57,7 +58,6 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
-    ap.add_argument("--append", action="store_true", help="append the table to bench/RESULTS.md")
     args = ap.parse_args(argv)
     texts = [d["text"] for d in generate_web(args.docs, args.seed)]
     variant = [re_encoded(t, i) for i, t in enumerate(texts)]
@@ -91,9 +91,7 @@ def main(argv=None) -> None:
               for n, vb, vm, pb, pm, ch, kept in rows]
     lines += ["", "A re-encoded page whose token count changed counts as losing all its covered tokens."]
     print("\n".join(lines))
-    if args.append:
-        with open("bench/RESULTS.md", "a", encoding="utf-8") as f:
-            f.write("\n" + "\n".join(lines) + "\n")
+    write_section("normalization-ablation", "Template quality", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Publication's bitmap stage: phrase documents from the engines' occurrence starts vs the
-corpus scan that built them before (``tests/support/scan_publication.py``).
+corpus scan that built them before (``bench/scan_publication.py``).
 
     python -m bench.publication_bench --jsonl web.jsonl --sigma 20 --min-length 10 --repeats 7
 
@@ -17,11 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.result_file import command_line, write_section
+from bench.scan_publication import scan_phrase_documents_for
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.publish.publication import phrase_documents_for
-from tests.support.scan_publication import scan_phrase_documents_for
 
 BATCH = 500
 
@@ -74,15 +75,19 @@ def main() -> None:
                 wall, cpu, out = timed(fn)
                 times[name].append((wall, cpu))
                 outputs[name] = out
-        print(f"tokens={store.n_tokens} docs={store.n_docs} phrases={len(result.phrases)} "
+        out: list[str] = []
+        out.append(f"tokens={store.n_tokens} docs={store.n_docs} phrases={len(result.phrases)} "
               f"occurrences={sum(p.occurrences for p in result.phrases)} "
               f"byte_identical={len(set(outputs.values())) == 1}")
-        print("| construction | wall s best / median | CPU s best / median |")
-        print("| --- | ---: | ---: |")
+        out.append("| construction | wall s best / median | CPU s best / median |")
+        out.append("| --- | ---: | ---: |")
         for name, rows in times.items():
             walls, cpus = [w for w, _ in rows], [c for _, c in rows]
-            print(f"| {name} | {min(walls):.3f} / {statistics.median(walls):.3f} | "
+            out.append(f"| {name} | {min(walls):.3f} / {statistics.median(walls):.3f} | "
                   f"{min(cpus):.3f} / {statistics.median(cpus):.3f} |")
+        print("\n".join(out))
+        write_section("publication", "Publication", "\n".join(
+            ["## Phrase documents from the engines' occurrence starts vs a corpus scan", f"`{command_line('bench.publication_bench', None)}`", "", *out]))
         store.close()
 
 

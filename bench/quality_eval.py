@@ -1,15 +1,15 @@
 """Template quality on a generated crawl and on real documentation sites.
 
-    python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep --append
+    python -m bench.quality_eval --web-docs 3000 --real-max-pages 1000 --sweep
 
 1. The generated web crawl (``generate_web(web_docs, seed)``) and a real corpus built from
-   the Debian documentation packages installed here (:mod:`bloomspan.sidecar.corpora.real_corpus`;
+   the Debian documentation packages installed here (:mod:`bloomspan.corpora.real_corpus`;
    ``apt-get install apache2-doc python-sqlalchemy-doc python-scipy-doc python-flask-doc
    python-click-doc python-lxml-doc git-doc python-attr-doc debian-reference-en``), both
    written under ``bench/out/`` (git-ignored) and reused.
 2. Per corpus: exact MCFP 20/10 and 10/5, whole lines in >= 20 documents, the template
    detector with its defaults, and the line-repetition ceiling, scored per site and
-   overall by :mod:`bloomspan.sidecar.corpora.evaluate`.
+   overall by :mod:`bloomspan.corpora.evaluate`.
 3. ``--sweep``: the detector over :func:`default_sweep_configs` on the real corpus; the
    best config (content damage <= 0.5 %, the issue's limit; then the issue's recall goals
    met; then the most template tokens found overall) is printed — TemplateConfig's defaults
@@ -19,8 +19,8 @@
    cleaner's own matcher), then its ablations: whole phrases instead of windows, and exact
    phrases without the detector.
 4. ``--unseen``: the same tables for sites never used to choose a parameter
-   (:data:`bloomspan.sidecar.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
-5. ``--append``: the tables and this command go to ``bench/RESULTS.md``.
+   (:data:`bloomspan.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
+5. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
 """
 from __future__ import annotations
 
@@ -32,13 +32,14 @@ import sys
 import time
 from pathlib import Path
 
+from bench.result_file import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 def web_corpus(n_docs: int, seed: int) -> Path:
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
+    from bloomspan.corpora import generate_web, write_jsonl
 
     path = OUT / f"web-{n_docs}-s{seed}.jsonl"
     if not path.exists():
@@ -49,7 +50,7 @@ def web_corpus(n_docs: int, seed: int) -> Path:
 
 def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> tuple[Path | None, dict]:
     """The real corpus (or, with ``unseen``, the sites never used for tuning), cached."""
-    from bloomspan.sidecar.corpora.real_corpus import (
+    from bloomspan.corpora.real_corpus import (
         DEBIAN_DOC_SITES,
         UNSEEN_DOC_SITES,
         build_real_corpus,
@@ -73,8 +74,8 @@ def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> t
 
 
 def evaluate(path: Path, title: str):
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import (
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import (
         ablation_table,
         evaluate_methods,
         per_site_table,
@@ -126,7 +127,6 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", action="store_true", help="Sweep detector configs on the real corpus.")
     ap.add_argument("--unseen", action="store_true",
                     help="Also score the sites never used for tuning (real_corpus.UNSEEN_DOC_SITES).")
-    ap.add_argument("--append", action="store_true", help="Append the tables to bench/RESULTS.md.")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
         dump["web"] = results
     corpus = None if args.no_real else site_section(args, unseen=False, sections=sections, dump=dump)
     if corpus is not None and args.sweep:
-        from bloomspan.sidecar.corpora.quality_eval import (
+        from bloomspan.corpora.quality_eval import (
             best_row,
             config_diff,
             default_sweep_configs,
@@ -159,15 +159,13 @@ def main(argv=None) -> int:
     for head, a, b in sections:
         print(f"\n## {head}\n\n{a}\n\n{b}")
     if args.json:
-        from bloomspan.sidecar.corpora.quality_eval import results_to_dict
+        from bloomspan.corpora.quality_eval import results_to_dict
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
-    if args.append:
-        lines = [f"\n## Template quality — {time.strftime('%Y-%m-%d %H:%M')}", "", f"`{command}`", ""]
-        for head, a, b in sections:
-            lines += [f"### {head}", "", a, "", b, ""]
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines))
+    lines = ["## Template quality", f"`{command}`", ""]
+    for head, a, b in sections:
+        lines += [f"### {head}", "", a, "", b, ""]
+    write_section("quality-eval", "Template quality", "\n".join(lines))
     return 0
 
 

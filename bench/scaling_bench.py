@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.mining_bench import ROOT, parse_count
+from bench.result_file import command_line, write_section
 
 STAGES = ("word_filter", "counting_filter", "candidates", "seeds", "grow", "maximal", "coverage")
 
@@ -140,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                 r[e].pop("phrases_sha256", None)
     args.out.write_text(json.dumps(rows, indent=1, default=float))
     print(table(rows))
+    write_section("scaling", "Mining core on one node", "\n".join(
+        ["## Scaling: prefixes of one crawl", f"`{command_line('bench.scaling_bench', argv)}`", "", table(rows)]))
     return 0
 
 

@@ -1,12 +1,12 @@
 """Time and memory of the template detector on a generated crawl of a given size.
 
-    python -m bench.template_detector_bench --docs 14179 --append
+    python -m bench.template_detector_bench --docs 14179
 
 Runs :func:`bloomspan.engine.templates.detector.detect_templates_in_texts` (defaults, sites and
 URL sections as scopes) once in this process after a warm-up on a small crawl (numba
 compilation), and reports wall seconds per pass, ns per token and the process's peak RSS
-(``VmHWM``; the corpus texts are held in memory too). ``--append`` adds the row to
-``bench/RESULTS.md``.
+(``VmHWM``; the corpus texts are held in memory too). The row goes to
+``bench/results/template-detector-<docs/1000>k.json``.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench.result_file import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 def peak_rss_mib() -> float:
@@ -31,10 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=14179)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
+    from bloomspan.corpora import generate_web
     from bloomspan.engine.templates.detector import detect_templates_in_texts
-    from bloomspan.sidecar.corpora import generate_web
 
     warm = list(generate_web(200, 1))
     detect_templates_in_texts([d["text"] for d in warm], [d["site"] for d in warm], [d["url"] for d in warm])
@@ -52,12 +52,12 @@ def main(argv: list[str] | None = None) -> int:
            + f" | {len(out.records):,} | {st['covered_share']:.1%} | {peak_rss_mib():,.0f} |")
     print(f"generated {args.docs:,} pages in {gen:.1f}s")
     print(row)
-    if args.append:
-        command = "python -m bench.template_detector_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n`{command}` (tokenize + lines + all passes, defaults, sites and sections as scopes):\n\n"
-                    "| pages | tokens | seconds | ns/token | seconds per pass | records | covered | peak RSS MiB |\n"
-                    "|---|---|---|---|---|---|---|---|\n" + row + "\n")
+    command = "python -m bench.template_detector_bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    write_section(f"template-detector-{args.docs // 1000}k", "Template quality",
+                  f"## Template detector speed: {args.docs:,} generated pages\n`{command}` (tokenize + lines + all "
+                  "passes, defaults, sites and sections as scopes)\n\n"
+                  "| pages | tokens | seconds | ns/token | seconds per pass | records | covered | peak RSS MiB |\n"
+                  "|---|---|---|---|---|---|---|---|\n" + row)
     return 0
 
 

@@ -4,7 +4,7 @@
 
 The JSON Lines route (generate, write, read back, parse) would add two passes over a
 ~6 GB file to the ~30 min the generator itself needs for a billion tokens, so documents go
-from :func:`bloomspan.sidecar.corpora.generate_web` to :meth:`CorpusStore.append` in
+from :func:`bloomspan.corpora.generate_web` to :meth:`CorpusStore.append` in
 batches. The site count is the generator's default for the final document count, fixed
 before the first document: every prefix of the store is then a prefix of the same crawl
 (``generate_web(k, seed, n_sites=m)`` is a prefix of ``generate_web(n, seed,
@@ -25,8 +25,8 @@ COMMIT_EVERY = 40  # batches between manifest commits (a commit rewrites the voc
 
 def write_web_store(out: Path, tokens: int, seed: int, n_sites: int | None = None) -> dict:
     """Generate web pages into a new store at ``out`` until it holds >= ``tokens`` tokens."""
+    from bloomspan.corpora import default_n_sites, generate_web
     from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.corpora import default_n_sites, generate_web
 
     expected_docs = docs_for_tokens("web", tokens, seed)
     n_sites = n_sites or default_n_sites(expected_docs)

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import orjson
 
+from bench.result_file import command_line, write_section
+
 MINE_FLAGS = ["--field", "text", "--id-field", "id", "--sigma", "20", "--min-length", "10", "--progress", "none"]
 
 
@@ -93,22 +95,26 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     orjson_cpu = min(parse)
-    print(f"orjson parse loop, best CPU s: {parse[0]:.3f} before the runs, {parse[1]:.3f} after; "
+    out: list[str] = []
+    out.append(f"orjson parse loop, best CPU s: {parse[0]:.3f} before the runs, {parse[1]:.3f} after; "
           f"load average at the end {load[0]:.1f}")
-    print("| tree | engine | CPU s per run | wall s per run | × orjson CPU (best run) | peak RSS MiB |")
-    print("|---|---|---|---|---|---|")
+    out.append("| tree | engine | CPU s per run | wall s per run | × orjson CPU (best run) | peak RSS MiB |")
+    out.append("|---|---|---|---|---|---|")
     for (name, engine), runs in rows.items():
         cpu = " / ".join(f"{r['cpu']:.2f}" for r in runs)
         wall = " / ".join(f"{r['wall']:.1f}" for r in runs)
         ratio = min(r["cpu"] for r in runs) / orjson_cpu
-        print(f"| {name} | {engine} | {cpu} | {wall} | {ratio:.1f}× | {max(r['rss_mib'] for r in runs):.0f} |")
+        out.append(f"| {name} | {engine} | {cpu} | {wall} | {ratio:.1f}× | {max(r['rss_mib'] for r in runs):.0f} |")
     for name, _ in trees:
         if "bloomspan" in args.engines and "fhk" in args.engines:
             b = min(r["cpu"] for r in rows[(name, "bloomspan")])
             f = min(r["cpu"] for r in rows[(name, "fhk")])
-            print(f"{name}: whole FHK run / whole BloomSpan run, best CPU: {f / b:.2f}×")
+            out.append(f"{name}: whole FHK run / whole BloomSpan run, best CPU: {f / b:.2f}×")
     digests = {r["md5"] for runs in rows.values() for r in runs}
-    print(f"phrases.jsonl md5 over all {sum(map(len, rows.values()))} runs: {', '.join(sorted(digests))}")
+    out.append(f"phrases.jsonl md5 over all {sum(map(len, rows.values()))} runs: {', '.join(sorted(digests))}")
+    print("\n".join(out))
+    write_section("whole-run", "Mining core on one node", "\n".join(
+        ["## The whole `mine --jsonl` process, trees side by side, against orjson's parse", f"`{command_line('bench.whole_run_bench', argv)}`", "", *out]))
     return 0 if len(digests) == 1 else 1
 
 

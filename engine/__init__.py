@@ -1,8 +1,9 @@
 """bloomspan.engine: the algorithms, one concept per subpackage; no I/O beyond numpy memmaps.
 
 * ``text``: tokenizer, vocabulary, the corpus store on disk, digit slots;
-* ``mining``: BloomSpan stage by stage, its config, results and coverage report;
-* ``oracles``: exact miners that check it (FHK over a suffix array, the brute force);
+* ``mining``: the two exact engines (BloomSpan stage by stage, FHK over a suffix array) and
+  the choice between them, their config, results and coverage report;
+* ``oracles``: the brute-force definition that checks both (imports ``mining``, never the reverse);
 * ``templates``: the template detector (blocks, site scope, page skeletons);
 * ``sketches``: Bloom filters (classic, forgetful) and chunk fingerprints;
 * ``distributed``: the exact frequent-window reduction for sharded mining.

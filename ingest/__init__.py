@@ -5,6 +5,12 @@ Load the mined phrases (:class:`PhraseSet`), build a :class:`Cleaner` with a
 stripped, marked or down-weighted, optionally the cleaned text is cut into RAG chunks.
 Bad documents come back untouched with a :class:`DocumentError`; nothing is raised for them.
 
+Rooms: ``records/`` (what a run writes, parsed: phrase sets, template records, curation),
+``match/`` (one matcher core under the phrase and template matchers, and loading a run's
+files), ``clean/`` (the cleaner, its strip rule, chunks, curated cleaners),
+``pipeline_export/`` (a native ingest pipeline of a run), ``companions/`` (emerging
+boilerplate, near-duplicates, paragraph dedup); ``errors`` and ``batch_tokens`` serve them all.
+
 The names below load lazily (PEP 562), so ``import bloomspan.ingest.errors`` or another
 submodule does not import numba.
 """
@@ -14,14 +20,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "Chunk": "chunking",
-    "chunk_text": "chunking",
-    "Cleaner": "cleaner",
-    "CleanerConfig": "cleaner",
-    "CleanResult": "cleaner",
-    "FieldReport": "cleaner",
-    "junction": "cleaner",
-    "strip_spans": "cleaner",
+    "Chunk": "clean",
+    "chunk_text": "clean",
+    "Cleaner": "clean",
+    "CleanerConfig": "clean",
+    "CleanResult": "clean",
+    "FieldReport": "clean",
+    "junction": "clean",
+    "strip_spans": "clean",
     "CleaningFailedError": "errors",
     "DocumentError": "errors",
     "DocumentTooLargeError": "errors",
@@ -33,17 +39,17 @@ _EXPORTS = {
     "InvalidTextError": "errors",
     "MissingFieldError": "errors",
     "PhraseSetError": "errors",
-    "MatchResult": "matcher",
-    "PhraseMatcher": "matcher",
-    "PhraseRecord": "phrase_set",
-    "PhraseSet": "phrase_set",
+    "MatchResult": "match",
+    "PhraseMatcher": "match",
+    "TemplateMatcher": "match",
+    "PhraseRecord": "records",
+    "PhraseSet": "records",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .chunking import Chunk, chunk_text
-    from .cleaner import Cleaner, CleanerConfig, CleanResult, FieldReport, junction, strip_spans
+    from .clean import Chunk, Cleaner, CleanerConfig, CleanResult, FieldReport, chunk_text, junction, strip_spans
     from .errors import (
         CleaningFailedError,
         DocumentError,
@@ -57,8 +63,8 @@ if TYPE_CHECKING:  # pragma: no cover
         MissingFieldError,
         PhraseSetError,
     )
-    from .matcher import MatchResult, PhraseMatcher
-    from .phrase_set import PhraseRecord, PhraseSet
+    from .match import MatchResult, PhraseMatcher, TemplateMatcher
+    from .records import PhraseRecord, PhraseSet
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 Two families:
 
-* Setup errors are raised: a bad :class:`~bloomspan.ingest.cleaner.CleanerConfig`
+* Setup errors are raised: a bad :class:`~bloomspan.ingest.clean.cleaner.CleanerConfig`
   (:class:`IngestConfigError`) or a bad phrase file or record (:class:`PhraseSetError`).
 * Document errors (:class:`DocumentError` and subclasses) are *never raised* out of
   ``Cleaner.clean``: they are returned in ``CleanResult.error`` next to the untouched

@@ -2,6 +2,6 @@
 
 Rooms: ``cluster`` (connection, reading a field), ``run`` (one resumable mining run),
 ``publish`` (the template index), ``report``, ``serve`` (the service and bulk proxy), ``cli``,
-``distributed`` (Dask), ``corpora`` (corpora with known answers and their scores);
-``errors`` is shared by all of them.
+``distributed`` (Dask); ``errors`` is shared by all of them. The corpora with known answers
+and their scores are evaluation, not product: ``bench/corpora`` (installed as ``bloomspan.corpora``).
 """

@@ -11,7 +11,7 @@ wins. c/n falls slowly as the stream grows, so it is measured on a sample of fix
 smaller corpus), so the figure of a corpus does not depend on its size or on which site
 its first documents come from.
 
-The LZ78 parse is the one of :mod:`bloomspan.sidecar.corpora.lz78` (its test checks the
+The LZ78 parse is the one of :mod:`bloomspan.corpora.lz78` (its test checks the
 two agree): read tokens into the current phrase while the extension is a known phrase;
 an unknown extension becomes a new phrase and the next phrase starts empty; a last,
 incomplete phrase counts as one. The trie is an open-addressing table keyed by

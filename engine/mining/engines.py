@@ -23,7 +23,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from .bloomspan import mine_bloomspan
 from .config import MiningConfig
+from .corpus_shape import corpus_shape
+from .fhk import mine_fhk
 from .phrases import MiningResult
 
 logger = logging.getLogger(__name__)
@@ -37,8 +40,6 @@ FHK_MAX_TOKENS = 200_000_000
 
 def choose_engine(tokens: np.ndarray, doc_offsets: np.ndarray, config: MiningConfig) -> tuple[str, str]:
     """``(engine, reason)`` for ``config.engine == "auto"``: ``"fhk"`` or ``"bloomspan"``."""
-    from .corpus_shape import corpus_shape
-
     shape = corpus_shape(tokens, doc_offsets)
     if shape.cn < FHK_MAX_CN and shape.tokens <= FHK_MAX_TOKENS:
         return "fhk", (f"c/n {shape.cn:.3f} < {FHK_MAX_CN} (dense nested repeats) and "
@@ -60,12 +61,8 @@ def mine(tokens: np.ndarray, doc_offsets: np.ndarray, config: MiningConfig) -> M
         logger.info("engine auto: %s (%s)", engine, reason)
         config = replace(config, engine=engine)
     if config.engine == "fhk":
-        from bloomspan.engine.oracles.fhk import mine_fhk
-
         result = mine_fhk(tokens, doc_offsets, config)
     else:
-        from .bloomspan import mine_bloomspan
-
         result = mine_bloomspan(tokens, doc_offsets, config)
     if reason is not None:
         result.stats["engine_reason"] = reason

@@ -1,1 +1,5 @@
-"""bloomspan.engine.oracles: Exact miners that check BloomSpan: FHK over a suffix array, and the brute-force definition."""
+"""bloomspan.engine.oracles: the brute-force definition of MCFP that checks both engines.
+
+FHK (``engine/mining/fhk.py``) was here; it is a production engine (``--engine fhk|auto``) and
+sits beside BloomSpan. This package may import ``mining``; ``mining`` never imports it.
+"""

@@ -20,7 +20,7 @@ After Jain, Dahlin & Tewari, "Using Bloom Filters to Refine Web Search Results":
 
 The fingerprint is ``num_bits / 8`` bytes (64 for the default 512 bits); store it base64
 encoded in an OpenSearch ``binary`` field (:func:`fingerprint_b64`). Documents are compared
-by bitwise AND of their filters (:mod:`bloomspan.ingest.near_duplicates`).
+by bitwise AND of their filters (:mod:`bloomspan.ingest.companions.near_duplicates`).
 
 Kernels ``_cdc_kernel`` and ``_bloom_bytes_kernel`` (numba) have plain-Python twins
 ``_cdc_reference`` and ``_bloom_bytes_reference``.

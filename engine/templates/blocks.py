@@ -25,7 +25,7 @@ pair that occurs inside a template chain (two blocks, the lines' tokens joined; 
 block with ``anchor`` "start"/"end" for a pair with the document's start or end).
 Matching them block-aligned and keeping merged chains of pairs with at least
 ``run_min_length`` tokens reproduces the coverage (see
-:mod:`bloomspan.ingest.template_matcher`).
+:mod:`bloomspan.ingest.match.template_matcher`).
 
 Arrays: ``tokens`` uint32 (W,); ``doc_offsets`` int64 (D+1,); ``block_offsets`` int64
 (B+1,), strictly increasing from 0 to W, every boundary of a non-empty document among

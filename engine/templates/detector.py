@@ -32,6 +32,7 @@ the whole corpus is one group: passes 3-4 run on it with its relative sigma, sco
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -341,6 +342,9 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats.update(r.stats, seconds_line_shapes=time.perf_counter() - t0)
         steps.finished()
     phrases = sort_template_phrases(phrases)
+    for name in ("skeleton_groups", "line_shape_groups"):  # by name, not by where a group's first page lies
+        if name in stats:
+            stats[name] = dict(sorted(stats[name].items()))
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
                  covered_tokens=int(coverage.sum()), covered_share=float(coverage.mean()) if coverage.size else 0.0,
                  pass_covered_tokens={k: int(v.sum()) for k, v in passes.items()},
@@ -446,6 +450,44 @@ def config_record(config: TemplateConfig) -> dict:
     return {"kind": "config", "template_config": config.to_dict()}
 
 
+_RECORD_GROUPS = {"mcfp": 0, "block": 0, "skeleton": 1, "line_shape": 2}
+
+
+def template_record_order_key(rec: dict) -> tuple:
+    """The canonical order of a template file's records after its config record: phrases
+    (psi descending, length descending, token *strings* ascending, then kind, scope with global
+    first, anchor, line lengths, df, occurrences: records equal in all of these are equal),
+    then page skeletons by scope, then line shapes by scope and edge; a tie left among
+    skeletons or line shapes (a site named like another site's section) is broken by the
+    record's JSON text. It uses only what a record holds, never token ids, so a detection
+    run per group of sites (:mod:`.site_partitions`) and one over the whole corpus list the
+    same records in the same order."""
+    group = _RECORD_GROUPS[rec["kind"]]
+    if group == 0:
+        return (0, -rec["length"] * rec["df"], -rec["length"], rec["tokens"], rec["kind"], "scope" in rec,
+                rec.get("scope", ""), rec.get("anchor", ""), rec.get("block_lengths", []), rec["df"],
+                rec["occurrences"])
+    scope = rec.get("scope")
+    edge = rec.get("edge", "")
+    return (group, scope is not None, scope or "", edge, json.dumps(rec, sort_keys=True, ensure_ascii=False))
+
+
+def sort_template_records(records: Sequence[dict]) -> list[dict]:
+    """Phrase, skeleton and line-shape records in :func:`template_record_order_key` order."""
+    return sorted(records, key=template_record_order_key)
+
+
+def template_records(detection: TemplateDetection, config: TemplateConfig, token_text: Callable[[int], str]
+                     ) -> list[dict]:
+    """A template file's records: :func:`config_record`, then the detection's phrases, page
+    skeletons and line shapes (their ``to_record`` with ``token_text``: id -> string) in the
+    canonical order (:func:`sort_template_records`). Every writer of detector records calls this."""
+    records = [p.to_record(token_text) for p in detection.phrases]
+    records += [k.to_record(token_text) for k in detection.skeletons]
+    records += [m.to_record(token_text) for m in detection.line_shapes]
+    return [config_record(config)] + sort_template_records(records)
+
+
 def coverage_char_spans(coverage: np.ndarray, doc_offsets: np.ndarray, char_starts: np.ndarray,
                         char_ends: np.ndarray) -> list[list[list[int]]]:
     """Per document, the character spans [start, end) of its runs of covered tokens (from
@@ -486,7 +528,7 @@ class TextTemplates:
                 ``phrases.jsonl`` dict per phrase (:meth:`TemplatePhrase.to_record`),
                 then one per page skeleton (:meth:`PageSkeleton.to_record`, kind
                 "skeleton"), then one per line-shape model (:meth:`LineShapeModel.to_record`,
-                kind "line_shape"), for :class:`bloomspan.ingest.template_matcher.TemplateMatcher`.
+                kind "line_shape"), for :class:`bloomspan.ingest.match.template_matcher.TemplateMatcher`.
     char_spans: per document, its covered [start, end) character spans.
     scopes:     per document, the scopes it belongs to (what the matcher takes).
     """
@@ -526,9 +568,7 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
                                                     config.section_depth)
     detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
                                  number_token_mask(vocab.tokens()) if config.slots else None, progress=progress)
-    records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
-    records += [s.to_record(vocab.token) for s in detection.skeletons]
-    records += [m.to_record(vocab.token) for m in detection.line_shapes]
+    records = template_records(detection, config, vocab.token)
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
     return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),
                          scopes)

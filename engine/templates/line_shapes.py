@@ -100,9 +100,15 @@ class LineShapeModel:
 
     def to_record(self, token: Callable[[int], str]) -> dict:
         """JSON form (kind "line_shape"), fixed tokens as strings (``token``: id -> string; the
-        slot id as :data:`~bloomspan.engine.text.slots.SLOT_TOKEN`)."""
+        slot id as :data:`~bloomspan.engine.text.slots.SLOT_TOKEN`) in string order and the
+        shapes as indices into that list, ascending: the same record whatever ids the tokens
+        had in mining (a model's fixed tokens are in id order, and ids depend on the corpus)."""
+        words = [SLOT_TOKEN if int(t) == SLOT_ID else token(int(t)) for t in self.fixed]
+        order = sorted(range(len(words)), key=words.__getitem__)
+        place = {old: new for new, old in enumerate(order)}
+        shapes = sorted([place[i] for i in s] for s in self.shapes)
         return {"kind": "line_shape", "version": RECORD_VERSION, "scope": self.scope, "edge": self.edge,
-                "fixed": [SLOT_TOKEN if int(t) == SLOT_ID else token(int(t)) for t in self.fixed], "shapes": [list(s) for s in self.shapes],
+                "fixed": [words[i] for i in order], "shapes": shapes,
                 "max_gap": self.max_gap, "edge_lines": self.edge_lines, "min_fixed": self.min_fixed,
                 "sigma": self.sigma, "documents": self.documents}
 

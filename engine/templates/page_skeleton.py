@@ -70,7 +70,7 @@ Per group (site) of ``n`` documents with ``sigma = group_sigma(n, ...)``:
 
 The same rules, with the same kernel, are applied to new documents at ingest from a
 :class:`PageSkeleton` (the group's classes and frequent pairs), see
-:mod:`bloomspan.ingest.template_matcher`. Nothing here changes exact MCFP mining.
+:mod:`bloomspan.ingest.match.template_matcher`. Nothing here changes exact MCFP mining.
 """
 from __future__ import annotations
 

@@ -76,14 +76,14 @@ class TemplatePhrase(Phrase):
         return cls(phrase.tokens, phrase.df, phrase.occurrences, kind="mcfp", scope=scope, slots=slots)
 
     def to_record(self, token_text: Callable[[int], str]) -> dict:
-        """The ``phrases.jsonl`` form read by :class:`bloomspan.ingest.phrase_set.PhraseSet`.
+        """The ``phrases.jsonl`` form read by :class:`bloomspan.ingest.records.phrase_set.PhraseSet`.
 
         ``id`` is "t" + 16 hex digits of BLAKE2b over text, scope, kind, anchor and line
         lengths (stable across runs). ``token_text(id)`` gives a token's string (e.g.
         ``Vocabulary.token``); slot
         positions become :data:`SLOT_TOKEN`. Extra keys ``kind``, ``slots``,
         ``block_lengths`` and ``anchor`` are ignored by plain phrase sets and used by
-        :mod:`bloomspan.ingest.template_matcher`.
+        :mod:`bloomspan.ingest.match.template_matcher`.
         """
         tokens = [SLOT_TOKEN if t == SLOT_ID else token_text(t) for t in self.tokens]
         key = "\x00".join([" ".join(tokens), self.scope or "", self.kind, self.anchor or "",

@@ -12,7 +12,7 @@ phrase up to the last number).
 Phrases report their slot positions (:class:`~bloomspan.engine.templates.phrase.TemplatePhrase.slots`);
 in ``phrases.jsonl`` a slot is the token :data:`SLOT_TOKEN`, which the tokenizer never
 produces, so a plain matcher never matches a slotted phrase and
-:mod:`bloomspan.ingest.template_matcher` matches it with the same normalisation.
+:mod:`bloomspan.ingest.match.template_matcher` matches it with the same normalisation.
 """
 from __future__ import annotations
 

@@ -15,15 +15,18 @@ Two implementations with the same output:
   behaves under normalisation as it looks (:func:`_shortcut_table`), else the definition
   itself (:func:`.normalization.normalized_token_spans`).
 * :func:`encode_batch` — the fast path for a batch of documents: the batch becomes one
-  array of code points (a byte each when every code point is below 256, two below 65536,
-  else four) and one numba kernel (:meth:`Vocabulary.encode_documents`) finds the tokens
-  through per-code-point tables, folds them and hashes each straight into the vocabulary,
-  counting document frequencies and marking line starts on the way. Stretches the tables
+  array of code points (a byte each when all is ASCII, two below 65536, else four;
+  :func:`joined_code_points`) and :meth:`Vocabulary.encode_documents` tokenizes it in two
+  numba kernels: the scan (:func:`.token_keys.scan_documents`) finds the tokens through
+  per-code-point tables, marks line starts and computes each token's key on the way (the
+  packed code points of an ASCII or Cyrillic token, else a hash of its folded text), with
+  no load from the vocabulary; then the keys are resolved to ids. Stretches the tables
   cannot decide alone (a combining mark that composes, "½") go to the reference.
   :func:`encode_batch_reference` is its twin.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -126,6 +129,38 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def joined_code_points(texts: Sequence[str]) -> np.ndarray:
+    """``code_points("\\n".join(texts))`` (uint16 where that would be uint8 or uint16 but not
+    all is ASCII), built text by text: joining texts of different widths widens every one
+    of them first, which costs as much again as encoding the joined text."""
+    if all(map(str.isascii, texts)):
+        return np.frombuffer("\n".join(texts).encode("ascii"), dtype=np.uint8)
+    parts = [t.encode("utf-16-le", "surrogatepass") for t in texts]
+    if all(len(p) == 2 * len(t) for p, t in zip(parts, texts)):  # no surrogate pair
+        return np.frombuffer(b"\n\x00".join(parts), dtype=np.uint16)
+    return code_points("\n".join(texts))
+
+
+class JoinedTexts:
+    """``"\\n".join(texts)`` as :meth:`Vocabulary.encode_documents` reads it, without the
+    joined string: its length, and slices that lie within one text."""
+
+    def __init__(self, texts: Sequence[str], doc_begin: np.ndarray):
+        self._texts = texts
+        self._begin = doc_begin.tolist()
+        self._length = int(doc_begin[-1]) + len(texts[-1]) if len(texts) else 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, k: slice) -> str:
+        d = bisect.bisect_right(self._begin, k.start) - 1
+        b = self._begin[d]
+        if k.step is not None or k.stop - b > len(self._texts[d]):
+            raise IndexError(f"slice {k} of the joined texts does not lie within text {d}")
+        return self._texts[d][k.start - b:k.stop - b]
+
+
 def _chunks(texts: Sequence[str], chunk_chars: int):
     """Consecutive slices of ``texts`` of about ``chunk_chars`` characters (at least one text)."""
     begin = 0
@@ -177,29 +212,34 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         if n_docs > 1:
             np.cumsum(lengths[:-1] + 1, out=doc_begin[1:])
         # "\n" separates and starts a segment, so no token crosses from one document into the next.
-        joined = "\n".join(chunk)
         ids, starts, ends, lines, doc_token_end = vocabulary.encode_documents(
-            joined, code_points(joined), doc_begin, doc_begin + lengths, tables,
+            JoinedTexts(chunk, doc_begin), joined_code_points(chunk), doc_begin, doc_begin + lengths, tables,
             add_new=add_new, count_df=count_df)
         id_parts.append(ids)
         counts = np.diff(doc_token_end, prepend=0)
         count_parts.append(counts)
-        if with_offsets:
+        if with_offsets:  # the kernel's arrays are this call's own: shifted in place
             base = np.repeat(doc_begin, counts)
-            start_parts.append(starts - base)
-            end_parts.append(ends - base)
+            start_parts.append(np.subtract(starts, base, out=starts))
+            end_parts.append(np.subtract(ends, base, out=ends))
         line_parts.append(lines)
-    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.uint32)
+    ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     if texts:
         np.cumsum(np.concatenate(count_parts), out=doc_offsets[1:])
     out = [ids, doc_offsets]
     if with_offsets:
-        out += [np.concatenate(start_parts).astype(np.int64, copy=False),
-                np.concatenate(end_parts).astype(np.int64, copy=False)]
+        out += [_joined(start_parts, np.int64), _joined(end_parts, np.int64)]
     if with_lines:
-        out.append(np.concatenate(line_parts) if line_parts else np.zeros(0, dtype=np.uint8))
+        out.append(_joined(line_parts, np.uint8))
     return tuple(out)
+
+
+def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """The chunks' arrays as one (the only one as it is: no copy for a batch of one chunk)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def line_flags_of(text: str, starts: Sequence[int]) -> np.ndarray:

@@ -8,13 +8,18 @@ objects (the tokenizer fast path calls :meth:`Vocabulary.encode_documents`):
                                   its code points
   rec    int64 (capacity, 4)      per id: [start of its code points in pool, length,
                                   last document counted, df]
-  table  uint64 (2**bits, 2)      open addressing, linear probing; a slot holds
-                                  [(32-bit FNV-1a hash << 32) | (id + 1), position of the
-                                  token's length in pool]; 0 = empty; load <= 1/2
+  table  uint64 (2**bits, 2)      open addressing, linear probing from the Fibonacci hash
+                                  of the key; a slot holds [the token's key
+                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0: empty; load <= 1/2
   state  int64 (2,)               [size, pool_len]
 
-A lookup reads one table slot, then the token in pool and its record in rec, both
-addressed by the slot, so the two cache misses of a rare token overlap.
+A token with a packed key (ASCII or Cyrillic, at most 9 code points: nearly all of them)
+is found by its key alone: one table slot, no load that depends on it. A hashed key's
+token is compared with the pool. :meth:`encode_documents` runs in two kernels: the scan
+(:func:`.token_keys.scan_documents`) finds and keys the tokens of a chunk without touching
+the vocabulary, then :func:`_resolve` maps the keys to ids, prefetching the slot of the
+token 32 ahead so that the misses of rare tokens overlap; document frequencies are counted
+after (:func:`_count_df`, prefetching records the same way).
 
 File format (:meth:`save` / :meth:`load`), UTF-8 text: a JSON header line
 ``{"format": "bloomspan-vocabulary", "version": 1, "size": V, "n_docs": N}``, then line
@@ -31,7 +36,16 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from .normalization import CLASS_MARK, CLASS_NON_STARTER, CLASS_SEPARATOR, CLASS_TOKEN, EXPANSION
+from .prefetch import prefetch_row
+from .token_keys import (
+    HASHED,
+    direct_codes,
+    fold_into,
+    folded_length,
+    folds_to,
+    key_of,
+    scan_documents,
+)
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
 
@@ -39,50 +53,44 @@ UNKNOWN = 0xFFFFFFFF  # id of a token missing from a frozen vocabulary (add_new=
 FORMAT = "bloomspan-vocabulary"
 VERSION = 1
 
-_FNV_OFFSET = 2166136261
-_FNV_PRIME = 16777619
-_MASK32 = 0xFFFFFFFF
-_FIB = 0x61C88647  # odd multiplier < 2**31 for Fibonacci hashing: h * _FIB stays < 2**63
+_FIB64 = 0x9E3779B97F4A7C15  # odd multiplier for Fibonacci hashing of the 64-bit keys
 _MIN_TABLE_BITS = 4
 _START, _LENGTH, _LAST_DOC, _DF = 0, 1, 2, 3
-_STATUS_DONE, _STATUS_GROW, _STATUS_HARD, _STATUS_SCRATCH = 0, 1, 2, 3
+_STATUS_DONE, _STATUS_GROW = 0, 1
 _LONGEST_FOLD = 18  # longest NFKC + casefold of one code point (U+FDFA)
+_AHEAD = 32  # tokens between a prefetch of a table slot or record and its use
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hash(buf, a, n):
-    """32-bit FNV-1a of buf[a:a+n] (code points) as int64; never overflows int64."""
-    h = np.int64(_FNV_OFFSET)
-    for i in range(a, a + n):
-        h = ((h ^ np.int64(buf[i])) * _FNV_PRIME) & _MASK32
-    return h
+def _slot(key, shift):
+    return np.int64((key * np.uint64(_FIB64)) >> np.uint64(shift))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _slot(h, shift):
-    return ((h * _FIB) & _MASK32) >> shift
+def _same_text(pool, rec, j, buf, a, m):
+    """Whether token id j is buf[a:a+m]."""
+    if rec[j, _LENGTH] != m:
+        return False
+    b = rec[j, _START]
+    for k in range(m):
+        if pool[b + k] != buf[a + k]:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _find(pool, table, shift, buf, a, m, h):
-    """(id, slot): id of the token buf[a:a+m] with hash h, or -1 and the empty slot for it."""
+def _find(pool, rec, table, shift, buf, a, m, key):
+    """(id, slot): id of the token buf[a:a+m] with key ``key``, or -1 and the empty slot for it."""
     mask = table.shape[0] - 1
-    slot = _slot(h, shift)
-    hh = np.uint64(h)
+    slot = _slot(key, shift)
     while True:
-        v = table[slot, 0]
+        v = table[slot, 1]
         if v == np.uint64(0):
             return -1, slot
-        if (v >> np.uint64(32)) == hh:
-            b = np.int64(table[slot, 1])
-            if np.int64(pool[b]) == m:
-                same = True
-                for k in range(m):
-                    if pool[b + 1 + k] != buf[a + k]:
-                        same = False
-                        break
-                if same:
-                    return np.int64(v & np.uint64(_MASK32)) - 1, slot
+        if table[slot, 0] == key:
+            j = np.int64(v) - 1
+            if key < np.uint64(HASHED) or _same_text(pool, rec, j, buf, a, m):
+                return j, slot
         slot = (slot + 1) & mask
 
 
@@ -93,130 +101,64 @@ def _has_room(pool, rec, table, state, m):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _insert(pool, rec, table, state, slot, buf, a, m, h):
-    """Append token buf[a:a+m] (hash h) as the next id at the empty ``slot``; returns the id.
+def _claim(pool, rec, table, state, slot, m, key):
+    """Make the next id a token of m code points (key ``key``) at the empty ``slot``; returns
+    (id, position of its code points in pool), which the caller fills.
 
     The caller has checked :func:`_has_room`.
     """
     size = state[0]
     p = state[1]
     pool[p] = m
-    for k in range(m):
-        pool[p + 1 + k] = buf[a + k]
     rec[size, 0] = p + 1
     rec[size, 1] = m
     rec[size, 2] = -1
     rec[size, 3] = 0
-    table[slot, 0] = (np.uint64(h) << np.uint64(32)) | np.uint64(size + 1)
-    table[slot, 1] = np.uint64(p)
+    table[slot, 0] = key
+    table[slot, 1] = np.uint64(size + 1)
     state[0] = size + 1
     state[1] = p + 1 + m
-    return size
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _single(cps, i, e_doc, char_class):
-    """Whether the segment starting at cps[i] is that one code point."""
-    return i + 1 >= e_doc or char_class[cps[i + 1]] != CLASS_NON_STARTER
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pure_separator(cps, i, e_doc, char_class):
-    return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
+    return size, p + 1
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, add_new, count_df,
-                 doc_base, pool, rec, table, shift, state, out_ids, out_starts, out_ends, out_lines,
-                 doc_token_end, scratch):
-    """Tokenize, normalise and map documents to ids in one pass; resumable.
+def _resolve(cps, starts, ends, keys, t, t_end, fold, expansions, add_new, pool, rec, table, shift, state,
+             out_ids):
+    """Ids of the tokens t..t_end-1 of :func:`~.token_keys.scan_documents` (key keys[t],
+    normalised text the folds of cps[starts[t]:ends[t]]), inserting new ones in order.
 
-    cps uint8, uint16 or uint32 (C,) code points of the joined batch; document d is
-    cps[doc_begin[d]:doc_end[d]] (int64 (D,) each). Starts at document d, code point i
-    (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
-    token's start and i (or i starts a document's first token). char_class uint8, fold
-    uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables().
-    Writes out_ids uint32, out_starts/out_ends int64, out_lines uint8 (W,) (spans in
-    cps coordinates) and doc_token_end int64 (D,) (tokens in documents 0..d). With
-    count_df, df grows by one per document (numbered doc_base + d) containing the id.
-    scratch uint32 (> 18,) holds one normalised token.
-    Returns (d, s, e, w, nl, status): status 0 = done; otherwise nothing from s on is
-    written: 1 = token cps[s:e] needs capacity (resume at s), 2 = cps[s:e] needs the
-    reference tokenizer (s and e are segment starts after no token character; resume at
-    e), 3 = scratch is too small (resume at s; e is only where the scan stopped).
+    A packed key is looked up by itself; a hashed one is compared with the token it finds.
+    Returns (t, status): status 0 = done, 1 = token t needs capacity (resume at t).
     """
-    n_docs = doc_begin.size
-    while d < n_docs:
-        e_doc = doc_end[d]
-        g = doc_base + d
-        while i < e_doc:
-            c = cps[i]
-            k = char_class[c]
-            if k != CLASS_TOKEN or not _single(cps, i, e_doc, char_class):
-                if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
-                    if _single(cps, i, e_doc, char_class):
-                        if c == 10:
-                            nl = 1
-                        i += 1
-                        continue
-                e = i + 1
-                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
-                    e += 1
-                return d, i, e, w, nl, _STATUS_HARD
-            s = i
-            m = 0
-            h = np.int64(_FNV_OFFSET)
-            while True:
-                if m + _LONGEST_FOLD + 1 > scratch.size:
-                    return d, s, i, w, nl, _STATUS_SCRATCH
-                f = fold[c]
-                if f < EXPANSION:
-                    scratch[m] = f
-                    m += 1
-                    h = ((h ^ np.int64(f)) * _FNV_PRIME) & _MASK32
-                else:
-                    x = f - EXPANSION
-                    for q in range(expansions[x]):
-                        f = expansions[x + 1 + q]
-                        scratch[m] = f
-                        m += 1
-                        h = ((h ^ np.int64(f)) * _FNV_PRIME) & _MASK32
-                i += 1
-                if i >= e_doc:
+    mask = table.shape[0] - 1
+    while t < t_end:
+        if t + _AHEAD < t_end:
+            prefetch_row(table, _slot(keys[t + _AHEAD], shift))
+        key = keys[t]
+        slot = _slot(key, shift)
+        j = np.int64(-1)
+        while True:
+            v = table[slot, 1]
+            if v == np.uint64(0):
+                break
+            if table[slot, 0] == key:
+                if key < np.uint64(HASHED):
+                    j = np.int64(v) - 1
                     break
-                c = cps[i]
-                k = char_class[c]
-                if (k != CLASS_TOKEN and k != CLASS_MARK) or not _single(cps, i, e_doc, char_class):
+                i = np.int64(v) - 1
+                if folds_to(cps, starts[t], ends[t], fold, expansions, pool, rec[i, _START], rec[i, _LENGTH]):
+                    j = i
                     break
-            if i < e_doc and not _pure_separator(cps, i, e_doc, char_class):
-                # The token runs into a stretch the tables cannot decide: hand it all over.
-                e = i + 1
-                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
-                    e += 1
-                return d, s, e, w, nl, _STATUS_HARD
-            j, slot = _find(pool, table, shift, scratch, 0, m, h)
-            if j < 0 and add_new:
-                if not _has_room(pool, rec, table, state, m):
-                    return d, s, i, w, nl, _STATUS_GROW
-                j = _insert(pool, rec, table, state, slot, scratch, 0, m, h)
-            if j < 0:
-                out_ids[w] = UNKNOWN
-            else:
-                out_ids[w] = j
-                if count_df and rec[j, 2] != g:
-                    rec[j, 2] = g
-                    rec[j, 3] += 1
-            out_starts[w] = s
-            out_ends[w] = i
-            out_lines[w] = nl
-            nl = 0
-            w += 1
-        doc_token_end[d] = w
-        d += 1
-        nl = 1
-        if d < n_docs:
-            i = doc_begin[d]
-    return d, i, i, w, nl, _STATUS_DONE
+            slot = (slot + 1) & mask
+        if j < 0 and add_new:
+            m = folded_length(cps, starts[t], ends[t], fold, expansions)
+            if not _has_room(pool, rec, table, state, m):
+                return t, _STATUS_GROW
+            j, p = _claim(pool, rec, table, state, slot, m, key)
+            fold_into(cps, starts[t], ends[t], fold, expansions, pool, p)
+        out_ids[t] = UNKNOWN if j < 0 else j
+        t += 1
+    return t, _STATUS_DONE
 
 
 @njit(cache=True, nogil=True)
@@ -229,12 +171,14 @@ def _encode_spans(cps, starts, ends, t, add_new, pool, rec, table, shift, state,
     while t < starts.size:
         a = starts[t]
         m = ends[t] - a
-        h = _hash(cps, a, m)
-        j, slot = _find(pool, table, shift, cps, a, m, h)
+        key = key_of(cps, a, m)
+        j, slot = _find(pool, rec, table, shift, cps, a, m, key)
         if j < 0 and add_new:
             if not _has_room(pool, rec, table, state, m):
                 return t, _STATUS_GROW
-            j = _insert(pool, rec, table, state, slot, cps, a, m, h)
+            j, p = _claim(pool, rec, table, state, slot, m, key)
+            for k in range(m):
+                pool[p + k] = cps[a + k]
         out[t] = UNKNOWN if j < 0 else j
         t += 1
     return t, _STATUS_DONE
@@ -245,27 +189,26 @@ def _rehash(old, new, shift):
     """Move every entry of table ``old`` into the empty, larger table ``new``."""
     mask = new.shape[0] - 1
     for s in range(old.shape[0]):
-        v = old[s, 0]
-        if v != np.uint64(0):
-            slot = _slot(np.int64(v >> np.uint64(32)), shift)
-            while new[slot, 0] != np.uint64(0):
+        if old[s, 1] != np.uint64(0):
+            slot = _slot(old[s, 0], shift)
+            while new[slot, 1] != np.uint64(0):
                 slot = (slot + 1) & mask
-            new[slot, 0] = v
+            new[slot, 0] = old[s, 0]
             new[slot, 1] = old[s, 1]
 
 
 @njit(cache=True, nogil=True)
 def _build_table(pool, rec, size, table, shift):
-    """Hash ids 0..size-1 into the empty ``table``; returns -1 or the first duplicate id."""
+    """Key ids 0..size-1 into the empty ``table``; returns -1 or the first duplicate id."""
     for j in range(size):
         a = rec[j, 0]
         m = rec[j, 1]
-        h = _hash(pool, a, m)
-        i, slot = _find(pool, table, shift, pool, a, m, h)
+        key = key_of(pool, a, m)
+        i, slot = _find(pool, rec, table, shift, pool, a, m, key)
         if i >= 0:
             return j
-        table[slot, 0] = (np.uint64(h) << np.uint64(32)) | np.uint64(j + 1)
-        table[slot, 1] = np.uint64(a - 1)
+        table[slot, 0] = key
+        table[slot, 1] = np.uint64(j + 1)
     return -1
 
 
@@ -282,6 +225,8 @@ def _count_df(ids, doc_offsets, doc_base, size, rec):
     for d in range(doc_offsets.size - 1):
         g = doc_base + d
         for t in range(doc_offsets[d], doc_offsets[d + 1]):
+            if t + _AHEAD < ids.size and ids[t + _AHEAD] < size:
+                prefetch_row(rec, ids[t + _AHEAD])
             i = ids[t]
             if i != UNKNOWN and rec[i, 2] != g:
                 rec[i, 2] = g
@@ -314,8 +259,9 @@ class Vocabulary:
         self._state = np.zeros(2, dtype=np.int64)  # [size, pool_len]
         self._n_docs = 0
         self._strings: dict[int, str] = {}  # tokens decoded by token(): writing phrases asks for the same ones often
-        self._table = np.zeros((1 << _MIN_TABLE_BITS, 2), dtype=np.uint64)
-        self._shift = 32 - _MIN_TABLE_BITS
+        bits = self._table_bits(capacity)  # room for ``capacity`` tokens without a rehash
+        self._table = np.zeros((1 << bits, 2), dtype=np.uint64)
+        self._shift = 64 - bits
 
     # ----------------------------------------------------------------- capacity
     @staticmethod
@@ -340,8 +286,8 @@ class Vocabulary:
         if 2 * need > self._table.shape[0]:
             bits = self._table_bits(max(need, self._table.shape[0]))  # at least double
             table = np.zeros((1 << bits, 2), dtype=np.uint64)
-            _rehash(self._table, table, 32 - bits)
-            self._table, self._shift = table, 32 - bits
+            _rehash(self._table, table, 64 - bits)
+            self._table, self._shift = table, 64 - bits
 
     # ----------------------------------------------------------------- lookups
     def __len__(self) -> int:
@@ -456,7 +402,8 @@ class Vocabulary:
                          add_new: bool = True, count_df: bool = True):
         """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
 
-        text: the joined documents; cps: uint8, uint16 or uint32 (C,) its code points
+        text: the joined documents (a str, or an object with ``len`` and slices within one
+        document: :class:`~.tokenizer.JoinedTexts`); cps: uint8, uint16 or uint32 (C,) its code points
         (tokenizer.code_points); doc_begin/doc_end int64 (D,): document d is
         text[doc_begin[d]:doc_end[d]]; tables: normalization.normalization_tables().
         Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), line_starts uint8
@@ -481,29 +428,21 @@ class Vocabulary:
         # The kernel's tokens are separated by at least one code point; the reference's
         # ("½" is two tokens) may need more room, made below.
         bound = (cps.size + 1) // 2
+        keys = np.empty(bound, dtype=np.uint64)
         ids = np.empty(bound, dtype=np.uint32)
         starts = np.empty(bound, dtype=np.int64)
         ends = np.empty(bound, dtype=np.int64)
         lines = np.empty(bound, dtype=np.uint8)
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
-        doc_base = self._n_docs
-        scratch = np.empty(256, dtype=np.uint32)
+        direct = direct_codes(fold)
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
-            d, s, e, w, nl, status = _encode_docs(
-                cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, add_new, count_df,
-                doc_base, self._pool, self._rec, self._table, self._shift, self._state,
-                ids, starts, ends, lines, doc_token_end, scratch)
+            w0 = w
+            d, s, e, w, nl, status = scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold,
+                                                    expansions, direct, keys, starts, ends, lines, doc_token_end)
+            self._resolve_keys(cps, starts, ends, keys, w0, w, fold, expansions, add_new, ids)
             if status == _STATUS_DONE:
                 break
-            if status == _STATUS_GROW:
-                self._reserve(1, _LONGEST_FOLD * int(e - s))
-                i = s
-                continue
-            if status == _STATUS_SCRATCH:
-                scratch = np.empty(4 * scratch.size, dtype=np.uint32)
-                i = s
-                continue
             # A stretch the tables cannot decide (a combining sequence, "½"): the reference
             # tokenizes it; s and e are segment starts with no token character around them.
             region = text[s:e]
@@ -511,25 +450,34 @@ class Vocabulary:
             n = len(tokens)
             need = w + n + (cps.size - e + 1) // 2
             if need > ids.size:
-                ids, starts, ends, lines = (_grown(a, need, 0) for a in (ids, starts, ends, lines))
+                keys, ids, starts, ends, lines = (_grown(a, need, 0) for a in (keys, ids, starts, ends, lines))
             if n:
-                t_starts = t_starts.tolist()
-                region_lines = line_flags_of(region, t_starts)
+                region_lines = line_flags_of(region, t_starts.tolist())
                 region_lines[0] = nl or "\n" in region[:t_starts[0]]
                 nl = int("\n" in region[t_starts[-1]:])
-                for t, tok in enumerate(tokens):
-                    j = self.add(tok) if add_new else self._lookup(tok, add_new=False)
-                    ids[w], starts[w], ends[w], lines[w] = j, s + t_starts[t], s + int(t_ends[t]), region_lines[t]
-                    if count_df and j != UNKNOWN and self._rec[j, _LAST_DOC] != doc_base + d:
-                        self._rec[j, _LAST_DOC] = doc_base + d
-                        self._rec[j, _DF] += 1
-                    w += 1
+                ids[w:w + n] = self.ids_of(tokens, add_new=add_new)
+                starts[w:w + n] = s + t_starts
+                ends[w:w + n] = s + t_ends
+                lines[w:w + n] = region_lines
+                w += n
             else:
                 nl = int(nl or "\n" in region)
             i = e
+        ids = ids[:w]
         if count_df:
+            _count_df(ids, np.concatenate((np.zeros(1, dtype=np.int64), doc_token_end)), self._n_docs,
+                      len(self), self._rec)
             self._n_docs += n_docs
-        return ids[:w], starts[:w], ends[:w], lines[:w], doc_token_end
+        return ids, starts[:w], ends[:w], lines[:w], doc_token_end
+
+    def _resolve_keys(self, cps, starts, ends, keys, t, t_end, fold, expansions, add_new, out_ids) -> None:
+        """out_ids[t:t_end] = ids of the scanned tokens t..t_end-1 (:func:`_resolve`)."""
+        while True:
+            t, status = _resolve(cps, starts, ends, keys, t, t_end, fold, expansions, add_new, self._pool,
+                                 self._rec, self._table, self._shift, self._state, out_ids)
+            if status == _STATUS_DONE:
+                return
+            self._reserve(1, _LONGEST_FOLD * int(ends[t] - starts[t]))
 
     def _run_spans(self, cps, starts, ends, add_new):
         """Ids of tokens cps[starts[t]:ends[t]] taken as they are (no lowercasing)."""
@@ -603,7 +551,7 @@ class Vocabulary:
         vocab._state[:] = (size, vocab._rec[size - 1, _START] + vocab._rec[size - 1, _LENGTH] if size else 0)
         bits = cls._table_bits(size)
         vocab._table = np.zeros((1 << bits, 2), dtype=np.uint64)
-        vocab._shift = 32 - bits
+        vocab._shift = 64 - bits
         dup = _build_table(vocab._pool, vocab._rec, size, vocab._table, vocab._shift)
         if dup >= 0:
             raise ValueError(f"{source}: token line {dup + 1} ({vocab.token(dup)!r}) duplicates an "
@@ -644,3 +592,4 @@ def _grown(a: np.ndarray, n: int, fill) -> np.ndarray:
     out[:a.shape[0]] = a
     out[a.shape[0]:] = fill
     return out
+

@@ -138,17 +138,6 @@ def read_template_config(path: str | None) -> dict | None:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--template-config") from None
 
 
-def templates_for_dask(templates: bool | None, dask: str | None, site_field: str | None,
-                       url_field: str | None) -> bool | None:
-    """``--templates`` as a ``--dask`` run can honour it: the detector needs the whole corpus in
-    one process, so the default (on with a site or URL field) becomes off there, with a note."""
-    if dask and templates is None and (site_field or url_field):
-        click.echo("note: --dask mines exact phrases only; the template detector needs one process "
-                   "(mine without --dask for site templates; --no-templates silences this)", err=True)
-        return False
-    return templates
-
-
 def mine_cluster_command(params: dict) -> None:
     """Body of ``bloomspan mine --index ...``: ``params`` are click's (see ``MINE_FLAGS``);
     build the config, run, print the summary."""
@@ -158,10 +147,8 @@ def mine_cluster_command(params: dict) -> None:
     index, dask = params["index"], params["dask"]
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
-    if params["dry_run"] and dask:
-        raise click.UsageError("--dry-run runs in one process: leave out --dask to preview a run before promoting it")
     flags = {**MINE_FLAGS.config_kwargs(params), "work_dir": params["work_dir"] or MineConfig.work_dir,
-             "templates": templates_for_dask(params["templates"], dask, params["site_field"], params["url_field"])}
+             "templates": params["templates"]}
     try:
         config = MineConfig(**flags, template_config=read_template_config(params["template_config_path"]))
     except ClusterConfigError as exc:
@@ -178,7 +165,7 @@ def mine_cluster_command(params: dict) -> None:
         check_fields_present(client, index, {"--site-field": config.site_field, "--url-field": config.url_field})
         with command_progress(progress_mode) as progress:
             if dask:
-                from bloomspan.sidecar.distributed.cli_dask import run_on_dask
+                from bloomspan.sidecar.cli.dask_runs import run_on_dask
 
                 summary = run_on_dask(config, dask, params["dask_memory_limit"], progress, client)
             else:

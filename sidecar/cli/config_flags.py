@@ -130,5 +130,6 @@ SERVE_FLAGS = FlagBinding(
         "max_body_bytes": "the max_body_bytes field, as a byte size",
         "admin_token": "the admin_token field (or --admin-token-file)",
         "admin_token_file": "its file's content is the admin_token field",
+        "workers": "how many processes run the app (http_errors.run_workers), not a setting of one app",
     },
 )

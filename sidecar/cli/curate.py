@@ -26,7 +26,7 @@ def _fail(exc) -> click.ClickException:
 def _entry(action: str, phrase: str | None, phrase_id: str | None, site: str | None, who: str | None,
            why: str | None):
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.curation import CurationEntry, CurationError
+    from bloomspan.ingest.records.curation import CurationEntry, CurationError
     from bloomspan.sidecar.curation.store import default_who
 
     tokens = tuple(tokenize(phrase)) if phrase else ()
@@ -44,7 +44,7 @@ def _entry(action: str, phrase: str | None, phrase_id: str | None, site: str | N
 
 def _affected(client, template_index: str, entry) -> tuple[str | None, list[str]]:
     """``(run id, texts)``: the phrases of the run behind the alias the entry touches."""
-    from bloomspan.ingest.curation import denying_entry
+    from bloomspan.ingest.records.curation import denying_entry
     from bloomspan.sidecar.publish.template_reader import current_run, load_phrase_set
 
     physical = current_run(client, template_index)

@@ -1,4 +1,4 @@
-"""Exact paragraph dedup (:mod:`bloomspan.ingest.paragraph_dedup`) of a JSON Lines file or a live index.
+"""Exact paragraph dedup (:mod:`bloomspan.ingest.companions.paragraph_dedup`) of a JSON Lines file or a live index.
 
 * :func:`dedup_jsonl` — ``IN.jsonl`` to ``OUT.jsonl``: documents that lose no paragraph are
   written back as their original line, byte for byte; a document that loses some has its
@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloomspan.ingest.paragraph_dedup import DedupStats, dedup_documents, paragraph_spans
+from bloomspan.ingest.companions.paragraph_dedup import DedupStats, dedup_documents, paragraph_spans
 from bloomspan.sidecar.cluster.field_paths import MISSING, lookup_field
 from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, open_lines, open_output
 

@@ -45,8 +45,8 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     mining run's stages. Returns the figures the demo printed."""
     from opensearchpy import helpers
 
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.sidecar.corpora import generate_web
+    from bloomspan.corpora import generate_web
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
     from bloomspan.sidecar.report.operator_report import report
     from bloomspan.sidecar.report.text import render_report, template_counts
@@ -114,7 +114,7 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     say("")
     say(f"demo finished in {total:.1f}s. Next: `bloomspan explain --url {url} --template-index "
         f"{config.template_index} --id <doc id>`, `bloomspan serve --template-index {config.template_index} "
-        f"--clean-index 'crawl-*' --scope-field site --url-field url`, `deploy/local/opensearch.sh stop`.")
+        f"--clean-index 'crawl-*' --site-field site --url-field url`, `deploy/local/opensearch.sh stop`.")
     return {"seconds": total, "mine_seconds": mine_seconds, "phrases": summary.phrases,
             "covered_share": summary.covered_share, "docs_mined": summary.docs_mined,
             "template_covered_share": t["covered_share"], "page_ratio": result.boilerplate_ratio,

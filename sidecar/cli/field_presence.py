@@ -1,5 +1,5 @@
 """A site or URL field that no document of a JSON Lines file holds is a typo, not a corpus
-without sites: ``mine --jsonl --site-field sitex`` and ``templates --group-field sitex`` ran
+without sites: ``mine --jsonl --site-field sitex`` and ``templates --site-field sitex`` ran
 the detector on one group and wrote no template, without a word. :func:`check_jsonl_fields`
 refuses such a flag in one line naming it and the fields the documents have."""
 from __future__ import annotations

@@ -34,7 +34,7 @@ class WarmupError(RuntimeError):
 
 
 def _crawl(work: Path) -> None:
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
+    from bloomspan.corpora import corpus_by_name, write_jsonl
 
     write_jsonl(corpus_by_name("web", CRAWL_DOCS, 7), work / "crawl.jsonl")
 
@@ -94,8 +94,8 @@ def _reopen_store(work: Path) -> None:
 
 def _clean(work: Path) -> None:
     """`clean` with the mined phrases and templates: windows and whole phrases, fingerprints."""
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
 
     loaded = load_run_phrases(str(work / "mined-bloomspan" / "phrases.jsonl"))
@@ -113,8 +113,8 @@ def _serve_features(work: Path) -> None:
     import orjson
 
     from bloomspan.engine.sketches.bloom_filter import BloomFilter
-    from bloomspan.ingest.emerging import EmergingDetector
-    from bloomspan.ingest.paragraph_dedup import dedup_documents, paragraph_hash
+    from bloomspan.ingest.companions.emerging import EmergingDetector
+    from bloomspan.ingest.companions.paragraph_dedup import dedup_documents, paragraph_hash
 
     with open(work / "crawl.jsonl", "rb") as f:
         docs = [orjson.loads(line) for line in f]

@@ -78,7 +78,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     if not out_dir:
         raise click.UsageError("--out DIR is required with --jsonl")
     config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
-    from bloomspan.sidecar.cli.cluster import read_template_config, templates_for_dask
+    from bloomspan.sidecar.cli.cluster import read_template_config
     from bloomspan.sidecar.cli.progress import command_progress
     from bloomspan.sidecar.report.text import render_report, template_counts
     from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
@@ -87,13 +87,10 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     top = kwargs["top"]
     site_field, url_field = kwargs.get("site_field"), kwargs.get("url_field")
     try:  # the detector runs whenever a site or URL field is given (--no-templates skips it)
-        templates = TemplateOptions(site_field, url_field, templates_for_dask(
-            kwargs.get("templates"), kwargs.get("dask"), site_field, url_field),
-            read_template_config(kwargs.get("template_config_path")))
+        templates = TemplateOptions(site_field, url_field, kwargs.get("templates"),
+                                    read_template_config(kwargs.get("template_config_path")))
     except TemplateOptionsError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
-    if templates.enabled and kwargs.get("dask"):
-        raise click.UsageError("--templates needs the whole corpus in one process: leave out --dask")
     if kwargs.get("dask"):
         _refuse_for_dask(jsonl)
     if templates.enabled:
@@ -103,10 +100,11 @@ def mine(jsonl, id_field, out_dir, **kwargs):
     try:
         with command_progress(kwargs.get("progress_mode") or "auto") as progress:
             if kwargs.get("dask"):
-                from bloomspan.sidecar.distributed.cli_dask import mine_jsonl_on_dask
+                from bloomspan.sidecar.cli.dask_runs import mine_jsonl_on_dask
 
                 summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
-                                             kwargs.get("dask_memory_limit"), progress, top)
+                                             kwargs.get("dask_memory_limit"), progress, top,
+                                             templates if templates.enabled else None)
             else:
                 summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
                                      work_dir=kwargs["work_dir"], progress=progress, top=top,
@@ -155,8 +153,8 @@ def corpus(kind, docs, seed, out_path):
     """Write a generated corpus (web crawl with ground truth, or the article's synthetic sets, Part 5)."""
     if docs < 1:
         raise click.BadParameter(f"--docs={docs}: must be >= 1", param_hint="--docs")
+    from bloomspan.corpora import corpus_by_name, write_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
     try:
         with command_progress():
@@ -179,7 +177,7 @@ def corpus(kind, docs, seed, out_path):
 @click.option("--over-ratio-out", type=click.Path(dir_okay=False), default=None)
 @click.option("--chunk-size", type=int, default=None, help="Also emit <field>_chunks of this many characters (RAG).")
 @click.option("--chunk-overlap", type=int, default=0, show_default=True)
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped phrases.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--fingerprint", is_flag=True, default=False, help="Add bloomspan.fingerprint of the cleaned text.")
 @click.option("--match", "match", type=click.Choice(["windows", "phrases"]), default="windows", show_default=True,
@@ -194,14 +192,14 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     --phrases takes `bloomspan mine` phrases (with the templates.jsonl that run wrote next to
     them, if any) or `bloomspan templates` records; with template records (or a template
     index mined with a site field) whole-line, slotted, site-scoped templates and page
-    skeletons apply (give --scope-field, and --url-field for sections).
+    skeletons apply (give --site-field, and --url-field for sections).
     A line the cleaner cannot handle stays in --out unchanged and is described in --errors.
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
+    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
     from bloomspan.ingest.errors import IngestError
-    from bloomspan.ingest.run_files import load_run_phrases
+    from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
 
@@ -239,7 +237,7 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
     if templates is not None and scope_field is None:
-        click.echo("note: template records are scoped per site; without --scope-field only global ones apply", err=True)
+        click.echo("note: template records are scoped per site; without --site-field only global ones apply", err=True)
     from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet
 
     parquet = is_parquet(in_path)
@@ -268,7 +266,7 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     if summary.documents and not summary.tokens and not summary.errors:
         click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
                    err=True)
-    for flag, name, what in (("--scope-field", scope_field, "site-scoped records"),
+    for flag, name, what in (("--site-field", scope_field, "site-scoped records"),
                              ("--url-field", url_field, "section records")):
         if name is not None and summary.documents and not summary.with_field[name]:
             click.echo(f"note: {flag} {name}: no document of {in_path} has this field, so no {what} applied "
@@ -320,7 +318,7 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
 @connection_options
 @click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
 @click.option("--field", default="text", show_default=True)
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped records.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped records.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
 @click.option("--top", type=int, default=500, show_default=True,
@@ -334,8 +332,8 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
     from bloomspan.ingest.errors import IngestConfigError, IngestError
-    from bloomspan.ingest.phrase_set import PhraseSet
-    from bloomspan.ingest.pipeline_export import export_pipeline
+    from bloomspan.ingest.pipeline_export.export import export_pipeline
+    from bloomspan.ingest.records.phrase_set import PhraseSet
     from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
 
     cluster = cluster_config(**conn)
@@ -349,7 +347,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     templates = None  # the template detector's records, when the run has them
     try:
         if phrases_path:
-            from bloomspan.ingest.run_files import run_template_records
+            from bloomspan.ingest.match.loading import run_template_records
 
             phrase_set = PhraseSet.from_jsonl(phrases_path)
             templates = run_template_records(phrases_path)
@@ -370,14 +368,14 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             records, with_templates = cleaning_records(client, physical)
             curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere
             if with_templates and curation.entries:
-                from bloomspan.ingest.curation import curate_records
+                from bloomspan.ingest.records.curation import curate_records
 
                 records = curate_records(records, curation.entries, strict=True).records
             templates = records if with_templates else None
         export = export_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates,
                                  scope_field=scope_field, url_field=url_field, engine=flavour)
     except IngestConfigError as exc:
-        flag = {"field": "--field", "scope_field": "--scope-field", "url_field": "--url-field", "top": "--top"}
+        flag = {"field": "--field", "scope_field": "--site-field", "url_field": "--url-field", "top": "--top"}
         if exc.field in flag:
             raise click.BadParameter(str(exc), param_hint=flag[exc.field]) from None
         raise click.ClickException(str(exc)) from None
@@ -393,7 +391,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
             click.echo(f"note: {note}", err=True)
         click.echo(export.left_out_line(), err=True)
         if scope_field is None:
-            click.echo("note: template records are scoped per site; without --scope-field only global ones apply",
+            click.echo("note: template records are scoped per site; without --site-field only global ones apply",
                        err=True)
     if print_only:
         click.echo(json.dumps(body, indent=1, ensure_ascii=False))

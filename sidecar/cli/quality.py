@@ -102,7 +102,7 @@ def _template_config(options: dict):
 @click.command("templates")
 @click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False, exists=True), required=True)
 @click.option("--field", default="text", show_default=True)
-@click.option("--group-field", default="site", show_default=True, help="Field naming the site (scope); '' for none.")
+@click.option("--site-field", "group_field", default="site", show_default=True, help="Field naming the site (scope); '' for none.")
 @click.option("--url-field", default="url", show_default=True, help="Field with the page URL (site sections); '' for none.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="Template records (JSON Lines).")
 @_template_config_options
@@ -112,7 +112,7 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
 
     Defaults are the configuration that scored best on real documentation sites
     (bench/RESULTS.md); every TemplateConfig field has its option. The records are read by
-    bloomspan.ingest.template_matcher.TemplateMatcher.
+    bloomspan.ingest.match.template_matcher.TemplateMatcher.
     """
     from bloomspan.engine.templates.detector import detect_templates_in_texts
     from bloomspan.sidecar.cli.progress import command_progress
@@ -124,7 +124,7 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
     from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
     given = click.get_current_context().get_parameter_source  # a default the file lacks is a corpus without it
-    unheld = {flag: name for flag, param, name, values in (("--group-field", "group_field", group_field, groups),
+    unheld = {flag: name for flag, param, name, values in (("--site-field", "group_field", group_field, groups),
                                                            ("--url-field", "url_field", url_field, urls))
               if values is not None and all(v is None for v in values)
               and given(param) is not click.core.ParameterSource.DEFAULT}
@@ -147,15 +147,15 @@ def templates(jsonl, field, group_field, url_field, out_path, **cfg_options):
 @click.option("--per-site", is_flag=True, default=False, help="Also print the per-site table.")
 def quality(jsonl, per_site):
     """Score exact MCFP, the whole-line baseline and the template detector against ground truth."""
-    from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import (
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import (
         evaluate_methods,
         per_site_table,
         prepare_corpus,
         standard_methods,
         summary_table,
     )
+    from bloomspan.sidecar.cli.progress import command_progress
 
     with command_progress():
         corpus = prepare_corpus(read_jsonl(jsonl))
@@ -171,7 +171,7 @@ def quality(jsonl, per_site):
 @click.option("--max-pages", type=int, default=1000, show_default=True, help="Pages per site, spread over the site.")
 def real_corpus(out_path, max_pages):
     """Build a corpus with ground truth from installed HTML documentation (apache2-doc, python-*-doc, ...)."""
-    from bloomspan.sidecar.corpora.real_corpus import build_real_corpus
+    from bloomspan.corpora.real_corpus import build_real_corpus
 
     try:
         summary = build_real_corpus(out_path, max_pages_per_site=max_pages)

@@ -2,7 +2,7 @@
 
 A run document's ``params`` keep the ``--site-field`` and ``--url-field`` of ``bloomspan mine``;
 ``clean --template-index`` and ``pipeline --template-index`` read documents by their own
-``--scope-field``/``--url-field``. A different name is legitimate (another index may name its
+``--site-field``/``--url-field``. A different name is legitimate (another index may name its
 site field otherwise) but is most often a typo, after which the site-scoped records apply to
 nothing without a word: :func:`field_mismatch_notes` says so, one line per flag.
 """
@@ -23,7 +23,7 @@ def field_mismatch_notes(mined: dict[str, str | None], scope_field: str | None, 
     """One note per flag whose field differs from the one the run was mined with."""
     notes = []
     for flag, given, run_name, mine_flag, what in (
-            ("--scope-field", scope_field, mined.get("site_field"), "--site-field", "site-scoped"),
+            ("--site-field", scope_field, mined.get("site_field"), "--site-field", "site-scoped"),
             ("--url-field", url_field, mined.get("url_field"), "--url-field", "section")):
         if given is not None and run_name is not None and given != run_name:
             notes.append(f"note: {flag} {given}: the run was mined with {mine_flag} {run_name}; documents without "

@@ -22,8 +22,8 @@ def diff(run_a, run_b, template_index, examples, top, as_json, **conn):
     """Phrases added, removed and changed in df from RUN_A to RUN_B, covered share per site,
     and the documents whose cleaned text changes most. Default: the run behind the alias
     against the newest run (or, when that is the one behind the alias, the run before it)."""
-    from bloomspan.sidecar.curation.run_diff import diff_runs, render_diff
     from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.report.run_diff import diff_runs, render_diff
 
     if examples < 0:
         raise click.BadParameter(f"{examples}: must be >= 0", param_hint="--examples")

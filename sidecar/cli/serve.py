@@ -41,6 +41,8 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
 @click.option("--port", type=int, default=9280, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes serving the port (SO_REUSEPORT): the proxy's Python runs on one core per worker.")
 @connection_options(url_flag="--upstream-url", url_help="The cluster behind the proxy.", timeout=120.0,
                     auth_help="Sidecar's own credentials (for mining, template reads, and proxying with "
                               "--no-forward-credentials).")
@@ -54,7 +56,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
                    "PATTERN MODE` switches one --clean-index pattern without a restart.")
 @click.option("--max-ratio", type=float, default=None)
 @click.option("--route-index", default=None, help="Send documents over --max-ratio here ('{index}' is replaced).")
-@click.option("--scope-field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
+@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped phrases and templates.")
 @click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
 @click.option("--template-index", default=None, help="Template alias whose phrases clean the traffic (hot-reloaded).")
 @click.option("--phrases", "phrases_path", default=None, envvar="BLOOMSPAN_SERVE_PHRASES", type=click.Path(dir_okay=False, exists=True))
@@ -87,7 +89,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
 def serve(**params):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
-    from bloomspan.sidecar.serve.http_errors import run_app
+    from bloomspan.sidecar.serve.http_errors import run_app, run_workers
     from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
     from bloomspan.sidecar.serve.redaction import install_log_redaction
     from bloomspan.sidecar.serve.service import create_app
@@ -118,7 +120,14 @@ def serve(**params):
     # /readyz says not-ready until the kernels are loaded (from the cache the image or the
     # unit's `bloomspan warmup` filled), so no first request pays for them; run_app answers
     # malformed HTTP in JSON too.
-    run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+    workers = params["workers"]
+    if workers == 1:
+        run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+        return
+    # Each worker builds its own app after the fork (its own loop, sessions and threads).
+    status = run_workers(lambda: create_app(config, warm=_warm_kernels), config.host, config.port, workers)
+    if status:
+        raise SystemExit(status)
 
 
 def _warm_kernels() -> None:

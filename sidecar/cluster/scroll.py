@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from bloomspan.sidecar.errors import ScanError, SourceIndexError
-from bloomspan.sidecar.run.checkpoint import EMPTY, MISSING, NOT_TEXT, STORED
 
+from .document_status import EMPTY, LISTED, MISSING, NOT_TEXT, STORED
 from .engine import engine_of
 from .field_paths import MISSING as ABSENT, lookup_field
 
@@ -135,8 +135,6 @@ def parse_hits(hits: list[dict], field: str | None, ts_field: str | None, multi_
 
     With ``field=None`` (an incremental listing) no text is read and the status is LISTED.
     """
-    from bloomspan.sidecar.run.checkpoint import LISTED
-
     n = len(hits)
     keys: list[str] = []
     texts: list[str | None] = []
@@ -193,7 +191,7 @@ def pit_supported(client, index: str, keep_alive: str) -> bool:
             log.info("point in time unavailable (status %s); using the scroll fallback", exc.status_code)
             return False
         raise
-    _delete_pits(client, [pit])
+    delete_pits(client, [pit])
     return True
 
 
@@ -204,7 +202,8 @@ def open_pit(client, index: str, keep_alive: str) -> str:
     return client.create_pit(index=index, keep_alive=keep_alive)["pit_id"]
 
 
-def _delete_pits(client, pit_ids) -> None:
+def delete_pits(client, pit_ids) -> None:
+    """Close the points in time ``pit_ids`` (None entries skipped); a failure is logged, not raised."""
     ids = [p for p in pit_ids if p]
     if not ids:
         return
@@ -391,7 +390,7 @@ class SourceScan:
                 t.join(timeout=0.1)
         self._threads = []
         if self.mode == "pit":
-            _delete_pits(self.client, list(self.pit_ids.values()))
+            delete_pits(self.client, list(self.pit_ids.values()))
             self.pit_ids = {}
 
     def __enter__(self) -> SourceScan:

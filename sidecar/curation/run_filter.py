@@ -1,12 +1,12 @@
 """A new run's phrases filtered by the curation lists before it is published.
 
 Deny entries without a scope filter the mined phrases (and the template detector's phrase
-records) by the containment rule of :mod:`bloomspan.ingest.curation`: a phrase that contains
+records) by the containment rule of :mod:`bloomspan.ingest.records.curation`: a phrase that contains
 a denied phrase, or lies inside one, is not published, so it stays denied after every re-mine
 and ``--annotate`` never writes it onto a document. The run's coverage (its covered share,
 clutter report, bitmaps and annotation) is recomputed from the phrases that remain, less
 every occurrence of a globally denied phrase (a kept phrase that overlaps one's edge
-covers the rest of its occurrence only), as the cleaners do (:mod:`bloomspan.ingest.denied_text`). Scoped
+covers the rest of its occurrence only), as the cleaners do (:mod:`bloomspan.ingest.clean.denied_text`). Scoped
 deny entries do not filter a run (its phrases still apply to other sites); every loader
 applies them (:mod:`bloomspan.sidecar.publish.template_reader`). Allow entries are not
 mined phrases: they join the phrase set when it is loaded.
@@ -19,8 +19,8 @@ from dataclasses import replace
 import numpy as np
 
 from bloomspan.engine.mining.coverage import coverage_mask
-from bloomspan.ingest.curation import CurationEntry, denying_entry
-from bloomspan.ingest.denied_text import occurrence_mask
+from bloomspan.ingest.clean.denied_text import occurrence_mask
+from bloomspan.ingest.records.curation import CurationEntry, denying_entry
 
 log = logging.getLogger(__name__)
 

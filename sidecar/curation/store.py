@@ -9,7 +9,7 @@ to it like to the template indices, and retention never touches it (it only dele
 
 Documents (plain index/get/search calls, nothing engine-specific):
 
-* ``kind: entry``, ``_id`` = :func:`~bloomspan.ingest.curation.entry_id`: ``action``
+* ``kind: entry``, ``_id`` = :func:`~bloomspan.ingest.records.curation.entry_id`: ``action``
   (deny/allow), ``text``/``tokens`` or ``phrase_id``, ``scope``, ``who``, ``why``,
   ``created_at``, ``updated_at``, ``status`` (active/removed; a removed entry keeps
   ``removed_at``/``removed_by``/``removed_why``: the lists keep their history).
@@ -25,11 +25,10 @@ from __future__ import annotations
 import getpass
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bloomspan.ingest.curation import CurationEntry
+from bloomspan.ingest.records.curation import CurationEntry
 from bloomspan.sidecar.errors import BloomspanSidecarError
 
 log = logging.getLogger(__name__)
@@ -58,14 +57,6 @@ class CurationStoreError(BloomspanSidecarError):
 def curation_index(template_index: str) -> str:
     """Name of the curation index of template alias ``template_index``."""
     return f"{template_index}{CURATION_SUFFIX}"
-
-
-def template_alias_of(physical_index: str) -> str | None:
-    """The template alias a physical run index ``<alias>-<run id>`` belongs to, else None."""
-    from bloomspan.sidecar.publish.template_index import RUN_ID_PATTERN
-
-    m = re.fullmatch("(.+)-" + RUN_ID_PATTERN, physical_index)
-    return m.group(1) if m else None
 
 
 def now_iso() -> str:

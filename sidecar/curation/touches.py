@@ -7,7 +7,7 @@ cleaner removes it there). Scoped entries count only for documents of their site
 """
 from __future__ import annotations
 
-from bloomspan.ingest.curation import contains, denying_entry, within
+from bloomspan.ingest.records.curation import contains, denying_entry, within
 
 
 def _applies_to(entry, site: str | None) -> bool:

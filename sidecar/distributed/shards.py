@@ -41,6 +41,10 @@ class ShardCorpus:
     error:        the first bad line of a JSON Lines range as (line in the file, reason),
                   raised by the driver as a JsonlInputError in file order (exceptions with
                   their own constructor arguments do not survive pickling between processes)
+    line_starts:  read for templates: uint8 (W,) 1 where a token starts a line of its text
+                  (:func:`bloomspan.engine.templates.blocks.line_start_flags`), else None
+    fields:       read for templates: field name -> each document's string value (None when
+                  absent, empty or not a string, as the single-node readers take them)
     """
 
     ids: np.ndarray
@@ -53,6 +57,8 @@ class ShardCorpus:
     keys: list[str] | None = None
     meta: np.ndarray | None = None
     error: tuple[int, str] | None = None
+    line_starts: np.ndarray | None = None
+    fields: dict[str, list] | None = None
 
     @property
     def n_docs(self) -> int:
@@ -66,18 +72,23 @@ class ShardCorpus:
 class _Tokenizer:
     """Batches of texts -> one shard's local ids (first-occurrence order)."""
 
-    def __init__(self):
+    def __init__(self, with_lines: bool = False):
         from bloomspan.engine.text.vocabulary import Vocabulary
 
         self.vocabulary = Vocabulary()
         self.parts: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
+        self.lines: list[np.ndarray] | None = [] if with_lines else None
 
     def add(self, texts: list[str]) -> None:
         from bloomspan.engine.text.tokenizer import encode_batch
 
         if texts:
-            ids, offsets = encode_batch(texts, self.vocabulary, count_df=False)
+            if self.lines is not None:
+                ids, offsets, lines = encode_batch(texts, self.vocabulary, count_df=False, with_lines=True)
+                self.lines.append(lines)
+            else:
+                ids, offsets = encode_batch(texts, self.vocabulary, count_df=False)
             self.parts.append(ids)
             self.lengths.append(np.diff(offsets))
 
@@ -89,6 +100,9 @@ class _Tokenizer:
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
+        if self.lines is not None:
+            extra["line_starts"] = np.concatenate(self.lines) if self.lines else np.zeros(0, dtype=np.uint8)
+            self.lines = []
         strings = PackedStrings.of(self.vocabulary.tokens())
         self.vocabulary = None
         release_freed_memory()  # the vocabulary's and the documents' objects are gone
@@ -128,14 +142,19 @@ def _line_before(path: str, offset: int) -> int:
     return len(io.StringIO(head.decode("utf-8", "replace"), newline=None).readlines())
 
 
-def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str | None, shard: int) -> ShardCorpus:
+def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str | None, shard: int,
+                     template_fields: tuple[str, ...] = ()) -> ShardCorpus:
     """Tokenize the documents of the lines starting in ``[start, end)`` of a JSON Lines file.
 
     Lines are validated as :func:`bloomspan.sidecar.run.jsonl_mining.read_documents` does; the
     first bad line is returned as ``error`` (with the file's line number), not raised, so
-    the driver can report the earliest one in file order.
+    the driver can report the earliest one in file order. ``template_fields`` (the site and
+    URL fields of a run with templates): keep their values and the line starts too
+    (:attr:`ShardCorpus.fields`, :attr:`ShardCorpus.line_starts`).
     """
-    tok = _Tokenizer()
+    template_fields = tuple(template_fields)
+    tok = _Tokenizer(with_lines=bool(template_fields))
+    values: list[tuple] = []
     ext_ids: list[str] = []
     lines: list[int] = []
     texts: list[str] = []
@@ -143,13 +162,14 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     error = None
     for offset, raw in _lines_of_range(path, start, end):
         if b"\r" not in raw:  # one line (no lone "\r" to split it): try orjson on the bytes first
-            doc = _fast_document(raw, field, id_field)
+            doc = _fast_document(raw, field, id_field, template_fields)
             if doc is not None:
                 n_lines += 1
                 if doc is not _BLANK:
                     ext_ids.append(doc[0])
                     lines.append(n_lines)
                     texts.append(doc[1])
+                    values.append(doc[2])
                 if len(texts) >= TOKENIZE_DOCS:
                     tok.add(texts)
                     texts = []
@@ -163,7 +183,7 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
         # Text-mode reading also ends lines at a lone "\r": count lines the same way.
         for line in io.StringIO(decoded, newline=None):
             n_lines += 1
-            problem, doc = _parse_line(line, field, id_field)
+            problem, doc = _parse_line(line, field, id_field, template_fields)
             if problem is not None:
                 error = (_line_before(path, start) + n_lines, problem)
                 break
@@ -172,6 +192,7 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
             ext_ids.append(doc[0])
             lines.append(n_lines)
             texts.append(doc[1])
+            values.append(doc[2])
         if error is not None:
             break
         if len(texts) >= TOKENIZE_DOCS:
@@ -180,15 +201,23 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
             worker_progress("read", shard, min(offset + len(raw), end) - start)
     tok.add(texts)
     worker_progress("read", shard, end - start)  # the range is done (a bad line ends it)
+    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
     return tok.corpus(external_ids=ext_ids if id_field is not None else None,
-                      line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error)
+                      line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error, fields=fields)
 
 
-_BLANK = ("", "")
+_BLANK = ("", "", ())
 
 
-def _fast_document(raw: bytes, field: str, id_field: str | None) -> tuple[str | None, str] | None:
-    """``(id, text)`` of a well-formed line parsed by orjson, ``_BLANK`` for a blank one, or None
+def _field_values(obj: dict, names: tuple[str, ...]) -> tuple:
+    """Each named field's string value, None when absent, empty or not a string (as
+    :func:`bloomspan.sidecar.run.jsonl_mining.read_documents_with` reads them)."""
+    return tuple(v if isinstance(v := obj.get(name), str) and v else None for name in names)
+
+
+def _fast_document(raw: bytes, field: str, id_field: str | None, extra: tuple[str, ...] = ()
+                   ) -> tuple[str | None, str, tuple] | None:
+    """``(id, text, extra values)`` of a well-formed line parsed by orjson, ``_BLANK`` for a blank one, or None
     when the line needs :func:`_parse_line` (anything orjson refuses, any problem — its message
     is the standard library's — and an id orjson read as a float, maybe an integer beyond 64
     bits that the standard library keeps exact)."""
@@ -201,15 +230,16 @@ def _fast_document(raw: bytes, field: str, id_field: str | None) -> tuple[str | 
     if not isinstance(obj, dict) or not isinstance(text := obj.get(field), str):
         return None
     if id_field is None:
-        return None, text
+        return None, text, _field_values(obj, extra)
     doc_id = obj.get(id_field)
     if doc_id is None or isinstance(doc_id, float):
         return None
-    return str(doc_id), text
+    return str(doc_id), text, _field_values(obj, extra)
 
 
-def _parse_line(line: str, field: str, id_field: str | None) -> tuple[str | None, tuple[str | None, str] | None]:
-    """``(problem, (id, text))`` of one line: the rules of ``jsonl_mining.read_documents``
+def _parse_line(line: str, field: str, id_field: str | None, extra: tuple[str, ...] = ()
+                ) -> tuple[str | None, tuple[str | None, str, tuple] | None]:
+    """``(problem, (id, text, extra values))`` of one line: the rules of ``jsonl_mining.read_documents``
     (the id is None when ids are line numbers); ``(None, None)`` for a blank line."""
     if not line.strip():
         return None, None
@@ -225,10 +255,10 @@ def _parse_line(line: str, field: str, id_field: str | None) -> tuple[str | None
     if not isinstance(text, str):
         return f"field {field!r} is {type(text).__name__}, not a string", None
     if id_field is None:
-        return None, (None, text)
+        return None, (None, text, _field_values(obj, extra))
     if id_field not in obj:
         return f"id field {id_field!r} is missing (choose it with --id-field)", None
-    return None, (str(obj[id_field]), text)
+    return None, (str(obj[id_field]), text, _field_values(obj, extra))
 
 
 # ---------------------------------------------------------------------- index slices
@@ -245,32 +275,95 @@ class IndexSlice:
 
 
 def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
-                     keep_alive: str, shard: int) -> ShardCorpus:
+                     keep_alive: str, shard: int, template_fields: tuple[str, ...] = ()) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
-    (skipped documents included), as the single-node scan logs them."""
+    (skipped documents included), as the single-node scan logs them. ``template_fields``
+    (the site and URL fields of a run with templates): keep their values for the stored
+    documents (read in the same requests, :class:`_FieldRecorder`) and the line starts."""
+    from bloomspan.sidecar.cluster.document_status import STORED
     from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan
-    from bloomspan.sidecar.run.checkpoint import STORED
 
+    template_fields = tuple(template_fields)
     client = cluster.client()
+    recorder = _FieldRecorder(client, template_fields, multi_index) if template_fields else None
     unit = ScanUnit(part.index, part.slice_id, part.n_slices)
     mode = "pit" if part.pit_id else "scroll"
     # The driver owns the point in time (one per index, for every slice): the scan is only
     # used for its one-unit page reader, never closed here, so the PIT is not deleted.
-    scan = SourceScan(client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
+    scan = SourceScan(recorder or client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
                       workers=1, keep_alive=keep_alive, mode=mode,
                       pit_ids={part.index: part.pit_id} if part.pit_id else {})
+    if recorder is not None:
+        recorder.widen(scan)
     reader = scan._read_pit if mode == "pit" else scan._read_scroll
-    tok = _Tokenizer()
+    tok = _Tokenizer(with_lines=bool(template_fields))
     keys: list[str] = []
     metas: list[np.ndarray] = []
+    values: list[tuple] = []
     try:
         for page in reader(unit):
             keys.extend(page.keys)
             metas.append(page.meta)
             stored = np.flatnonzero(page.meta[:, 3] == STORED)
             tok.add([page.texts[i] for i in stored])
+            if recorder is not None:
+                values.extend(recorder.take(page.keys, stored.tolist()))
             worker_progress("read", shard, len(keys))
     finally:
         client.close()
     meta = np.concatenate(metas) if metas else np.zeros((0, 5), dtype=np.int64)
-    return tok.corpus(keys=keys, meta=meta)
+    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
+    return tok.corpus(keys=keys, meta=meta, fields=fields)
+
+
+class _FieldRecorder:
+    """The node's client for one slice read, keeping the template fields of every hit it
+    returns (``search``/``scroll`` responses), so the fields come with the text in the same
+    requests and the same point in time. Values as
+    :func:`bloomspan.sidecar.publish.publication.read_document_fields` takes them: a non-empty
+    string, else None."""
+
+    def __init__(self, client, fields: tuple[str, ...], multi_index: bool):
+        self.client, self.fields, self.multi_index = client, fields, multi_index
+        self.seen: dict[str, tuple] = {}
+
+    def widen(self, scan) -> None:
+        """Ask the scan's requests for the template fields too (its ``_source`` filter)."""
+        body_of = scan._body
+
+        def body(unit):
+            b = body_of(unit)
+            if b.get("_source"):
+                b["_source"] = list(b["_source"]) + [f for f in self.fields if f not in b["_source"]]
+            return b
+        scan._body = body
+
+    def _record(self, resp) -> None:
+        from bloomspan.sidecar.cluster.field_paths import lookup_field
+        from bloomspan.sidecar.cluster.scroll import doc_key
+
+        for hit in (resp.get("hits") or {}).get("hits", []):
+            source = hit.get("_source") or {}
+            self.seen[doc_key(hit["_index"], hit["_id"], self.multi_index)] = tuple(
+                v if isinstance(v := lookup_field(source, f), str) and v else None for f in self.fields)
+
+    def search(self, *args, **kwargs):
+        resp = self.client.search(*args, **kwargs)
+        self._record(resp)
+        return resp
+
+    def scroll(self, *args, **kwargs):
+        resp = self.client.scroll(*args, **kwargs)
+        self._record(resp)
+        return resp
+
+    def take(self, keys: list[str], stored: list[int]) -> list[tuple]:
+        """The recorded values of ``keys[i]`` for each i in ``stored``; every key of ``keys``
+        (one page's hits) is forgotten."""
+        out = [self.seen[keys[i]] for i in stored]
+        for k in keys:
+            self.seen.pop(k, None)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)

@@ -3,7 +3,7 @@ as documents, one per record that holds a page, read with ``warcio``.
 
 A file whose (decompressed) first bytes are ``WARC/`` is read as WARC, whatever its name. A
 ``response`` or ``resource`` record with an HTML payload gives the page's crawler text
-(:func:`~bloomspan.sidecar.corpora.real_corpus.html_to_text`), one with a ``text/*`` payload
+(:func:`~bloomspan.sidecar.inputs.html_text.html_to_text`), one with a ``text/*`` payload
 its text; a WET ``conversion`` record gives its text as it is. Each document is
 ``{"id", "url", "site", "text", "warc_type", "date"}``: the ``WARC-Record-ID``, the
 ``WARC-Target-URI`` and its host, and the ``WARC-Date``. Payloads are decoded in the charset
@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from .compression import GZIP_MAGIC, DamagedInputError
+from .html_text import html_to_text
 
 WARC_MAGIC = b"WARC/"
 PAGE_RECORDS = ("response", "resource", "conversion")
@@ -124,8 +125,6 @@ def _document(record) -> dict | None:
         except LookupError:  # a charset Python does not know
             text = payload.decode("utf-8", errors="replace")
         if mime in ("text/html", "application/xhtml+xml", ""):
-            from bloomspan.sidecar.corpora.real_corpus import html_to_text
-
             text = html_to_text(text)[0]
     url = headers.get_header("WARC-Target-URI")
     return {"id": headers.get_header("WARC-Record-ID"), "url": url, "site": _host(url), "text": text,

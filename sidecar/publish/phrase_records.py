@@ -3,15 +3,15 @@ the phrase documents of the template index (which add run id, bitmap and example
 
 :func:`phrase_record` writes the record of a mined phrase; :func:`document_record` turns a
 phrase (or template) document of the template index back into the record. Both shapes are
-read by one parser, :func:`bloomspan.ingest.phrase_set.parse_phrase_record` (template
-records also by :mod:`bloomspan.ingest.template_matcher`).
+read by one parser, :func:`bloomspan.ingest.records.phrase_set.parse_phrase_record` (template
+records also by :mod:`bloomspan.ingest.match.template_matcher`).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
 from bloomspan.engine.mining.phrases import Phrase
-from bloomspan.ingest.phrase_set import stable_phrase_id
+from bloomspan.ingest.records.phrase_set import stable_phrase_id
 
 
 def phrase_record(phrase: Phrase, token_strings: list[str]) -> dict:

@@ -16,9 +16,9 @@ from opensearchpy import helpers
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import MiningResult, documents_of
 from bloomspan.engine.mining.report import coverage_report_from_counts, covered_per_doc
+from bloomspan.sidecar.cluster.document_keys import keys_array
 from bloomspan.sidecar.cluster.scroll import doc_key, lookup_field
 from bloomspan.sidecar.errors import BloomspanSidecarError
-from bloomspan.sidecar.run.checkpoint import keys_array
 
 from .bitmaps import bitmap_from_array, coverage_bitmaps, encode_bitmap
 from .phrase_records import phrase_document, phrase_document_order

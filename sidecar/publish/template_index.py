@@ -76,6 +76,12 @@ def physical_name(name: str, run_id: str) -> str:
     return f"{name}-{run_id}"
 
 
+def template_alias_of(physical_index: str) -> str | None:
+    """The template alias a physical run index ``<alias>-<run id>`` belongs to, else None."""
+    m = re.fullmatch("(.+)-" + RUN_ID_PATTERN, physical_index)
+    return m.group(1) if m else None
+
+
 def run_id_of(name: str, index: str) -> str | None:
     """The run id if ``index`` is a physical index of template ``name``, else None."""
     m = re.fullmatch(re.escape(name) + "-(" + RUN_ID_PATTERN + ")", index)
@@ -311,17 +317,26 @@ def rollback(client, name: str, to_run: str | None = None) -> dict:
 
 def list_runs(client, name: str) -> list[dict]:
     """Run history of ``name``, newest publication first: the run document's summary fields plus
-    ``physical_index``, ``current`` (aliased now) and ``complete``."""
+    ``physical_index``, ``current`` (aliased now) and ``complete``. ``status`` is the run
+    document's, ``incomplete`` for an index still being written (or abandoned mid-write), and
+    ``interrupted`` for a complete run newer than the alias that is not a dry run: its
+    ``mine`` stopped between writing it and moving the alias, and the next ``mine`` with the
+    same work directory moves the alias to it."""
     indices = physical_indices(client, name)
     if not indices:
         return []
     docs = _run_documents(client, indices, RUN_SUMMARY_FIELDS)
     out = []
+    current = [s["run_id"] for s in indices.values() if s["aliased"]]
     for index in reversed(publication_order(client, name, indices, docs)):
         s = indices[index]
         doc = docs.get(index) or {"run_id": s["run_id"], "status": "incomplete"}
         if not s["complete"]:
             doc = {**doc, "status": "incomplete"}
+        elif not s["aliased"] and not (doc.get("params") or {}).get("dry_run") and all(r < s["run_id"] for r in current):
+            # complete, newer than the alias and not a dry run: a run stopped before its alias
+            # moved, which the next `mine` with its work directory publishes as it is
+            doc = {**doc, "status": "interrupted"}
         out.append({**current_names(doc), "physical_index": index, "current": s["aliased"], "complete": s["complete"]})
     return out
 

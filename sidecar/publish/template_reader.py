@@ -3,7 +3,7 @@
 A run made with ``bloomspan mine --templates`` also holds the template detector's records
 (documents of kind ``template``, ``skeleton`` and ``template_config``);
 :func:`load_cleaning_set` then returns a
-:class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over the phrases and those records.
+:class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` over the phrases and those records.
 
 Every loader applies the operator's curation of the template index the run belongs to
 (:mod:`bloomspan.sidecar.curation.store`): :func:`load_cleaner` exactly, site-scoped deny
@@ -17,12 +17,14 @@ import logging
 
 from opensearchpy import helpers
 
-from bloomspan.ingest.curated_cleaner import curated_cleaner
-from bloomspan.ingest.curation import curate_records
-from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.ingest.template_matcher import TemplateMatcher
-from bloomspan.sidecar.curation.store import Curation, load_curation, template_alias_of
+from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
+from bloomspan.ingest.records.curation import curate_records
+from bloomspan.ingest.records.phrase_set import PhraseSet
+from bloomspan.sidecar.curation.store import Curation, load_curation
 from bloomspan.sidecar.publish.phrase_records import document_record
+
+from .template_index import template_alias_of
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ def _strictly_curated(client, index: str, records: list) -> list:
 
 
 def load_phrase_set(client, index: str, curated: bool = True):
-    """A :class:`~bloomspan.ingest.phrase_set.PhraseSet` of every phrase in ``index`` (curated
+    """A :class:`~bloomspan.ingest.records.phrase_set.PhraseSet` of every phrase in ``index`` (curated
     strictly unless ``curated`` is False)."""
     records = _with_min_length([document_record(src) for src in phrase_documents(client, index)],
                                run_min_length(client, index))
@@ -152,7 +154,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
 
 def load_cleaning_set(client, index: str, curated: bool = True):
     """``(phrase_set, templates)`` for a cleaner: the index's phrases, and a
-    :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` over them plus the template
+    :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` over them plus the template
     detector's records when the run was made with ``--templates`` (else None); curated
     strictly unless ``curated`` is False."""
     records, with_templates = cleaning_records(client, index)
@@ -167,7 +169,7 @@ def load_cleaning_set(client, index: str, curated: bool = True):
 def load_cleaner(client, index: str, config, curation=None):
     """``(cleaner, curation, curated)``: a cleaner with ``config`` (a CleanerConfig) over run
     ``index`` with its template index's curation applied exactly (site-scoped deny entries
-    route documents, :mod:`bloomspan.ingest.curated_cleaner`); ``curation`` (already read)
+    route documents, :mod:`bloomspan.ingest.clean.curated_cleaner`); ``curation`` (already read)
     saves reading it again; ``curated`` is the base set's outcome (filtered and added)."""
     curation = run_curation(client, index) if curation is None else curation
     records, with_templates = cleaning_records(client, index)

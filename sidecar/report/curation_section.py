@@ -1,5 +1,5 @@
 """The HTML report's curation part: the allow/deny entries and pattern modes, and the diff of
-the last two runs (:mod:`bloomspan.sidecar.curation.run_diff`) with its example documents."""
+the last two runs (:mod:`bloomspan.sidecar.report.run_diff`) with its example documents."""
 from __future__ import annotations
 
 import logging
@@ -12,9 +12,9 @@ DIFF_ROWS = 20
 
 def curation_model(client, template_index: str) -> dict:
     """``{"entries", "diff", "diff_note"}`` for the report of ``template_index``."""
-    from bloomspan.sidecar.curation.run_diff import diff_runs
     from bloomspan.sidecar.curation.store import load_curation
     from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.report.run_diff import diff_runs
 
     curation = load_curation(client, template_index)
     diff, note = None, None

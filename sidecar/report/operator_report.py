@@ -107,7 +107,7 @@ class PhraseFinder:
     ``phrase_id`` (the phrase documents, or ``phrases.jsonl`` records)."""
 
     def __init__(self, phrases: list[dict]):
-        from bloomspan.ingest.matcher import build_automaton
+        from bloomspan.ingest.match.automaton import build_automaton
 
         self.phrases = phrases
         self._symbol: dict[str, int] = {}
@@ -118,7 +118,7 @@ class PhraseFinder:
         """``{"tokens", "covered_tokens", "covered_share", "spans" (merged, characters),
         "phrases": [{"phrase_id", "text", "df", "psi", "occurrences", "spans"}, ...]}``."""
         from bloomspan.engine.text.tokenizer import token_spans
-        from bloomspan.ingest.matcher import scan_symbols
+        from bloomspan.ingest.match.automaton import scan_symbols
         from bloomspan.sidecar.run.annotate import covered_char_spans
 
         tokens, starts, ends = token_spans(text)
@@ -197,7 +197,7 @@ def run_template_matcher(client, run: dict):
 def _explain_templates(client, run: dict, source: dict, text: str, matcher=None) -> dict:
     """What the template detector's records of the run (``mine --templates``) cover in ``text``,
     with the document's site and URL section scopes read from the run's fields."""
-    from bloomspan.ingest.template_matcher import template_scopes
+    from bloomspan.ingest.match.scopes import template_scopes
     from bloomspan.sidecar.cluster.field_paths import lookup_field
     from bloomspan.sidecar.publish.publication import document_sites
     params = run.get("params") or {}

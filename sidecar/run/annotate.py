@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from opensearchpy import helpers
 
-from bloomspan.ingest.cleaner import RATIO_FLOOR as MIN_RATIO  # one floor for the cleaner and annotation
+from bloomspan.ingest.clean.cleaner import RATIO_FLOOR as MIN_RATIO  # one floor for the cleaner and annotation
 from bloomspan.sidecar.cluster.scroll import split_key
 from bloomspan.sidecar.errors import AnnotateError
 from bloomspan.sidecar.publish.clean_index_template import InstallReport, add_document_fields

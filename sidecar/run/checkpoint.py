@@ -29,17 +29,20 @@ from pathlib import Path
 import numpy as np
 
 from bloomspan.engine.text.durable_writes import fsync_dir, pwrite_all
+from bloomspan.sidecar.cluster.document_keys import keys_array  # noqa: F401 (the run room reads it here)
+
+# The document status codes the doc log and the snapshots store (the scan decides them).
+from bloomspan.sidecar.cluster.document_status import (  # noqa: F401 (the run room reads them here)
+    EMPTY,
+    LISTED,
+    MISSING,
+    NOT_TEXT,
+    SKIP_REASONS,
+    STORED,
+)
 from bloomspan.sidecar.errors import CheckpointError
 
 log = logging.getLogger(__name__)
-
-# Document status codes in the doc log and in snapshots.
-STORED = 0       # text read and appended to the store
-MISSING = 1      # field absent or null
-EMPTY = 2        # field is an empty or whitespace-only string (or an empty list)
-NOT_TEXT = 3     # field is a number, object, boolean or a list with non-strings
-LISTED = 255     # incremental listing: version known, text not read
-SKIP_REASONS = {MISSING: "missing", EMPTY: "empty", NOT_TEXT: "not_text"}
 
 META_COLUMNS = ("seq_no", "primary_term", "ts_hash", "status", "store_doc")
 
@@ -171,9 +174,3 @@ class DocLog:
         blob = np.fromfile(self._path("keys"), dtype=np.uint8, count=self.key_bytes).tobytes()
         off = np.fromfile(self._path("keyoff"), dtype="<i8", count=self.n + 1).tolist()
         return keys_array([blob[off[i]:off[i + 1]] for i in range(self.n)])
-
-
-def keys_array(encoded: list[bytes]) -> np.ndarray:
-    """Numpy ``S`` array of UTF-8 keys (numpy compares them bytewise = code point order)."""
-    width = max((len(k) for k in encoded), default=1)
-    return np.array(encoded, dtype=f"S{max(width, 1)}")

@@ -29,6 +29,8 @@ from bloomspan.sidecar.inputs import DamagedInputError, open_lines
 from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
 from bloomspan.sidecar.inputs.warc import WarcRecordError
 
+from .output_files import file_report_fields, write_outputs
+
 log = logging.getLogger(__name__)
 
 BATCH_DOCS = 5000
@@ -251,87 +253,29 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
     report = coverage_report(result.coverage, store.doc_offsets, result.phrases, store.vocabulary, top=top)
     for entry in report.get("most_cluttered_docs", []):
         entry["id"] = store.external_id(int(entry["doc"]))
-    report.update({
-        "source": source,
-        "engine": result.stats.get("engine", config.engine),  # the one that ran (auto picks one)
-        "sigma": config.sigma,
-        "min_length": config.min_length,
-        "vocabulary": int(len(store.vocabulary)),
-        "phrases": len(result.phrases),
-        "seconds_tokenize": round(seconds_tokenize, 4),
-        "seconds_mine": round(seconds_mine, 4),
-        "ns_per_token_tokenize": round(seconds_tokenize * 1e9 / store.n_tokens, 2),
-        "ns_per_token_mine": round(seconds_mine * 1e9 / store.n_tokens, 2),
-        "stats": result.stats,
-    })
+    report.update(file_report_fields(source, result.stats.get("engine", config.engine), config, len(store.vocabulary),
+                                     len(result.phrases), seconds_tokenize, seconds_mine, store.n_tokens, result.stats))
     template_records = None
     if templates is not None:
         import numpy as np
 
         from bloomspan.engine.templates.blocks import block_offsets_from_flags
 
-        from .run_templates import detect_run_templates
+        from .run_templates import TEMPLATES_FILE, detect_run_templates
 
         if progress:
             progress("templates", store.n_tokens)
         t2 = time.perf_counter()
         columns = columns or {}
         blocks = block_offsets_from_flags(np.asarray(store.line_starts).view(np.bool_), store.doc_offsets)
-        template_records, report["templates"] = detect_run_templates(
+        template_records, stats = detect_run_templates(
             store.tokens, store.doc_offsets, blocks, store.vocabulary, columns.get(templates.site_field),
             columns.get(templates.url_field), templates, result.coverage)
+        report["templates"] = {"file": TEMPLATES_FILE, **stats, "site_field": templates.site_field,
+                               "url_field": templates.url_field}
         report["templates"]["seconds"] = round(time.perf_counter() - t2, 4)
-    _write_outputs(out_dir, result.phrases, store.vocabulary, report, template_records)
+    write_outputs(out_dir, result.phrases, store.vocabulary, report, template_records)
     log.info("mined engine=%s phrases=%d covered_share=%.4f seconds=%.2f out=%s", report["engine"],
              len(result.phrases), report["covered_share"], seconds_mine, out_dir)
     return JsonlMiningSummary(out_dir, int(store.n_docs), int(store.n_tokens), len(result.phrases),
                               float(report["covered_share"]), seconds_tokenize, seconds_mine, report)
-
-
-def _write_outputs(out_dir: str, phrases, vocabulary, report: dict, template_records: list[dict] | None = None) -> None:
-    """``phrases.jsonl`` (each record with the run's ``min_length``), ``templates.jsonl`` when
-    the detector ran (a stale one from an earlier run is removed), ``report.json`` last."""
-    from bloomspan.sidecar.publish.phrase_records import phrase_records
-
-    from .run_templates import TEMPLATES_FILE
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp_phrases = out / ".phrases.jsonl.partial"
-    tmp_report = out / ".report.json.partial"
-    tmp_templates = out / f".{TEMPLATES_FILE}.partial"
-    min_length = report.get("min_length")
-    try:
-        with open(tmp_phrases, "w", encoding="utf-8") as f:
-            for record in phrase_records(phrases, vocabulary):
-                if min_length is not None:
-                    record["min_length"] = int(min_length)
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
-        if template_records is not None:
-            with open(tmp_templates, "w", encoding="utf-8") as f:
-                for record in template_records:
-                    f.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
-        with open(tmp_report, "w", encoding="utf-8") as f:
-            json.dump(report, f, ensure_ascii=False, indent=2, default=_json_default)
-        # report.json last: its presence means the run completed.
-        for final in (out / "report.json", out / "phrases.jsonl", out / TEMPLATES_FILE):
-            final.unlink(missing_ok=True)
-        os.replace(tmp_phrases, out / "phrases.jsonl")
-        if template_records is not None:
-            os.replace(tmp_templates, out / TEMPLATES_FILE)
-        os.replace(tmp_report, out / "report.json")
-    finally:
-        for tmp in (tmp_phrases, tmp_report, tmp_templates):
-            tmp.unlink(missing_ok=True)
-
-
-def _json_default(value):
-    import numpy as np
-
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -10,7 +10,10 @@ same work directory:
   list      keys and versions of every document        \\ only when the previous run's
   fetch     texts of new and changed documents          / snapshot can be reused
   assemble  canonical snapshot (:mod:`.snapshot`)
-  publish   mine, bitmaps (from the phrases' occurrences) and report, write ``NAME-<run_id>``, swap the alias
+  mine      mine, curation filter, bitmaps (from the phrases' occurrences), templates: the mined run
+            (:mod:`.mined_run`), on this node (:mod:`.local_mining`) or on Dask (:mod:`.dask_mining`,
+            whose workers read the index themselves: no scan, assemble or snapshot)
+  publish   report and run document (:mod:`.run_record`), write ``NAME-<run_id>``, swap the alias
   annotate  (opt-in) ratios and spans onto the source documents
   finalize  the snapshot becomes the base of the next incremental run
 
@@ -40,35 +43,15 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field as dc_field, fields
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
-from bloomspan.engine.templates.detector import TemplateConfig, config_record, detect_templates, scope_levels
 from bloomspan.engine.text.corpus_store import CorpusStore
-from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.curation.run_filter import (
-    denied_occurrences,
-    filter_mining_result,
-    filter_template_documents,
-    global_denies,
-)
-from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
-from bloomspan.sidecar.publish.publication import (
-    coverage_for,
-    document_sites,
-    json_safe,
-    mine_snapshot,
-    phrase_documents_for,
-    read_document_fields,
-    run_report,
-    site_clutter,
-)
 from bloomspan.sidecar.publish.run_names import current_summary
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
@@ -77,16 +60,18 @@ from bloomspan.sidecar.publish.template_index import (
     physical_name,
     publish,
 )
-from bloomspan.sidecar.publish.template_reader import template_documents
 
 from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
-from .run_guards import RunRefusedError, check_documents, check_phrases, no_documents
-from .run_state import FIRST_PHASE, Phase, RunState
-from .run_templates import exact_phrases_applied
+from .local_mining import mine_on_this_node
+from .mined_run import MinedRun
+from .run_guards import RunRefusedError, check_phrases, no_documents
+from .run_record import now_iso, published_count, run_document, run_report, summary_fields
+from .run_state import Phase, RunState, first_phase
+from .run_templates import template_config
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -198,20 +183,12 @@ class MineConfig:
                              ca_certs=self.ca_certs, verify_certs=self.verify_certs, timeout=self.timeout)
 
     def detector_config(self):
-        """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied."""
-        given = self.template_config or {}
-        if not isinstance(given, dict):
-            raise ClusterConfigError("template_config", given, "must be a JSON object of TemplateConfig fields")
-        known = {f.name for f in fields(TemplateConfig)}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise ClusterConfigError("template_config", unknown,
-                                     f"unknown TemplateConfig fields; known: {', '.join(sorted(known))}")
+        """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied
+        (:func:`.run_templates.template_config`, the one reading of ``--template-config``)."""
         try:
-            return TemplateConfig(**given)
-        except ConfigError as exc:
-            raise ClusterConfigError("template_config", {exc.field: exc.value},
-                                     str(exc).split(": ", 1)[-1]) from None
+            return template_config(self.template_config)
+        except ValueError as exc:
+            raise ClusterConfigError("template_config", self.template_config, str(exc)) from None
 
     def mining_config(self):
         return MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
@@ -262,10 +239,6 @@ class RunSummary:
         return asdict(self)
 
 
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 class _WorkDirLock:
     """An exclusive flock on ``<work_dir>/.lock``: one run per work directory."""
 
@@ -310,14 +283,22 @@ def _base_snapshot(work: Path, config: MineConfig):
     return snap
 
 
-def run_mining(config: MineConfig, progress: Progress | None = None, client=None) -> RunSummary:
-    """Run (or resume) a mining run; see the module docstring."""
+def run_mining(config: MineConfig, progress: Progress | None = None, client=None, dask=None,
+               on_dashboard: Callable[[str | None], None] | None = None) -> RunSummary:
+    """Run (or resume) a mining run; see the module docstring. ``dask``: a
+    :class:`~bloomspan.sidecar.distributed.cluster.DaskConfig` to mine on its workers (the
+    many-worker case of the same run: same phases, lease, checkpoint and publication), else
+    this process mines; ``on_dashboard(link)`` is called once the Dask client is up."""
+    if dask is not None:
+        from .dask_mining import check_supported
+
+        check_supported(config)
     work = Path(config.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     if client is None:
         client = config.cluster_config().checked_client()
     with _WorkDirLock(work):
-        return _Run(config, client, work, progress).run()
+        return _Run(config, client, work, progress, dask, on_dashboard).run()
 
 
 class _Run:
@@ -325,14 +306,17 @@ class _Run:
     calls the phase the state names until it is done (the phases and their order are in
     :mod:`.run_state`)."""
 
-    def __init__(self, config: MineConfig, client, work: Path, progress: Progress | None):
+    def __init__(self, config: MineConfig, client, work: Path, progress: Progress | None, dask=None,
+                 on_dashboard=None):
         self.config, self.client, self.work = config, client, work
         self.progress = progress
+        self.dask, self.on_dashboard = dask, on_dashboard
+        self.executor = "local" if dask is None else "dask"
         self.run_dir = work / "run"
         self.ckpt = Checkpoint(self.run_dir / "checkpoint.json")
         self.phases: dict[Phase, Callable[[], Phase]] = {
             Phase.SCAN: self.read_everything, Phase.LIST: self.list_versions, Phase.FETCH: self.fetch_changed,
-            Phase.ASSEMBLE: self.assemble_snapshot, Phase.PUBLISH: self.mine_and_publish,
+            Phase.ASSEMBLE: self.assemble_snapshot, Phase.MINE: self.mine_corpus, Phase.PUBLISH: self.publish_run,
             Phase.ANNOTATE: self.annotate_sources, Phase.FINALIZE: self.finalize}
 
     def save(self) -> None:
@@ -345,8 +329,8 @@ class _Run:
             return None
         state = RunState.from_checkpoint(saved, self.ckpt.path)
         c = self.config
-        if (state.source, state.template_index, state.annotate) != (c.source_fingerprint(), c.template_index,
-                                                                    c.annotate):
+        if (state.source, state.template_index, state.annotate, state.executor) != (
+                c.source_fingerprint(), c.template_index, c.annotate, self.executor):
             log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
             shutil.rmtree(self.run_dir)
             return None
@@ -364,16 +348,17 @@ class _Run:
                                          "that changes with every update, or leave it out to compare _seq_no")
         if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
             raise no_documents(c, indices)
-        base = _base_snapshot(self.work, c)
+        base = _base_snapshot(self.work, c) if self.executor == "local" else None  # Dask reads everything
         mode = c.scan_mode
         if mode == "auto":
             mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
         kind = "incremental" if base is not None else "full"
         return RunState(source=c.source_fingerprint(), template_index=c.template_index, annotate=c.annotate,
-                        run_id=new_run_id(), holder=holder, started_at=_now_iso(), kind=kind,
+                        run_id=new_run_id(), holder=holder, started_at=now_iso(), kind=kind,
                         base=str(base.folder.relative_to(self.work)) if base is not None else None,
-                        phase=FIRST_PHASE[kind], indices=indices,
-                        units=[[u.index, u.shard, u.n_shards] for u in units], scan_mode=mode)
+                        phase=first_phase(kind, self.executor), indices=indices,
+                        units=[[u.index, u.shard, u.n_shards] for u in units], scan_mode=mode,
+                        executor=self.executor)
 
     def run(self) -> RunSummary:
         """Load or start the run, then go through its phases holding the lease. A new run's
@@ -497,61 +482,46 @@ class _Run:
             store.close()
         if self.progress:
             self.progress("assemble", snap.n_all, snap.n_all)
-        return Phase.PUBLISH
+        return Phase.MINE
 
     # ------------------------------------------------------------------ mining and publishing
-    def mine_and_publish(self) -> Phase:
-        """publish: mine the snapshot, filter by curation, build bitmaps, report and templates,
-        write the run index and move the alias (unless a dry run)."""
+    def mine_corpus(self) -> Phase:
+        """mine: the corpus mined on this node (the snapshot) or on Dask (the workers read the
+        index), the curation filter, the bitmaps and the templates, saved as the run folder's
+        mined run (:class:`.mined_run.MinedRun`) for the publish phase."""
         c, st = self.config, self.state
-        snap = Snapshot(self.run_dir / "snapshot")
-        check_documents(c, self.client, st.indices, snap.n_all, snap.n_docs, snap.skipped_by_reason())
-        if self.progress:
-            self.progress("mine", 0, snap.n_tokens)
-        t0 = time.perf_counter()
-        result = mine_snapshot(snap, c.mining_config())
-        st.seconds["mine"] = time.perf_counter() - t0
-        curation = load_curation(self.client, c.template_index)
-        result, curation_report = filter_mining_result(snap, result, curation.entries, c.min_length)
-        curation_report.update(curation.summary())
-        if self.progress:
-            self.progress("mine", snap.n_tokens, snap.n_tokens)
-        np.save(self.run_dir / "coverage.npy", np.packbits(result.coverage))
-        doc_keys = snap.stored_keys()
-        t0 = time.perf_counter()
-        phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, self.progress)
-        st.seconds["bitmaps"] = time.perf_counter() - t0
-        report = run_report(snap, result, doc_keys, phrase_docs, c.top, c.bins)
-        # One read of the site and URL fields serves the clutter report and the template detector.
-        fields = [f for f in (c.site_field, c.url_field if c.templates else None) if f]
-        values = read_document_fields(self.client, st.indices, fields, doc_keys, c.batch_size) if fields else {}
-        sites = document_sites(values.get(c.site_field), values.get(c.url_field))
-        if c.site_field:
-            report["most_cluttered_sites"] = site_clutter({d: s for d, s in enumerate(sites) if s is not None},
-                                                          result.coverage, snap.doc_offsets, c.top)
-        template_docs, template_stats = [], None
-        if c.templates:
-            t0 = time.perf_counter()
-            template_docs, template_stats = self._detect_templates(snap, result, sites, values.get(c.url_field),
-                                                                    global_denies(curation.entries))
-            template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
-                                                                                             curation.entries)
-            st.seconds["templates"] = time.perf_counter() - t0
-        report["curation"] = curation_report
-        skipped = snap.skipped_by_reason()
-        covered = int(np.count_nonzero(result.coverage))
-        run_doc = {"source_index": c.index, "field": c.field, "started_at": st.started_at,
-                   "finished_at": _now_iso(), "docs_seen": snap.n_all, "docs_skipped": sum(skipped.values()),
-                   "tokens_mined": snap.n_tokens, "covered_tokens": covered,
-                   "covered_share": covered / snap.n_tokens if snap.n_tokens else 0.0, "phrases": len(phrase_docs),
-                   "params": c.params(), "report": json_safe(report),
-                   "stats": json_safe({"engine": result.stats, "kind": st.kind, "seconds": st.seconds,
-                                       "incremental": st.counts.get("incremental"),
-                                       "scan_docs_per_second": (st.scan or {}).get("docs_per_second")})}
-        if template_stats is not None:
-            run_doc["templates"] = json_safe(template_stats)
-        check_phrases(c, self.client, len(phrase_docs) + sum((template_stats or {}).get(k, 0)
-                                                             for k in ("phrases", "skeletons")))
+        if st.executor == "dask":
+            from .dask_mining import mine_index_on_dask
+
+            mined, doc_keys = mine_index_on_dask(c, self.client, self.dask, st.indices, self._units(), st.scan_mode,
+                                                 st.seconds, self.progress, self.on_dashboard)
+            write_json_atomic(self.run_dir / "doc_keys.json", {"keys": doc_keys})
+        else:
+            snap = Snapshot(self.run_dir / "snapshot")
+            mined, coverage = mine_on_this_node(c, self.client, snap, st.indices, st.seconds, self.progress)
+            if c.annotate:
+                np.save(self.run_dir / "coverage.npy", np.packbits(coverage))
+        mined.save(self.run_dir / "mined")
+        return Phase.PUBLISH
+
+    def _doc_keys(self) -> list[str]:
+        if self.state.executor == "dask":
+            with open(self.run_dir / "doc_keys.json", encoding="utf-8") as f:
+                return json.load(f)["keys"]
+        return Snapshot(self.run_dir / "snapshot").stored_keys()
+
+    def publish_run(self) -> Phase:
+        """publish: the report and run document from the mined run, the run index, the alias
+        swap (unless a dry run)."""
+        c, st = self.config, self.state
+        mined = MinedRun.load(self.run_dir / "mined")
+        doc_keys = self._doc_keys()
+        report = run_report(c, mined, doc_keys)
+        incremental = st.counts.get("incremental")
+        run_doc = run_document(c, mined, report, started_at=st.started_at, kind=st.kind, seconds=st.seconds,
+                               incremental=incremental,
+                               scan_docs_per_second=(st.scan or {}).get("docs_per_second"))
+        check_phrases(c, self.client, published_count(mined))
         self._mint_publication_id()
 
         def before_swap() -> None:
@@ -562,23 +532,18 @@ class _Run:
             self.save()
 
         try:
-            res = publish(self.client, c.template_index, st.run_id, phrase_docs=phrase_docs, doc_keys=doc_keys,
-                          coverage=coverage_for(result, snap.n_tokens), run_doc=run_doc, keep_runs=c.keep_runs,
-                          bulk_docs=c.bulk_docs, before_swap=before_swap, progress=self.progress,
-                          extra_docs=template_docs)
+            res = publish(self.client, c.template_index, st.run_id, phrase_docs=mined.phrase_docs, doc_keys=doc_keys,
+                          coverage=mined.coverage, run_doc=run_doc, keep_runs=c.keep_runs, bulk_docs=c.bulk_docs,
+                          before_swap=before_swap, progress=self.progress, extra_docs=mined.template_docs or ())
         except _DryRunStop:
             res = PublishResult(physical_name(c.template_index, st.run_id), [])
             log.info("dry run published %s; the alias %s stays (bloomspan promote %s moves it)",
                      res.physical_index, c.template_index, st.run_id)
-        st.summary = {"run_id": st.run_id, "physical_index": res.physical_index,
-                      "template_index": c.template_index, "kind": st.kind, "docs_seen": snap.n_all,
-                      "docs_mined": snap.n_docs, "docs_skipped": sum(skipped.values()),
-                      "skipped_by_reason": skipped, "tokens_mined": snap.n_tokens, "covered_tokens": covered,
-                      "covered_share": run_doc["covered_share"], "phrases": len(phrase_docs),
-                      "incremental": st.counts.get("incremental") or {}, "deleted_runs": res.deleted,
-                      "templates": None if template_stats is None else {
-                          k: template_stats[k] for k in ("phrases", "skeletons", "covered_tokens", "covered_share")},
-                      "dry_run": c.dry_run, "curation": json_safe(curation_report)}
+        st.summary = summary_fields(c, mined, run_doc, run_id=st.run_id, physical_index=res.physical_index,
+                                    kind=st.kind, incremental=incremental or {}, deleted_runs=res.deleted)
+        log.info("run %s published %s: executor=%s docs=%d tokens=%d phrases=%d covered_share=%.4f", st.run_id,
+                 res.physical_index, st.executor, mined.n_docs, mined.n_tokens, len(mined.phrase_docs),
+                 run_doc["covered_share"])
         return Phase.ANNOTATE if c.annotate else Phase.FINALIZE
 
     def _mint_publication_id(self) -> None:
@@ -586,17 +551,25 @@ class _Run:
         lease, once per attempt: every run published by anyone else moved the alias before
         this lease was acquired, so this id (its time) is later than theirs. A run resumed
         after losing the lease, or turned away by it, never publishes under the id it started
-        with. The one exception is an attempt whose index the alias already points at (killed
-        after the swap): it keeps its id and only finishes. An earlier attempt's index that
-        was never about to be aliased is deleted; one that may have been visible is left to
-        retention."""
+        with. The exceptions are an attempt whose index the alias already points at (killed
+        after the swap: it only finishes), and an attempt killed after its index was complete
+        but before the alias moved, when no run was published since (the alias points at an
+        older run or at none): its index is what this attempt would write, so the alias moves
+        to it as it is. An earlier attempt's index that was never about to be aliased is
+        deleted; one that may have been visible is left to retention."""
         if self._minted:
             return
         c, st = self.config, self.state
         old = st.run_id
         attempt = physical_name(c.template_index, old)
-        found = physical_indices(self.client, c.template_index).get(attempt)
+        indices = physical_indices(self.client, c.template_index)
+        found = indices.get(attempt)
         if found and found["aliased"]:
+            self._minted = True
+            return
+        if found and found["complete"] and all(s["run_id"] < old for s in indices.values() if s["aliased"]):
+            log.info("%s is complete (an earlier attempt stopped before the alias moved): publishing it as it is",
+                     attempt)
             self._minted = True
             return
         if found and st.swap_started != old:
@@ -608,47 +581,6 @@ class _Run:
         self.save()
         if old != st.run_id:
             log.info("run %s publishes as %s", old, st.run_id)
-
-    def _detect_templates(self, snap, result, sites: list | None, urls: list | None, denies=()
-                          ) -> tuple[list[tuple[str, dict]], dict]:
-        """Run the template detector (:meth:`MineConfig.detector_config`) on the snapshot: the
-        documents' sites (:func:`bloomspan.sidecar.publish.publication.document_sites`) and URL sections as scopes; the
-        run's exact phrases count as found for the page-skeleton walk, as they do at ingest.
-        ``denies``: the global deny entries, whose occurrences no cleaner removes whatever record
-        covers them (left out of the reported coverage as well).
-        Returns the index documents and the stats for the run document."""
-        c = self.config
-        blocks = snap.block_offsets()
-        if blocks is None:
-            raise BloomspanSidecarError(
-                f"{snap.folder}: this snapshot keeps no line boundaries (made before --templates existed); "
-                "run once with --full to read the documents again", item=str(snap.folder))
-        if self.progress:
-            self.progress("templates", 0, snap.n_tokens)
-        config = c.detector_config()
-        levels = [] if sites is None else scope_levels(sites, urls, config.section_depth)
-        vocab = snap.vocabulary
-        tokens = np.ascontiguousarray(snap.tokens)
-        detection = detect_templates(tokens, snap.doc_offsets, blocks, config, levels,
-                                     number_token_mask(vocab.tokens()), anchor_coverage=result.coverage)
-        records = [config_record(config)] + [p.to_record(vocab.token) for p in detection.phrases]
-        records += [k.to_record(vocab.token) for k in detection.skeletons]
-        records += [m.to_record(vocab.token) for m in detection.line_shapes]
-        # the exact phrases count where ingest applies them next to the detector's records
-        covered = detection.coverage | exact_phrases_applied(result.coverage, snap.doc_offsets, levels, detection, config)
-        if denies:
-            covered &= ~denied_occurrences(snap, denies)
-        stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
-                 "line_shapes": len(detection.line_shapes),
-                 "covered_tokens": int(covered.sum()),
-                 "covered_share": float(covered.mean()) if covered.size else 0.0,
-                 "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
-                 "detector": detection.stats}
-        if self.progress:
-            self.progress("templates", snap.n_tokens, snap.n_tokens)
-        log.info("templates run=%s phrases=%d skeletons=%d covered_share=%.4f", self.state.run_id,
-                 stats["phrases"], stats["skeletons"], stats["covered_share"])
-        return template_documents(records), stats
 
     def annotate_sources(self) -> Phase:
         """annotate: the run's ratios and spans onto the source documents, resumable by batch."""
@@ -677,6 +609,9 @@ class _Run:
         """finalize: this run's snapshot becomes the base of the next incremental run; the
         run folder goes."""
         st = self.state
+        if st.executor == "dask":  # no snapshot: the base of the next incremental run stays as it was
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            return Phase.DONE
         snaps = self.work / "snapshots"
         snaps.mkdir(exist_ok=True)
         target = snaps / st.run_id

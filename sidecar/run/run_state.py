@@ -3,15 +3,18 @@
 The run (:mod:`.mining_run`) goes through these phases; each one ends by naming the next,
 and only the moves in :data:`TRANSITIONS` are allowed:
 
-  full run:         scan -> assemble -> publish -> [annotate ->] finalize -> done
-  incremental run:  list -> fetch -> assemble -> publish -> [annotate ->] finalize -> done
+  full run:         scan -> assemble -> mine -> publish -> [annotate ->] finalize -> done
+  incremental run:  list -> fetch -> assemble -> mine -> publish -> [annotate ->] finalize -> done
+  Dask run:         mine (the workers read and mine) -> publish -> finalize -> done
+
+The mine phase leaves a :class:`.mined_run.MinedRun` in the run folder, so a run killed
+while publishing publishes again without mining again; ``executor`` says where it mines
+(``local``: this process, from the snapshot; ``dask``: the workers, from the index).
 
 :class:`RunState` is everything the run remembers between phases, saved as the checkpoint
 (``<work_dir>/run/checkpoint.json``, :class:`.checkpoint.Checkpoint`) after every phase and
-while reading. Its JSON form keeps the keys checkpoints have always had, plus ``version``:
-a checkpoint without one (written before the state was typed) holds the same fields and
-resumes; one from a newer version, of another format or with a field this version cannot
-read is refused with a message saying how to start over.
+while reading. Its JSON form carries ``format`` and ``version``; a checkpoint of another version or format,
+or with a field this version cannot read, is refused with a message saying how to start over.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from pathlib import Path
 from bloomspan.sidecar.errors import CheckpointError
 
 FORMAT = "bloomspan-run"
-VERSION = 2  # 1: the untyped dict of earlier versions (same keys, no "version")
+VERSION = 3  # 3: the mine phase of its own and the executor
 
 
 class Phase(StrEnum):
@@ -30,7 +33,8 @@ class Phase(StrEnum):
     LIST = "list"          # incremental: keys and versions of every document
     FETCH = "fetch"        # incremental: texts of new and changed documents
     ASSEMBLE = "assemble"  # the canonical snapshot
-    PUBLISH = "publish"    # mine, bitmaps and report, write the run index, swap the alias
+    MINE = "mine"          # mine (this node or Dask), curation filter, bitmaps, templates: the mined run
+    PUBLISH = "publish"    # report and run document, write the run index, swap the alias
     ANNOTATE = "annotate"  # (opt-in) ratios and spans onto the source documents
     FINALIZE = "finalize"  # the snapshot becomes the base of the next incremental run
     DONE = "done"
@@ -40,7 +44,8 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.SCAN: frozenset({Phase.ASSEMBLE}),
     Phase.LIST: frozenset({Phase.FETCH}),
     Phase.FETCH: frozenset({Phase.ASSEMBLE}),
-    Phase.ASSEMBLE: frozenset({Phase.PUBLISH}),
+    Phase.ASSEMBLE: frozenset({Phase.MINE}),
+    Phase.MINE: frozenset({Phase.PUBLISH}),
     Phase.PUBLISH: frozenset({Phase.ANNOTATE, Phase.FINALIZE}),
     Phase.ANNOTATE: frozenset({Phase.FINALIZE}),
     Phase.FINALIZE: frozenset({Phase.DONE}),
@@ -48,6 +53,13 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 }
 
 FIRST_PHASE = {"full": Phase.SCAN, "incremental": Phase.LIST}
+EXECUTORS = ("local", "dask")
+
+
+def first_phase(kind: str, executor: str) -> Phase:
+    """Where a new run starts: its reading phase on this node, the mine phase on Dask (the
+    workers read)."""
+    return Phase.MINE if executor == "dask" else FIRST_PHASE[kind]
 
 
 def check_transition(current: Phase, following: Phase) -> Phase:
@@ -80,6 +92,7 @@ class RunState:
     indices: list[str]
     units: list[list]             # [index, shard, n_shards] per scan unit
     scan_mode: str                # "pit" or "scroll"
+    executor: str = "local"       # where the mine phase runs: "local" or "dask"
     seconds: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
     scan: dict | None = None
@@ -92,6 +105,8 @@ class RunState:
     def __post_init__(self) -> None:
         if self.kind not in FIRST_PHASE:
             raise ValueError(f"kind={self.kind!r}: must be one of {', '.join(FIRST_PHASE)}")
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor={self.executor!r}: must be one of {', '.join(EXECUTORS)}")
         self.phase = Phase(self.phase)
 
     def section(self, name: str) -> dict:
@@ -108,7 +123,7 @@ class RunState:
 
     # ------------------------------------------------------------------ checkpoint form
     def to_checkpoint(self) -> dict:
-        """The JSON object saved as the checkpoint (the keys earlier versions wrote, and ``version``)."""
+        """The JSON object saved as the checkpoint."""
         out = {"format": FORMAT, "version": VERSION}
         for key, attr in _KEYS.items():
             value = getattr(self, attr)
@@ -124,9 +139,9 @@ class RunState:
         if data.get("format") != FORMAT:
             raise CheckpointError(f"{path}: not a bloomspan run checkpoint (format {data.get('format')!r}); {fix}",
                                   item=str(path))
-        version = data.get("version", 1)
-        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
-            raise CheckpointError(f"{path}: checkpoint version {version!r}, this bloomspan reads 1..{VERSION}; "
+        version = data.get("version")
+        if isinstance(version, bool) or version != VERSION:
+            raise CheckpointError(f"{path}: checkpoint version {version!r}, this bloomspan reads {VERSION}; "
                                   f"finish the run with the bloomspan that started it, or {fix}", item=str(path))
         missing = [k for k, attr in _KEYS.items() if attr in _ALWAYS and k not in data]
         if missing:
@@ -147,6 +162,6 @@ _KEYS = {"source": "source", "template_index": "template_index", "annotate": "an
          "holder": "holder", "started_at": "started_at", "kind": "kind", "base": "base", "phase": "phase",
          "indices": "indices", "units": "units", "scan_mode": "scan_mode", "seconds": "seconds",
          "counts": "counts", "scan": "scan", "list": "listing", "fetch": "fetch", "annotation": "annotation",
-         "summary": "summary", "swap_started": "swap_started"}
+         "summary": "summary", "swap_started": "swap_started", "executor": "executor"}
 _ALWAYS = {"source", "template_index", "annotate", "run_id", "holder", "started_at", "kind", "base", "phase",
-           "indices", "units", "scan_mode", "seconds", "counts"}
+           "indices", "units", "scan_mode", "seconds", "counts", "executor"}

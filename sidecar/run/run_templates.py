@@ -2,7 +2,7 @@
 
 A run's corpus (tokens, document offsets, line starts, vocabulary) and its exact MCFP
 coverage go in; the detector's records (its configuration, template phrases, page
-skeletons: what :class:`~bloomspan.ingest.template_matcher.TemplateMatcher` reads) and the
+skeletons: what :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` reads) and the
 stats the run reports come out. The documents' sites are their site field's values (a URL
 counts as its host) or the hosts of their URLs (:func:`~bloomspan.sidecar.publish.publication.document_sites`);
 URL sections are the second scope level. The run's exact phrases count as found for the
@@ -61,31 +61,45 @@ class TemplateOptions:
         return [f for f in (self.site_field, self.url_field) if f]
 
     def detector_config(self):
-        """The TemplateConfig: its defaults with ``config`` applied (nested or the flat names
-        of configs published before the nesting, :meth:`TemplateConfig.from_dict`)."""
-        from bloomspan.engine.mining.config import ConfigError
-        from bloomspan.engine.templates.config import TemplateConfig
-
-        given = self.config or {}
-        if not isinstance(given, dict):
-            raise TemplateOptionsError("--template-config", "must be a JSON object of TemplateConfig fields")
+        """The TemplateConfig: its defaults with ``config`` applied (:func:`template_config`)."""
         try:
-            return TemplateConfig.from_dict(given)
-        except ConfigError as exc:
+            return template_config(self.config)
+        except ValueError as exc:
             raise TemplateOptionsError("--template-config", str(exc)) from None
 
 
+def template_config(given):
+    """The one reading of ``--template-config`` (``mine --jsonl`` and ``mine --index`` alike):
+    TemplateConfig's defaults with ``given`` (a JSON object of its fields, nested as
+    :meth:`TemplateConfig.to_dict` writes them) applied; ValueError naming the field otherwise."""
+    from bloomspan.engine.mining.config import ConfigError
+    from bloomspan.engine.templates.config import TemplateConfig
+
+    given = given or {}
+    if not isinstance(given, dict):
+        raise ValueError("must be a JSON object of TemplateConfig fields")
+    try:
+        return TemplateConfig.from_dict(given)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray, vocabulary,
-                         site_values: list | None, url_values: list | None, options: TemplateOptions,
-                         mcfp_coverage: np.ndarray) -> tuple[list[dict], dict]:
-    """``(records, stats)`` of the detector on one run's corpus.
+                         site_values: list | None, url_values: list | None, options,
+                         mcfp_coverage: np.ndarray, denied: np.ndarray | None = None) -> tuple[list[dict], dict]:
+    """``(records, stats)`` of the detector on one run's corpus: the one place a mining run
+    (a file or an index) detects templates.
 
     tokens uint32 (W,), doc_offsets int64 (D+1,), block_offsets int64 (B+1,) (the corpus'
     lines), vocabulary: the corpus' :class:`~bloomspan.engine.text.vocabulary.Vocabulary`;
-    site_values / url_values: D values of the fields (None when the field was not given);
-    mcfp_coverage bool (W,): the run's exact phrases' coverage.
+    site_values / url_values: D values of the fields (None when the field was not given;
+    sites are resolved by :func:`~bloomspan.sidecar.publish.publication.document_sites`);
+    options: what gives the TemplateConfig (``detector_config()``: a :class:`TemplateOptions`
+    or a run's MineConfig, both through :func:`template_config`); mcfp_coverage bool (W,): the run's
+    exact phrases' coverage; denied bool (W,): tokens no cleaner removes (the occurrences of
+    globally denied phrases), left out of the covered figures.
     """
-    from bloomspan.engine.templates.detector import config_record, detect_templates, scope_levels
+    from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
     from bloomspan.engine.text.slots import number_token_mask
     from bloomspan.sidecar.publish.publication import document_sites
 
@@ -94,15 +108,15 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
                                  number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
-    records = [config_record(config)] + [p.to_record(vocabulary.token) for p in detection.phrases]
-    records += [k.to_record(vocabulary.token) for k in detection.skeletons]
-    records += [m.to_record(vocabulary.token) for m in detection.line_shapes]
+    records = template_records(detection, config, vocabulary.token)
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
-    stats = {"file": TEMPLATES_FILE, "phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
+    if denied is not None:
+        covered &= ~denied
+    stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "line_shapes": len(detection.line_shapes),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
-             "site_field": options.site_field, "url_field": options.url_field, "detector": detection.stats}
+             "detector": detection.stats}
     log.info("templates phrases=%d skeletons=%d covered_share=%.4f", stats["phrases"], stats["skeletons"],
              stats["covered_share"])
     return records, stats
@@ -111,7 +125,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
 def exact_phrases_applied(mcfp_coverage: np.ndarray, doc_offsets: np.ndarray, levels, detection, config) -> np.ndarray:
     """bool (W,): the part of the exact phrases' coverage that ingest applies next to the
     detector's records: all of it with ``exact_phrases_on_sites``, else the pages of sites the
-    detector has no record for (as :class:`~bloomspan.ingest.template_matcher.TemplateMatcher`)."""
+    detector has no record for (as :class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher`)."""
     mcfp_coverage = np.asarray(mcfp_coverage, dtype=bool)
     if config.exact_phrases_on_sites or not levels:
         return mcfp_coverage

@@ -24,9 +24,14 @@ Pure functions over bytes, so the proxy's rules are testable without a network:
 * A document over ``max_ratio`` is routed to ``route_index`` when one is configured (the
   action line's ``_index`` spliced), else kept (and counted).
 
-Memory: the body is walked line by line without splitting it; sources are parsed and cleaned
-in rounds of about :data:`ROUND_BYTES`, and the output is one join of the untouched body
-slices (memoryviews, no copies) and the rewritten lines.
+One reading of the body: the items come from :func:`~.bulk_items.parse_bulk` (the service
+parses once and hands the same list to the access rules, this rewrite and the emerging hook),
+and the cleaner is chosen per item (``cleaner_for``), so a body whose items go to indices
+cleaned in different modes is rewritten in one pass and each item is counted once.
+
+Memory: sources are parsed and cleaned in rounds of about :data:`ROUND_BYTES`; the output
+(:class:`BulkOutput`) is the untouched body slices (memoryviews, no copies) and the rewritten
+lines, streamed to the cluster in pieces, never joined into a second copy of the body.
 """
 from __future__ import annotations
 
@@ -36,16 +41,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloomspan.sidecar.serve.json_splice import (
-    ANY_KEY,
-    REPLACE,
-    ObjectSpans,
-    Plan,
-    SpliceError,
-    parse_object,
-    read_value,
-    splice,
-)
+from bloomspan.sidecar.serve.bulk_items import BulkBody, BulkItem, parse_bulk
+from bloomspan.sidecar.serve.json_splice import ANY_KEY, REPLACE, ObjectSpans, Plan, SpliceError, parse_object, splice
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +50,10 @@ BULK_ACTIONS = ("index", "create", "update", "delete")
 CLEANED_ACTIONS = ("index", "create")
 DEFAULT_MAX_ITEM_BYTES = 16 * 1024 * 1024
 """A source longer than this is forwarded uncleaned (reason ``too_large``)."""
-ROUND_BYTES = 1 << 22
+ROUND_BYTES = 1 << 20
 """Source bytes parsed and cleaned together: bounds the parsed documents held at once."""
+CHUNK_BYTES = 1 << 20
+"""Pieces :meth:`BulkOutput.chunks` cuts the forwarded body into."""
 MAX_ERROR_REASONS = 20
 """``ProxyStats.error_reasons`` keeps the first this many messages (a log sample, not a count)."""
 
@@ -180,73 +179,60 @@ def _parse_source(raw: bytes, plan: Plan, max_item_bytes: int) -> tuple[str, dic
     return text, doc, spans
 
 
-@dataclass
-class _Item:
-    """One index/create item waiting for its round: where its lines are and what was read."""
-
-    action_span: tuple[int, int]
-    source_span: tuple[int, int]
-    action: tuple[str, dict, str, int]  # verb, meta, line text, where its JSON starts
-    index: str
-    text: str
-    doc: dict
-    spans: ObjectSpans
-    plan: Plan
-
-
-class _Output:
-    """The forwarded body: untouched slices of the input (memoryviews) and replaced lines."""
+class BulkOutput:
+    """The forwarded body: untouched slices of the input (memoryviews, no copies) and the
+    replaced lines, in order. ``size`` is its length; :meth:`chunks` yields it in pieces of
+    about :data:`CHUNK_BYTES` (for a sized upload: no second copy of the body); :meth:`take`
+    hands out the part that is final so far (for a streamed one); :meth:`joined` is the whole
+    as bytes."""
 
     def __init__(self, body: bytes):
         self.body = body
         self.view = memoryview(body)
         self.pieces: list = []
-        self.done = 0
+        self.done = 0  # input offset up to which the output is in pieces (or was taken)
+        self.changed = False
 
     def replace(self, start: int, end: int, data: bytes) -> None:
         if start > self.done:
             self.pieces.append(self.view[self.done:start])
         self.pieces.append(data)
         self.done = end
+        self.changed = True
 
-    def result(self) -> bytes:
-        if not self.pieces:
+    def take(self, upto: int) -> bytes:
+        """The output up to input offset ``upto`` (past every replaced span so far), as one
+        piece; later calls and :meth:`chunks` continue from there."""
+        if upto > self.done:
+            self.pieces.append(self.view[self.done:upto])
+            self.done = upto
+        piece = b"".join(self.pieces)
+        self.pieces = []
+        return piece
+
+    def _close(self) -> None:
+        if self.done < len(self.body):
+            self.pieces.append(self.view[self.done:])
+            self.done = len(self.body)
+
+    @property
+    def size(self) -> int:
+        self._close()
+        return sum(len(p) for p in self.pieces)
+
+    def chunks(self) -> Iterator:
+        """The rest of the body in order, as memoryviews and bytes of at most :data:`CHUNK_BYTES`."""
+        self._close()
+        for piece in self.pieces:
+            for start in range(0, len(piece), CHUNK_BYTES):
+                yield piece[start:start + CHUNK_BYTES]
+
+    def joined(self) -> bytes:
+        """The whole output (the input itself when nothing was replaced and it is bytes)."""
+        if not self.changed and isinstance(self.body, bytes):
             return self.body
-        self.pieces.append(self.view[self.done:])
+        self._close()
         return b"".join(self.pieces)
-
-
-def _lines(body: bytes) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each line without its ``\\n``."""
-    pos, n = 0, len(body)
-    while pos < n:
-        nl = body.find(b"\n", pos)
-        end = n if nl < 0 else nl
-        yield pos, end
-        pos = end + 1
-
-
-def _is_blank(raw: bytes) -> bool:
-    # OpenSearch skips a line with no JSON token where it expects an action.
-    return not raw.strip(b" \t\r")
-
-
-def _read_action(raw: bytes) -> tuple[str, dict, str, int]:
-    """``(verb, meta, line text, where its JSON starts)`` of an action line. Read like OpenSearch
-    reads it: past a BOM, ignoring what follows the action object on the line."""
-    text, start = _decode(raw)
-    try:
-        action, _ = read_value(text, start)
-    except SpliceError:
-        raise _Uncleaned("invalid_action") from None
-    if not isinstance(action, dict) or len(action) != 1:
-        raise _Uncleaned("invalid_action")
-    ((verb, meta),) = action.items()
-    if verb not in BULK_ACTIONS:
-        raise _Uncleaned("unsupported_action")
-    if not isinstance(meta, dict):
-        raise _Uncleaned("invalid_action")
-    return verb, meta, text, start
 
 
 def _cleaner_reason(result, meta_field: str | None) -> str:
@@ -298,11 +284,12 @@ def _count_cleaned(stats: ProxyStats, result, changed: bool) -> None:
         stats.unchanged += 1
 
 
-def _routed_action(item: _Item, route_index: str) -> bytes:
-    """The item's action line with ``_index`` spliced to the route (spans are read only here:
-    routing is rare, and the walk refuses an action line with duplicate keys)."""
-    verb, meta, text, start = item.action
+def _routed_action(body: bytes, item: BulkItem, route_index: str) -> bytes:
+    """The item's action line with ``_index`` spliced to the route. The line is read again
+    here, with spans: routing is rare, and the walk refuses an action line with duplicate keys."""
+    text, start = _decode(bytes(body[item.action_span[0]:item.action_span[1]]))
     old, spans, _ = parse_object(text, _ACTION_PLAN, start, trailing_data=True)
+    ((verb, meta),) = old.items()
     routed = route_index.replace("{index}", item.index)
     return splice(text, spans, old, {verb: dict(meta, _index=routed)}, _ACTION_PLAN).encode("utf-8")
 
@@ -313,21 +300,35 @@ def _internal_error(stats: ProxyStats, where: str, e: BaseException) -> None:
     stats.uncleaned("internal_error")
 
 
-class _BulkRewriter:
-    """State of one ``rewrite_bulk`` call: the output, the round being filled, the stats."""
+@dataclass
+class _Pending:
+    """One index/create item waiting for its round: what was read of its source, and the
+    cleaner chosen for it."""
 
-    def __init__(self, body: bytes, cleaner, route_index: str | None, accepts_new_fields, max_item_bytes: int):
-        self.body = body
-        self.cleaner = cleaner
+    item: BulkItem
+    cleaner: Any
+    text: str
+    doc: dict
+    spans: ObjectSpans
+    plan: Plan
+
+
+class _BulkRewriter:
+    """State of one rewrite: the output, the round being filled, the stats."""
+
+    def __init__(self, bulk: BulkBody, cleaner_for: Callable[[str], Any], route_index: str | None,
+                 accepts_new_fields, max_item_bytes: int, on_document: Callable[[BulkItem, dict], None] | None):
+        self.body = bulk.body
+        self.cleaner_for = cleaner_for
         self.route_index = route_index
         self.accepts_new_fields = accepts_new_fields
         self.max_item_bytes = max_item_bytes
-        self.mode = cleaner.config.mode
-        self.plans = {True: source_plan(cleaner.config, True), False: source_plan(cleaner.config, False)}
+        self.on_document = on_document
+        self.plans: dict[tuple[int, bool], Plan] = {}  # (id of the cleaner, accepts new fields) -> plan
         self.accepts: dict[str, bool] = {}
-        self.out = _Output(body)
+        self.out = BulkOutput(bulk.body)
         self.stats = ProxyStats()
-        self.round: list[tuple[_Item, Any]] = []
+        self.round: list[_Pending] = []
         self.round_bytes = 0
 
     def _accepts(self, index: str) -> bool:
@@ -337,108 +338,173 @@ class _BulkRewriter:
             self.accepts[index] = bool(self.accepts_new_fields(index))
         return self.accepts[index]
 
-    def add(self, action_span, source_span, action, index: str) -> None:
+    def _plan(self, cleaner, accepts: bool) -> Plan:
+        key = (id(cleaner), accepts)
+        if key not in self.plans:
+            self.plans[key] = source_plan(cleaner.config, accepts)
+        return self.plans[key]
+
+    def add(self, item: BulkItem) -> None:
         """Read one index/create item for a cleaned index into the round (or count why not)."""
-        verb, meta, _, _ = action
         self.stats.items += 1
-        doc_id = meta.get("_id")
-        if doc_id is not None and not isinstance(doc_id, str):
+        if item.doc_id is not None and not isinstance(item.doc_id, str):
             raise _Uncleaned("non_string_id")
-        accepts = self._accepts(index)
-        if not accepts and self.mode != "strip":
+        cleaner = self.cleaner_for(item.index)
+        accepts = self._accepts(item.index)
+        if not accepts and cleaner.config.mode != "strip":
             raise _Uncleaned("strict_mapping")
-        plan = self.plans[accepts]
-        text, doc, spans = _parse_source(self.body[source_span[0]:source_span[1]], plan, self.max_item_bytes)
-        self.round.append((_Item(action_span, source_span, action, index, text, doc, spans, plan), doc_id))
-        self.round_bytes += source_span[1] - source_span[0]
-        if self.round_bytes >= ROUND_BYTES:
-            self.flush()
+        plan = self._plan(cleaner, accepts)
+        start, end = item.source_span
+        text, doc, spans = _parse_source(self.body[start:end], plan, self.max_item_bytes)
+        self.round.append(_Pending(item, cleaner, text, doc, spans, plan))
+        self.round_bytes += end - start
 
     def flush(self) -> None:
-        """Clean the round's documents together and splice the results into the output."""
+        """Clean the round's documents together (one batch per cleaner) and splice the results
+        into the output in the body's order."""
         if not self.round:
             return
-        items = [item for item, _ in self.round]
-        results = _clean_all(self.cleaner, [item.doc for item in items], [doc_id for _, doc_id in self.round])
-        self.round, self.round_bytes = [], 0
-        for item, result in zip(items, results):
+        pending, self.round, self.round_bytes = self.round, [], 0
+        by_cleaner: dict[int, list[int]] = {}
+        for n, p in enumerate(pending):
+            by_cleaner.setdefault(id(p.cleaner), []).append(n)
+        results: list = [None] * len(pending)
+        for positions in by_cleaner.values():
+            cleaner = pending[positions[0]].cleaner
+            got = _clean_all(cleaner, [pending[n].doc for n in positions], [pending[n].item.doc_id for n in positions])
+            for n, result in zip(positions, got):
+                results[n] = result
+        for p, result in zip(pending, results):
             try:
-                self._write(item, result)
+                forwarded = self._write(p, result)
             except _Uncleaned as e:
                 e.count(self.stats)
+                forwarded = p.doc
             except Exception as e:
                 _internal_error(self.stats, "bulk", e)
+                forwarded = p.doc
+            if self.on_document is not None:
+                self.on_document(p.item, forwarded)
 
-    def _write(self, item: _Item, result) -> None:
-        new_source, over = _cleaned_source(result, item.text, item.spans, item.doc, item.plan,
-                                             self.cleaner.config.meta_field)
-        new_action = _routed_action(item, self.route_index) if over and self.route_index else None
+    def _write(self, p: _Pending, result) -> dict:
+        """Splice one result into the output; returns the document as forwarded."""
+        new_source, over = _cleaned_source(result, p.text, p.spans, p.doc, p.plan, p.cleaner.config.meta_field)
+        new_action = _routed_action(self.body, p.item, self.route_index) if over and self.route_index else None
         # Everything is computed before anything is written or counted: an item is rewritten
         # whole or forwarded as sent.
         _count_cleaned(self.stats, result, new_source is not None)
         if new_action is not None:
-            self.out.replace(*item.action_span, new_action)
+            self.out.replace(*p.item.action_span, new_action)
             self.stats.routed += 1
         elif over:
             self.stats.over_ratio_kept += 1
         if new_source is not None:
-            self.out.replace(*item.source_span, new_source)
+            self.out.replace(*p.item.source_span, new_source)
+            return result.doc
+        return p.doc
+
+
+class BulkRewrite:
+    """One rewrite of a bulk body, run whole (:meth:`output`) or round by round while the
+    body is sent (:meth:`chunks`). Arguments as :func:`rewrite_bulk`, and:
+
+    ``bulk``: the body's :func:`~.bulk_items.parse_bulk` when the caller has it already.
+    ``cleaner_for(index) -> cleaner``: the cleaner of each item's index (default: ``cleaner``
+    for every item), so a body whose items go to indices of different modes is rewritten in
+    one pass and counted once. ``on_document(item, doc)``: called with the document as
+    forwarded (cleaned or not) of every item whose source was read (the emerging hook reads
+    these instead of parsing the body again). ``stats`` is complete once the rewrite ran.
+    """
+
+    def __init__(self, body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
+                 route_index: str | None = None, *, accepts_new_fields: Callable[[str], bool] | None = None,
+                 max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES, bulk: BulkBody | None = None,
+                 cleaner_for: Callable[[str], Any] | None = None,
+                 on_document: Callable[[BulkItem, dict], None] | None = None):
+        self.bulk = parse_bulk(body, default_index) if bulk is None else bulk
+        self.patterns = patterns
+        self._rewriter = _BulkRewriter(self.bulk, cleaner_for or (lambda index: cleaner), route_index,
+                                       accepts_new_fields, max_item_bytes, on_document)
+        self.stats = self._rewriter.stats
+
+    def _rounds(self) -> Iterator[int]:
+        """Run the rewrite; after each round, yield the input offset up to which the output is final."""
+        rewriter, stats = self._rewriter, self.stats
+        matched: dict[str | None, bool] = {}  # index -> bound for cleaning (a request names few indices)
+        for item in self.bulk.rewrite_items():
+            if item.verb not in CLEANED_ACTIONS or item.source_span is None:
+                continue
+            index = item.index
+            try:
+                if index is not None and not isinstance(index, str):
+                    stats.items += 1
+                    raise _Uncleaned("non_string_index")
+                cleaned = matched.get(index)
+                if cleaned is None:
+                    cleaned = matched[index] = self.patterns.matches(index)
+                if cleaned:
+                    rewriter.add(item)
+            except _Uncleaned as e:
+                e.count(stats)
+            except Exception as e:
+                _internal_error(stats, "bulk item", e)
+            if rewriter.round_bytes >= ROUND_BYTES:
+                self._flush()
+                yield item.source_span[1]
+        if self.bulk.stop_reason is not None:
+            stats.uncleaned(self.bulk.stop_reason)  # the rest of the body goes through as sent
+        self._flush()
+
+    def _flush(self) -> None:
+        try:
+            self._rewriter.flush()
+        except Exception as e:  # flush handles each item; this is a last guard for the request
+            _internal_error(self.stats, "bulk round", e)
+
+    def output(self) -> BulkOutput:
+        """Run the whole rewrite; the forwarded body, not joined."""
+        for _ in self._rounds():
+            pass
+        return self._rewriter.out
+
+    def chunks(self) -> Iterator[bytes]:
+        """Run the rewrite round by round, yielding the forwarded body in order as it becomes
+        final: at most a round of rewritten lines is held besides the input."""
+        out = self._rewriter.out
+        for upto in self._rounds():
+            piece = out.take(upto)
+            if piece:
+                yield piece
+        yield from out.chunks()
+
+
+def rewrite_bulk_output(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
+                        route_index: str | None = None, **options) -> tuple[BulkOutput, ProxyStats]:
+    """:func:`rewrite_bulk`, with the forwarded body as a :class:`BulkOutput` (not joined);
+    ``options`` as :class:`BulkRewrite`'s."""
+    rewrite = BulkRewrite(body, cleaner, patterns, default_index, route_index, **options)
+    return rewrite.output(), rewrite.stats
 
 
 def rewrite_bulk(body: bytes, cleaner, patterns: IndexPatterns, default_index: str | None = None,
                  route_index: str | None = None, *,
                  accepts_new_fields: Callable[[str], bool] | None = None,
-                 max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES) -> tuple[bytes, ProxyStats]:
+                 max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES, bulk: BulkBody | None = None,
+                 cleaner_for: Callable[[str], Any] | None = None) -> tuple[bytes, ProxyStats]:
     """Clean the ``index``/``create`` sources of an NDJSON bulk body bound for ``patterns``.
 
     ``default_index``: the index of the URL path (``/crawl/_bulk``). ``route_index``: where an
     over-``max_ratio`` document goes (``{index}`` is replaced by its index). ``accepts_new_fields``:
     ``index -> bool``; False means the index takes no new fields (``dynamic: strict`` without a
     ``bloomspan`` mapping): strip mode rewrites the text fields in place and adds nothing,
-    mark/downweight forward the item unchanged (reason ``strict_mapping``).
+    mark/downweight forward the item unchanged (reason ``strict_mapping``). ``bulk`` and
+    ``cleaner_for``: see :class:`BulkRewrite`.
     Never raises for anything in ``body``; returns ``(forwarded body, stats)``.
     """
-    rewriter = _BulkRewriter(body, cleaner, route_index, accepts_new_fields, max_item_bytes)
-    stats = rewriter.stats
-    matched: dict[str | None, bool] = {}  # index -> bound for cleaning (a request names few indices)
-    lines = _lines(body)
-    for action_span in lines:
-        raw = body[action_span[0]:action_span[1]]
-        if _is_blank(raw):
-            continue
-        try:
-            action = _read_action(raw)
-        except _Uncleaned as e:
-            e.count(stats)  # the rest of the body goes through as sent
-            break
-        except Exception as e:
-            _internal_error(stats, "bulk action", e)
-            break
-        verb, meta, _, _ = action
-        if verb == "delete":
-            continue
-        source_span = next(lines, None)
-        if source_span is None or verb not in CLEANED_ACTIONS:
-            continue
-        index = meta.get("_index", default_index)
-        try:
-            if index is not None and not isinstance(index, str):
-                stats.items += 1
-                raise _Uncleaned("non_string_index")
-            cleaned = matched.get(index)
-            if cleaned is None:
-                cleaned = matched[index] = patterns.matches(index)
-            if cleaned:
-                rewriter.add(action_span, source_span, action, index)
-        except _Uncleaned as e:
-            e.count(stats)
-        except Exception as e:
-            _internal_error(stats, "bulk item", e)
-    try:
-        rewriter.flush()
-    except Exception as e:  # flush handles each item; this is a last guard for the request
-        _internal_error(stats, "bulk round", e)
-    return rewriter.out.result(), stats
+    out, stats = rewrite_bulk_output(body, cleaner, patterns, default_index, route_index,
+                                     accepts_new_fields=accepts_new_fields, max_item_bytes=max_item_bytes,
+                                     bulk=bulk, cleaner_for=cleaner_for)
+    return out.joined(), stats
 
 
 def rewrite_single(body: bytes, cleaner, index: str, patterns: IndexPatterns, doc_id: str | None = None, *,

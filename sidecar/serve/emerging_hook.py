@@ -7,9 +7,12 @@ now serving are *emerging boilerplate*: listed by ``GET /emerging`` and counted 
 ``/metrics``; when ``emerging_threshold`` of them are tracked, ``on_threshold()`` is called
 (the service starts a mining run), at most once per cooldown.
 
-Bodies (:meth:`EmergingHook.observe_bulk`): an NDJSON ``_bulk`` body (its ``index`` and
-``create`` items are observed; ``update``/``delete`` items are skipped, and parsing stops at
-the first line that is not a bulk action, as the cluster would reject the rest) or a single
+Input: the proxy hands over a bulk body's items as the rewrite read them
+(:meth:`EmergingHook.observe_items`: the :class:`~.bulk_items.BulkBody` and the text of each
+document the rewrite parsed, so a body is read once); :meth:`EmergingHook.observe_bulk` takes
+a raw body: an NDJSON ``_bulk`` body (read with :func:`~.bulk_items.parse_bulk`: its ``index``
+and ``create`` items are observed; ``update``/``delete`` items are skipped, and reading stops
+at the first line that is not a bulk action, as the cluster would reject the rest) or a single
 document (a body that is one JSON object and not a bulk action line). The configured text
 fields (top-level string values; others are ignored) of a document are observed together,
 joined by a blank line, as one document. With ``clean_indices`` configured, only items
@@ -38,6 +41,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from bloomspan.sidecar.serve.bulk_items import parse_bulk
+
 log = logging.getLogger(__name__)
 
 BULK_ACTIONS = ("index", "create", "update", "delete")
@@ -63,7 +68,7 @@ class HookCounters:
 def detector_config(config: Any):
     """The :class:`EmergingConfig` for a :class:`ServeConfig` (``emerging_shingle``,
     ``emerging_threshold``; optional ``emerging_filter_bits``, ``emerging_cooldown_seconds``)."""
-    from bloomspan.ingest.emerging import EmergingConfig
+    from bloomspan.ingest.companions.emerging import EmergingConfig
 
     k = getattr(config, "emerging_shingle", None) or EmergingConfig.shingle_tokens
     threshold = getattr(config, "emerging_threshold", EmergingConfig.threshold)
@@ -89,7 +94,7 @@ class EmergingHook:
     def __init__(self, config: Any, on_threshold: Callable[[], None] | None = None, *, registry=None,
                  emerging_config=None, clock: Callable[[], float] | None = None, background: bool = True,
                  max_queue_bytes: int = 64 * 2**20):
-        from bloomspan.ingest.emerging import EmergingDetector
+        from bloomspan.ingest.companions.emerging import EmergingDetector
         from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
 
         self.config = config
@@ -127,6 +132,30 @@ class EmergingHook:
         fields = tuple(fields) if fields is not None else self.fields
         if isinstance(body, str):
             body = body.encode("utf-8", "surrogatepass")
+        return self._submit((self._observe_now, body, fields, index), len(body))
+
+    def observe_items(self, bulk, texts: dict[int, str | None], fields: Iterable[str] | None = None) -> int:
+        """Observe the index/create items of a bulk body the proxy has read already: ``bulk``
+        is its :class:`~.bulk_items.BulkBody`, ``texts`` the text (:meth:`text_of`) of each
+        document the rewrite parsed, by the line of its action; the sources of the other
+        items are read here. Returns what :meth:`observe_bulk` returns."""
+        fields = tuple(fields) if fields is not None else self.fields
+        size = len(bulk.body) + sum(len(t) for t in texts.values() if t)
+        return self._submit((self._observe_items_now, bulk, texts, fields), size)
+
+    def has_room(self, size: int) -> bool:
+        """Whether a body of ``size`` bytes would be queued now (not skipped)."""
+        return not self.background or not (self._closed or (self._queued_bytes + size > self.max_queue_bytes
+                                                            and self._queue))
+
+    def text_of(self, doc: Any, fields: Iterable[str] | None = None) -> str | None:
+        """The text the detector observes of ``doc``: its configured string fields joined by a
+        blank line; None when it has none."""
+        fields = tuple(fields) if fields is not None else self.fields
+        texts = [doc[f] for f in fields if isinstance(doc, dict) and isinstance(doc.get(f), str) and doc[f]]
+        return "\n\n".join(texts) if texts else None
+
+    def _submit(self, job: tuple, size: int) -> int:
         with self._lock:
             self.counters.requests += 1
         if self._loop is None:
@@ -135,15 +164,15 @@ class EmergingHook:
             except RuntimeError:
                 pass
         if not self.background:
-            return self._observe_now(body, fields, index)
+            return job[0](*job[1:])
         with self._cond:
-            if self._closed or (self._queued_bytes + len(body) > self.max_queue_bytes and self._queue):
+            if self._closed or (self._queued_bytes + size > self.max_queue_bytes and self._queue):
                 with self._lock:
                     self.counters.skipped_bodies += 1
-                    self.counters.skipped_bytes += len(body)
+                    self.counters.skipped_bytes += size
                 return 0
-            self._queue.append((body, fields, index))
-            self._queued_bytes += len(body)
+            self._queue.append((job, size))
+            self._queued_bytes += size
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name="bloomspan-emerging", daemon=True)
                 self._worker.start()
@@ -173,11 +202,11 @@ class EmergingHook:
                 self._cond.wait_for(lambda: self._queue or self._closed)
                 if not self._queue:
                     return  # closed and drained
-                body, fields, index = self._queue.popleft()
-                self._queued_bytes -= len(body)
+                job, size = self._queue.popleft()
+                self._queued_bytes -= size
                 self._busy = True
             try:
-                self._observe_now(body, fields, index)
+                job[0](*job[1:])
             except Exception:  # a bug must not kill the worker
                 log.exception("emerging: observing a body failed")
             finally:
@@ -186,70 +215,75 @@ class EmergingHook:
                     self._cond.notify_all()
 
     def _observe_now(self, body: bytes, fields: tuple[str, ...], index: str | None) -> int:
+        try:
+            whole = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            whole = None  # NDJSON with several lines (or garbage): read as a bulk body
+        else:
+            if not _is_action(whole):
+                if isinstance(whole, dict):
+                    if not self._watched(index):
+                        self._count("documents_other_index")
+                        return 0
+                    return self.observe_document(whole, fields)
+                self._count("parse_errors")
+                return 0
+        return self._observe_items_now(parse_bulk(body, index), {}, fields)
+
+    def _observe_items_now(self, bulk, texts: dict[int, str | None], fields: tuple[str, ...]) -> int:
         observed = 0
-        for doc, target in self._documents(body, index):
-            if self._patterns is not None and target is not None and not self._patterns.matches(target):
-                self._count("documents_other_index")
-                continue
-            observed += self.observe_document(doc, fields)
+        for item in self._watched_items(bulk):
+            if item.line in texts:
+                observed += self._observe_text(texts[item.line])
+            else:
+                doc = self._source(bulk, item)
+                if doc is not None:
+                    observed += self.observe_document(doc, fields)
         return observed
 
     def observe_document(self, doc: Any, fields: Iterable[str] | None = None) -> int:
         """Observe one document (a dict); returns 1 if it had text in a configured field, else 0."""
-        fields = tuple(fields) if fields is not None else self.fields
-        texts = [doc[f] for f in fields if isinstance(doc, dict) and isinstance(doc.get(f), str) and doc[f]]
-        if not texts:
+        return self._observe_text(self.text_of(doc, fields))
+
+    def _observe_text(self, text: str | None) -> int:
+        if not text:
             self._count("documents_without_text")
             return 0
-        self.detector.observe("\n\n".join(texts))
+        self.detector.observe(text)
         self._count("documents_observed")
         return 1
 
-    def _documents(self, body: bytes, default_index: str | None) -> Iterator[tuple[Any, str | None]]:
-        """``(document, target index or None)`` of every index/create item, or of the single document."""
+    def _watched_items(self, bulk) -> Iterator:
+        """The index/create items with a source bound for a watched index (or an unknown one)."""
+        for item in bulk.rewrite_items():
+            if item.verb not in OBSERVED_ACTIONS or item.source_span is None:
+                continue
+            if not self._watched(item.index):
+                self._count("documents_other_index")
+                continue
+            yield item
+        if bulk.stop_reason is not None:
+            self._count("parse_errors")
+
+    def _watched(self, target: Any) -> bool:
+        """Whether documents bound for ``target`` are observed: every one without clean-index
+        patterns, else those matching them or with no known target."""
+        if self._patterns is None or target is None:
+            return True
+        return isinstance(target, str) and self._patterns.matches(target)
+
+    def _source(self, bulk, item) -> Any:
         try:
-            whole = json.loads(body)
+            return json.loads(bulk.body[item.source_span[0]:item.source_span[1]])
         except (ValueError, UnicodeDecodeError):
-            whole = None  # NDJSON with several lines (or garbage): parse line by line
-        else:
-            if not _is_action(whole):
-                if isinstance(whole, dict):
-                    yield whole, default_index
-                else:
-                    self._count("parse_errors")
-                return
-        lines = body.split(b"\n")
-        i, n = 0, len(lines)
-        while i < n:
-            line = lines[i]
-            if not line.strip():
-                i += 1
-                continue
-            try:
-                action = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                action = None
-            if not _is_action(action):
-                self._count("parse_errors")
-                return
-            ((verb, meta),) = action.items()
-            if verb == "delete":
-                i += 1
-                continue
-            if verb in OBSERVED_ACTIONS and i + 1 < n:
-                try:
-                    doc = json.loads(lines[i + 1])
-                except (ValueError, UnicodeDecodeError):
-                    self._count("parse_errors")  # the cluster reports this item; keep reading
-                else:
-                    yield doc, meta.get("_index", default_index)
-            i += 2
+            self._count("parse_errors")  # the cluster reports this item; keep reading
+            return None
 
     # -- phrase set -------------------------------------------------------------------
     def set_known_phrases(self, phrase_set: Iterable[Any] | None) -> int:
         """Shingles covered by ``phrase_set`` (records with ``.tokens``, token lists or texts;
         None: nothing) stop being emerging. Returns how many tracked shingles were dropped."""
-        from bloomspan.ingest.emerging import known_shingles
+        from bloomspan.ingest.companions.emerging import known_shingles
 
         phrases = list(phrase_set) if phrase_set is not None else []
         known = known_shingles(phrases, self.emerging_config.shingle_tokens)

@@ -138,16 +138,17 @@ class JsonErrorAppRunner(web.AppRunner):
         return server
 
 
-def run_app(app: web.Application, host: str, port: int) -> None:
+def run_app(app: web.Application, host: str, port: int, *, reuse_port: bool = False) -> None:
     """``web.run_app`` with :class:`JsonErrorAppRunner`: serve until SIGINT or SIGTERM, then
-    run the app's cleanup (its background tasks are cancelled and awaited)."""
+    run the app's cleanup (its background tasks are cancelled and awaited). ``reuse_port``:
+    bind with ``SO_REUSEPORT``, so several processes serve one port (:func:`run_workers`)."""
     import asyncio
 
     async def main() -> None:
         runner = JsonErrorAppRunner(app, handle_signals=True)
         await runner.setup()
         try:
-            await web.TCPSite(runner, host, port).start()
+            await web.TCPSite(runner, host, port, reuse_port=reuse_port or None).start()
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
@@ -156,3 +157,50 @@ def run_app(app: web.Application, host: str, port: int) -> None:
         asyncio.run(main())
     except (web.GracefulExit, KeyboardInterrupt):
         pass  # asyncio.run cancelled main(), whose finally ran the cleanup
+
+
+def run_workers(make_app, host: str, port: int, workers: int) -> int:
+    """Serve ``make_app()`` from ``workers`` processes on one port (pre-fork, ``SO_REUSEPORT``:
+    the kernel spreads the connections). One event loop runs the proxy's Python on one core;
+    a worker per core is how the proxy scales. Each worker is a whole `serve` (its own template
+    watcher and cleaner, emerging hook and metrics). SIGINT/SIGTERM stop every worker; returns
+    the first non-zero exit status of a worker, else 0. With ``workers`` 1 the app runs here."""
+    import os
+    import signal
+
+    if workers <= 1:
+        run_app(make_app(), host, port)
+        return 0
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # the worker: a fresh app in a process of its own
+            status = 0
+            try:
+                run_app(make_app(), host, port, reuse_port=True)
+            except BaseException:  # noqa: BLE001 - reported by the exit status, logged by the app
+                logging.getLogger(__name__).exception("serve worker %d failed", os.getpid())
+                status = 1
+            finally:
+                os._exit(status)
+        children.append(pid)
+
+    def stop(signum, frame) -> None:
+        for child in children:
+            try:
+                os.kill(child, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    status = 0
+    for child in children:
+        while True:
+            try:
+                _, code = os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
+        status = status or os.waitstatus_to_exitcode(code)
+    return status

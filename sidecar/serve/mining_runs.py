@@ -60,7 +60,7 @@ def previous_params(config: ServeConfig, client=None) -> dict:
 def mine_config_for(config: ServeConfig, previous: dict | None = None):
     """The cluster mining configuration a service run uses (the sidecar's own credentials):
     serve's flags, plus ``previous`` (:func:`previous_params`) for the rest. With no run to
-    follow, serve's ``--scope-field`` and ``--url-field`` (the fields of the documents it
+    follow, serve's ``--site-field`` and ``--url-field`` (the fields of the documents it
     cleans) name the site and URL fields, so the first run detects templates as ``mine`` would."""
     if not previous:
         previous = {k: v for k, v in (("site_field", config.scope_field), ("url_field", config.url_field)) if v}

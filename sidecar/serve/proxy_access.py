@@ -42,11 +42,11 @@ directly): a script or ingest pipeline that changes a document's ``_index`` is n
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from bloomspan.sidecar.serve.bulk_items import BulkBody, BulkItem, Pairs, load_lenient, parse_bulk, strip_comments
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
 from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, Resolution, is_concrete
 
@@ -71,9 +71,7 @@ BODY_TARGET_ENDPOINTS = frozenset({"_aliases", "_reindex", "_index_template", "_
 NAME_KEYS = frozenset({"index", "indices", "alias", "aliases", "index_patterns"})
 PATH_TARGETS = {"_alias": "alias", "_aliases": "alias", "_clone": "target index", "_split": "target index",
                 "_shrink": "target index", "_rollover": "new index"}
-BULK_VERBS = frozenset({"index", "create", "update", "delete"})
-BULK_VERBS_WITH_SOURCE = frozenset({"index", "create", "update"})
-CLEANED_VERBS = frozenset({"index", "create"})
+__all__ = ["AccessPolicy", "Refusal", "bulk_items", "split_path", "strip_comments"]
 ALTERNATIVE_BODY_FORMATS = ("smile", "cbor", "yaml")
 
 
@@ -83,59 +81,6 @@ class Refusal:
 
     rule: str
     reason: str
-
-
-class _Pairs(list):
-    """A JSON object as its list of (key, value) pairs: duplicate keys are all kept."""
-
-
-def _load(text: bytes | str):
-    """The first JSON value in ``text`` (what follows it is ignored, as the node's bulk parser
-    does; ``/* */`` and ``//`` comments are allowed, as the node allows them); objects become
-    :class:`_Pairs`. ValueError when there is none."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    decoder = json.JSONDecoder(object_pairs_hook=_Pairs)
-    try:
-        try:
-            return decoder.raw_decode(text, len(text) - len(text.lstrip()))[0]
-        except ValueError:
-            if "/" not in text:
-                raise
-            text = strip_comments(text)
-            return decoder.raw_decode(text, len(text) - len(text.lstrip()))[0]
-    except RecursionError:
-        raise ValueError("nested too deeply to check") from None
-
-
-def strip_comments(text: str) -> str:
-    """``text`` without JSON comments (``/* ... */`` and ``// ...``), strings left alone."""
-    out, i, n, in_string = [], 0, len(text), False
-    while i < n:
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("/*", i):
-            close = text.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-            out.append(" ")
-            continue
-        elif text.startswith("//", i):
-            close = text.find("\n", i)
-            i = n if close < 0 else close
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def split_path(raw_path: str) -> list[str]:
@@ -207,56 +152,17 @@ def expression_globs(expression: str) -> list[str]:
     return globs
 
 
-@dataclass(frozen=True)
-class BulkItem:
-    """One action line of a bulk body: ``indices`` are its ``_index`` values (any JSON type),
-    or the path's index when it names none; ``parsed`` is False for a line the proxy cannot read."""
-
-    number: int
-    line: int
-    verbs: tuple[str, ...]
-    indices: tuple
-    parsed: bool
-    raw: bytes
-
-
 def bulk_items(body: bytes, default_index: str | None) -> Iterator[BulkItem]:
-    """The action lines of a bulk body, found the way the node finds them: blank lines between
-    items are skipped, the line after an index/create/update action is its source. After a line
-    the proxy cannot parse, it no longer knows which lines are sources, so every later line
-    that parses as an action is reported too."""
-    pos, line, number, expect_source, lost = 0, 0, 0, False, False
-    n = len(body)
-    while pos < n:
-        end = body.find(b"\n", pos)
-        end = n if end < 0 else end
-        raw = body[pos:end]
-        pos = end + 1
-        line += 1
-        if expect_source:
-            expect_source = False
-            continue
-        if not raw.strip():
-            continue
-        try:
-            action = _load(raw)
-        except (ValueError, UnicodeDecodeError):
-            action = None
-        if not isinstance(action, _Pairs) or not action or not all(isinstance(m, _Pairs) for _, m in action):
-            if not lost:
-                number += 1
-                yield BulkItem(number, line, (), (), False, raw)
-                lost = True
-            elif action is None:
-                yield BulkItem(number, line, (), (), False, raw)
-            continue
-        verbs = tuple(v for v, _ in action)
-        if lost and not set(verbs) <= BULK_VERBS:
-            continue  # most likely a source line
-        indices = tuple(value for _, meta in action for key, value in meta if key == "_index")
-        number += 1
-        yield BulkItem(number, line, verbs, indices or ((default_index,) if default_index else ()), True, raw)
-        expect_source = not lost and verbs[0] in BULK_VERBS_WITH_SOURCE
+    """The items the access rules check (:meth:`BulkBody.access_items` of :func:`parse_bulk`),
+    for a caller that has only the body."""
+    return parse_bulk(body, default_index).access_items()
+
+
+def _bulk_of(body: bytes, index_expr: str | None, bulk: BulkBody | None) -> BulkBody:
+    """The caller's reading of the body when it has one (for this path's index), else a new one."""
+    if bulk is not None and bulk.body is body and bulk.default_index == index_expr:
+        return bulk
+    return parse_bulk(body, index_expr)
 
 
 def _body_names(value) -> list:
@@ -264,10 +170,10 @@ def _body_names(value) -> list:
     found, stack = [], [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, _Pairs):
+        if isinstance(node, Pairs):
             for key, child in node:
                 if key in NAME_KEYS:
-                    found.extend(child if isinstance(child, list) and not isinstance(child, _Pairs) else [child])
+                    found.extend(child if isinstance(child, list) and not isinstance(child, Pairs) else [child])
                 stack.append(child)
         elif isinstance(node, list):
             stack.extend(node)
@@ -316,22 +222,25 @@ class AccessPolicy:
         return any(name.encode() in raw for name in names if name)
 
     # ------------------------------------------------------------ the check
-    def names_to_resolve(self, method: str, segments: list[str], body: bytes) -> list[str]:
+    def names_to_resolve(self, method: str, segments: list[str], body: bytes, bulk: BulkBody | None = None) -> list[str]:
         """The concrete names a write targets (the path's index expression, each bulk item's
-        ``_index``), for :mod:`.target_resolution`; none for a read."""
+        ``_index``), for :mod:`.target_resolution`; none for a read. ``bulk``: the body's
+        :func:`parse_bulk`, when the caller has it (else it is parsed here)."""
         method = method.upper()
         index_expr, rest = _split_target(segments)
         if _is_read(method, rest):
             return []
         names = {term for term in (index_expr or "").split(",") if is_concrete(term)}
         if rest and rest[-1] == "_bulk":
-            names.update(i for item in bulk_items(body, index_expr) for i in item.indices if is_concrete(i))
+            names.update(i for item in _bulk_of(body, index_expr, bulk).access_items() for i in item.indices
+                         if is_concrete(i))
         return sorted(names)
 
     def check(self, method: str, segments: list[str], query: Mapping[str, str], content_type: str | None,
-              body: bytes, resolution: Resolution = NOTHING_RESOLVED) -> Refusal | None:
+              body: bytes, resolution: Resolution = NOTHING_RESOLVED, bulk: BulkBody | None = None) -> Refusal | None:
         """None when the request may be relayed, else the :class:`Refusal` (see the module doc).
-        ``resolution``: what the names of :meth:`names_to_resolve` are (aliases, data streams)."""
+        ``resolution``: what the names of :meth:`names_to_resolve` are (aliases, data streams);
+        ``bulk``: the body's :func:`parse_bulk`, when the caller has it (else it is parsed here)."""
         method = method.upper()
         shown = f"{method} /{'/'.join(segments)}"
         index_expr, rest = _split_target(segments)
@@ -352,13 +261,15 @@ class AccessPolicy:
         if body and content_type and any(f in content_type.lower() for f in ALTERNATIVE_BODY_FORMATS):
             return Refusal("body_format", f"{shown}: Content-Type {content_type!r}: the proxy relays JSON bodies "
                                           "only for writes (it must read them)")
-        refusal = self._check_protected(shown, index_expr, rest, body, resolution)
+        if rest and rest[-1] == "_bulk":
+            bulk = _bulk_of(body, index_expr, bulk)
+        refusal = self._check_protected(shown, index_expr, rest, body, resolution, bulk)
         if refusal is None and self.sidecar_credentials:
-            refusal = self._check_allow_list(shown, method, index_expr, rest, body, resolution)
+            refusal = self._check_allow_list(shown, method, index_expr, rest, resolution, bulk)
         return refusal
 
     def _check_protected(self, shown: str, index_expr: str | None, rest: list[str], body: bytes,
-                         resolution: Resolution) -> Refusal | None:
+                         resolution: Resolution, bulk: BulkBody | None) -> Refusal | None:
         targets = [("index", index_expr)] if index_expr is not None else []
         if len(rest) >= 2 and rest[0] in PATH_TARGETS:
             targets.append((PATH_TARGETS[rest[0]], rest[1]))
@@ -368,9 +279,9 @@ class AccessPolicy:
                 return Refusal("protected_index", f"{shown}: the {kind} {expression!r} reaches {what}, which the "
                                                   "proxy never writes (bloomspan maintains it)")
         if rest and rest[-1] == "_bulk":
-            for item in bulk_items(body, index_expr):
+            for item in bulk.access_items():
                 if not item.parsed:
-                    if self._raw_may_name_protected(item.raw):
+                    if self._raw_may_name_protected(bulk.raw(item.action_span)):
                         return Refusal("protected_index", f"{shown}: bulk line {item.line} is not JSON the proxy can "
                                                           "read and may name an index it never writes")
                     continue
@@ -382,7 +293,7 @@ class AccessPolicy:
                                                           "proxy never writes; nothing of this request was forwarded")
         elif body and (set(rest) & BODY_TARGET_ENDPOINTS):
             try:
-                names = _body_names(_load(body))
+                names = _body_names(load_lenient(body))
             except (ValueError, UnicodeDecodeError):
                 if self._raw_may_name_protected(body):
                     return Refusal("protected_index", f"{shown}: the body is not JSON the proxy can read and may "
@@ -409,14 +320,14 @@ class AccessPolicy:
         return not any(self.protected_reached(behind) for behind in resolution.data_streams.get(index, ()))
 
     def _check_allow_list(self, shown: str, method: str, index_expr: str | None, rest: list[str],
-                          body: bytes, resolution: Resolution) -> Refusal | None:
+                          resolution: Resolution, bulk: BulkBody | None) -> Refusal | None:
         patterns = ", ".join(self.clean.patterns) or "(no --clean-index pattern)"
         why = ("with the sidecar's own credentials (--no-forward-credentials) the proxy relays only reads "
                f"and document writes to indices matching {patterns}")
         if rest == ["_bulk"] and method in ("POST", "PUT"):
             if index_expr is not None and not self.clean_target(index_expr, resolution):
                 return Refusal("not_allowed", f"{shown}: index {index_expr!r} does not match; {why}")
-            for item in bulk_items(body, index_expr):
+            for item in bulk.access_items():
                 if not item.parsed:
                     return Refusal("not_allowed", f"{shown}: bulk line {item.line} is not an action line the proxy "
                                                   f"can check; {why}")

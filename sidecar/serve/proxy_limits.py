@@ -4,7 +4,7 @@ A node refuses a body over ``http.max_content_length`` (100mb unless configured)
 proxy applies the same limit (or ``--max-body-bytes``) before it buffers a body, so a request
 the cluster would refuse never costs the proxy more than the limit. The body is read chunk by
 chunk, counted after decompression (a gzip body is limited by what it inflates to, as on the
-node), and joined once: at most about two copies of a body at the limit are held at a time.
+node), into one buffer filled in place: one copy of the body, never two.
 """
 from __future__ import annotations
 
@@ -79,22 +79,36 @@ class BodyUnreadable(Exception):
         self.payload_error = payload_error
 
 
-async def read_body(request: web.Request, limit: int) -> bytes:
+async def read_body(request: web.Request, limit: int) -> bytearray:
     """The (decompressed) request body; :class:`BodyTooLarge` as soon as it passes ``limit``,
     :class:`BodyUnreadable` when its encoding or framing is broken."""
     declared = request.content_length
     if declared is not None and declared > limit and "Content-Encoding" not in request.headers:
         raise BodyTooLarge(declared, limit)
-    chunks: list[bytes] = []
-    size = 0
+    # One buffer, filled in place: sized by Content-Length when the body arrives as declared,
+    # else grown (a large bytearray grows by remapping, not copying), never a list of chunks
+    # joined into a second copy.
+    body = bytearray(declared) if declared is not None and "Content-Encoding" not in request.headers else bytearray()
+    view, size = memoryview(body) if body else None, 0
     try:
         async for chunk in request.content.iter_chunked(READ_CHUNK):
-            size += len(chunk)
-            if size > limit:
+            end = size + len(chunk)
+            if end > limit:
                 raise BodyTooLarge(None, limit)
-            chunks.append(chunk)
+            if view is not None and end <= len(body):
+                view[size:end] = chunk
+            else:
+                if view is not None:
+                    view.release()
+                    view = None
+                    del body[size:]
+                body += chunk
+            size = end
     except web.RequestPayloadError as exc:  # not gzip after all, a broken chunk header, ...
         raise BodyUnreadable(exc) from None
-    body = b"".join(chunks)
-    chunks.clear()
+    finally:
+        if view is not None:
+            view.release()
+    if size < len(body):
+        del body[size:]
     return body

@@ -5,7 +5,8 @@ background tasks run as ``cleanup_ctx`` contexts, cancelled and awaited on shutd
 template watcher (reloads the cleaner when the template alias moves to a new run; requests in
 flight keep the cleaner they started with, the swap is one reference assignment) and the
 scheduler (a mining run every ``every_seconds``). CPU work — mining, building a matcher —
-runs in threads (``asyncio.to_thread``), never on the event loop.
+runs in threads (``asyncio.to_thread``; the proxy's parse, access check and rewrite on one
+worker thread of its own), never on the event loop.
 
 Routes: ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (Prometheus), ``GET /runs``,
 ``POST /runs`` (needs the admin token when one is set), ``GET /emerging``,
@@ -25,29 +26,38 @@ plain-text 500. A request that is not valid HTTP, or whose body cannot be decode
 from __future__ import annotations
 
 import asyncio
-import inspect
+import functools
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientSession, ClientTimeout, payload, web
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from yarl import URL
 
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
-from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
+from bloomspan.sidecar.serve.bulk_items import CLEANED_VERBS, BulkBody, parse_bulk
+from bloomspan.sidecar.serve.bulk_proxy import (
+    ROUND_BYTES,
+    BulkOutput,
+    BulkRewrite,
+    IndexPatterns,
+    ProxyStats,
+    rewrite_single,
+)
 from bloomspan.sidecar.serve.failure_streak import FailureStreak
 from bloomspan.sidecar.serve.http_errors import unreadable_body
 from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
-from bloomspan.sidecar.serve.proxy_access import CLEANED_VERBS, AccessPolicy, bulk_items, split_path
+from bloomspan.sidecar.serve.proxy_access import AccessPolicy, split_path
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
 from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
-from bloomspan.sidecar.serve.target_resolution import resolve_targets
+from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, resolve_targets
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +82,7 @@ class ProxyRuntime:
 
 
 RUNTIME = web.AppKey("runtime", ProxyRuntime)
+WORKER = web.AppKey("worker", ThreadPoolExecutor)  # the proxy's CPU work: parse, access check, rewrite
 KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None}: the kernel warm-up
 
 # The body is forwarded decompressed and re-framed, so its encoding and framing headers are
@@ -80,18 +91,10 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding", "expect"}
 # Bodies above this are checked against the access rules in a worker thread.
 POLICY_INLINE_BYTES = 256 * 1024
-
-
-def _accepts_keyword(fn) -> bool:
-    """Does the rewriter take ``accepts_new_fields`` (strict-mapping indices)?"""
-    try:
-        return "accepts_new_fields" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-BULK_TAKES_MAPPING_PROBE = _accepts_keyword(rewrite_bulk)
-SINGLE_TAKES_MAPPING_PROBE = _accepts_keyword(rewrite_single)
+# Bulk bodies above this are rewritten round by round (ROUND_BYTES of sources) while they are
+# sent (chunked), so the proxy holds the body and one round of rewritten lines, never a second
+# copy of the body; smaller ones are rewritten whole and sent with their length.
+STREAM_BYTES = 8 * ROUND_BYTES
 
 
 def _metrics(registry: CollectorRegistry) -> dict:
@@ -230,15 +233,6 @@ def _classify(method: str, parts: list[str]) -> tuple[str, str | None, str | Non
     return "other", None, None
 
 
-def _bulk_first_index(body: bytes) -> str | None:
-    try:
-        (meta,) = json.loads(body.split(b"\n", 1)[0]).values()
-        index = meta.get("_index")
-    except Exception:
-        return None
-    return index if isinstance(index, str) else None
-
-
 def _refused(app: web.Application, request: web.Request, rule: str, reason: str) -> web.Response:
     app[METRICS]["refused"].labels(rule=rule).inc()
     log.warning("proxy refused rule=%s method=%s path=%s", rule, request.method, request.path)
@@ -251,21 +245,6 @@ def _with_index(raw_path: str, index: str) -> str:
     return "/" + quote(index, safe="") + raw_path[1 + len(first):]
 
 
-class _ModePatterns:
-    """The clean-index patterns restricted to the indices cleaned in one mode (a request
-    whose items go to patterns of different modes is rewritten once per mode)."""
-
-    def __init__(self, patterns: IndexPatterns, holder: CleanerHolder, mode: str):
-        self.patterns, self.holder, self.mode = patterns, holder, mode
-
-    def matches(self, index: str | None) -> bool:
-        return self.patterns.matches(index) and self.holder.mode_of(index) == self.mode
-
-
-# Counted before an item's index is matched: a second pass over the same body would count them again.
-_COUNTED_BEFORE_MATCH = ("invalid_action", "unsupported_action", "non_string_index")
-
-
 def _probe_for(app: web.Application, mode: str) -> NewFieldsProbe:
     probes = app[PROBES]
     if mode not in probes:
@@ -273,80 +252,181 @@ def _probe_for(app: web.Application, mode: str) -> NewFieldsProbe:
     return probes[mode]
 
 
-async def _rewrite_bulk_by_mode(app, body, index, targets, extra_for):
-    """Rewrite a bulk body with the cleaner of each mode its target indices are cleaned in."""
-    config, holder, patterns = app[CONFIG], app[CLEANER], app[PATTERNS]
-    modes = sorted({holder.mode_of(t) for t in targets}) or [config.mode]
-    total = ProxyStats()
-    for n, mode in enumerate(modes):
-        matcher = patterns if len(modes) == 1 else _ModePatterns(patterns, holder, mode)
-        body, stats = await asyncio.to_thread(rewrite_bulk, body, holder.cleaner_for(mode), matcher, index,
-                                              config.route_index, **extra_for(mode))
-        if n:
-            for reason in _COUNTED_BEFORE_MATCH:
-                counted = stats.uncleaned_by_reason.pop(reason, 0)
-                stats.passed_through -= counted
-                if reason == "non_string_index":
-                    stats.items -= counted
-        total.add(stats)
-    return body, total
+class _RequestCleaners:
+    """The cleaner of each target index of one request, chosen once when the request starts (a
+    reload that swaps the cleaners meanwhile does not change them), and the mapping probe of
+    its mode."""
+
+    def __init__(self, app: web.Application, targets: set[str]):
+        holder = app[CLEANER]
+        self.modes = {t: holder.mode_of(t) for t in targets}
+        self.cleaners = {mode: holder.cleaner_for(mode) for mode in set(self.modes.values())}
+        self.app = app
+
+    def cleaner_for(self, index: str):
+        return self.cleaners[self.modes[index]]
+
+    def accepts_new_fields(self, index: str) -> bool:
+        return _probe_for(self.app, self.modes[index]).accepts(index)
+
+    async def prefetch(self, headers: dict) -> None:
+        config = self.app[CONFIG]
+        for mode in sorted(self.cleaners):
+            await _probe_for(self.app, mode).prefetch(self.app[UPSTREAM], config.upstream_url,
+                                                      sorted(t for t, m in self.modes.items() if m == mode),
+                                                      headers, config.upstream_headers())
 
 
-async def _clean(app, request, kind, index, doc_id, body, path, headers):
-    """The body (and path) to forward after cleaning; the stats go to the metrics."""
-    config = app[CONFIG]
-    holder = app[CLEANER]  # this request keeps the cleaners it takes even if a reload swaps them
+def _bulk_targets(app: web.Application, bulk: BulkBody) -> set[str]:
     patterns = app[PATTERNS]
-    takes_probe = BULK_TAKES_MAPPING_PROBE if kind == "bulk" else SINGLE_TAKES_MAPPING_PROBE
-    targets = [index] if kind == "single" else [
-        i for item in bulk_items(body, index) if item.parsed and item.verbs[0] in CLEANED_VERBS for i in item.indices]
-    targets = [t for t in targets if isinstance(t, str) and patterns.matches(t)]
-    if takes_probe:
-        for mode in sorted({holder.mode_of(t) for t in targets}):
-            await _probe_for(app, mode).prefetch(app[UPSTREAM], config.upstream_url,
-                                                 [t for t in targets if holder.mode_of(t) == mode],
-                                                 headers, config.upstream_headers())
+    named = {item.index for item in bulk.rewrite_items() if item.verb in CLEANED_VERBS and isinstance(item.index, str)}
+    return {index for index in named if patterns.matches(index)}
 
-    def extra_for(mode: str) -> dict:
-        return {"accepts_new_fields": _probe_for(app, mode).accepts} if takes_probe else {}
 
-    if kind == "bulk":
-        body, stats = await _rewrite_bulk_by_mode(app, body, index, targets, extra_for)
-    else:
-        mode = holder.mode_of(index)
-        body, stats, over = await asyncio.to_thread(rewrite_single, body, holder.cleaner_for(mode), index, patterns,
-                                                    doc_id, **extra_for(mode))
-        if over and config.route_index:
-            path = _with_index(path, config.route_index.replace("{index}", index))
-            stats.routed += 1
-        elif over:
-            stats.over_ratio_kept += 1
+def _emerging_collector(app: web.Application, bulk: BulkBody):
+    """``(on_document, texts)``: the rewrite's callback that keeps each observed item's text
+    for the emerging hook (by line), and the dict it fills; (None, None) when the hook would
+    skip this body anyway (its queue is full)."""
+    emerging = app.get(EMERGING)
+    if emerging is None or not emerging.has_room(len(bulk.body)):
+        return None, None
+    texts: dict[int, str | None] = {}
+
+    def on_document(item, doc) -> None:
+        texts[item.line] = emerging.text_of(doc)
+
+    return on_document, texts
+
+
+@dataclass
+class _Forward:
+    """What a proxied write sends on: ``output`` (sent with its size) or ``rewrite`` (a large
+    bulk body rewritten round by round while it is sent, chunked), the path, and
+    ``finish()``, run once the body is sent, which counts the rewrite's stats and returns the
+    texts it kept for the emerging hook."""
+
+    path: str
+    output: BulkOutput | None = None
+    rewrite: BulkRewrite | None = None
+    finish: Callable[[], dict | None] = lambda: None
+
+    def payload(self, app: web.Application):
+        if self.rewrite is None:
+            return _ForwardedBody(self.output)
+        return _streamed(app, self.rewrite)
+
+
+async def _streamed(app: web.Application, rewrite: BulkRewrite):
+    """The rewrite's pieces, each round computed on the proxy's worker thread (an async
+    iterable: aiohttp sends it chunked)."""
+    pieces = rewrite.chunks()
+    while True:
+        piece = await _on_worker(app, next, pieces, None)
+        if piece is None:
+            return
+        yield piece
+
+
+def _counter(app: web.Application, kind: str, index: str | None, stats: ProxyStats) -> None:
     _count_proxy(app, stats)
     if stats.errors:
         log.warning("proxy kind=%s index=%s documents_forwarded_uncleaned=%d first_reason=%s", kind, index,
                     stats.errors, stats.error_reasons[0] if stats.error_reasons else "unknown")
-    return body, path
 
 
-async def _check_access(app, request, segments, body, headers):
+async def _clean(app, kind, index, doc_id, body, bulk, path, headers) -> _Forward:
+    """The cleaned body to forward (and its path: an over-ratio document may be routed)."""
+    config = app[CONFIG]
+    patterns = app[PATTERNS]
+    targets = {index} if kind == "single" and patterns.matches(index) else set()
+    if kind == "bulk":
+        targets = await _run(app, _bulk_targets, app, bulk, size=len(body))
+    cleaners = _RequestCleaners(app, targets)
+    await cleaners.prefetch(headers)
+    if kind == "bulk":
+        on_document, texts = _emerging_collector(app, bulk)
+        rewrite = BulkRewrite(body, None, patterns, index, config.route_index,
+                              accepts_new_fields=cleaners.accepts_new_fields, bulk=bulk,
+                              cleaner_for=cleaners.cleaner_for, on_document=on_document)
+
+        def finish() -> dict | None:
+            _counter(app, kind, index, rewrite.stats)
+            return texts
+
+        if len(body) > STREAM_BYTES:
+            return _Forward(path, rewrite=rewrite, finish=finish)
+        return _Forward(path, output=await _on_worker(app, rewrite.output), finish=finish)
+    mode = app[CLEANER].mode_of(index)
+    body, stats, over = await _on_worker(app, functools.partial(
+        rewrite_single, body, app[CLEANER].cleaner_for(mode), index, patterns, doc_id,
+        accepts_new_fields=_probe_for(app, mode).accepts))
+    if over and config.route_index:
+        path = _with_index(path, config.route_index.replace("{index}", index))
+        stats.routed += 1
+    elif over:
+        stats.over_ratio_kept += 1
+    _counter(app, kind, index, stats)
+    return _Forward(path, output=BulkOutput(body))
+
+
+async def _on_worker(app: web.Application, fn, *args):
+    """``fn(*args)`` on the proxy's worker thread. One thread does the proxy's CPU work (it holds
+    the GIL anyway): its allocations stay in one malloc arena instead of one per pool thread,
+    which held freed rounds and doubled the peak memory of a large body."""
+    return await asyncio.get_running_loop().run_in_executor(app[WORKER], fn, *args)
+
+
+async def _run(app: web.Application, fn, *args, size: int):
+    """``fn(*args)``, on the proxy's worker thread when the body is over :data:`POLICY_INLINE_BYTES`."""
+    return fn(*args) if size <= POLICY_INLINE_BYTES else await _on_worker(app, fn, *args)
+
+
+async def _check_access(app, request, segments, body, bulk, headers):
     """The access rules' :class:`Refusal` or None. A request the names already refuse is refused
     without asking the cluster; one they allow is checked again when a name it writes to is an
     alias or a data stream (asked with the credentials the write would be sent with)."""
     policy = app[POLICY]
-
-    async def run(fn, *args):
-        return fn(*args) if len(body) <= POLICY_INLINE_BYTES else await asyncio.to_thread(fn, *args)
-
     check = (policy.check, request.method, segments, request.query, request.headers.get("Content-Type"), body)
-    refusal = await run(*check)
-    names = [] if refusal is not None else await run(policy.names_to_resolve, request.method, segments, body)
+    refusal = await _run(app, *check, NOTHING_RESOLVED, bulk, size=len(body))
+    names = [] if refusal is not None else policy.names_to_resolve(request.method, segments, body, bulk)
     if not names:
         return refusal
     auth = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
     resolution = await resolve_targets(app[UPSTREAM], app[CONFIG].upstream_url, names, auth)
     if not (resolution.aliases or resolution.data_streams or resolution.failed):
         return None  # every name is a concrete index (or none yet): the names decided
-    return await run(*check, resolution)
+    return await _run(app, *check, resolution, bulk, size=len(body))
+
+
+class _ForwardedBody(payload.Payload):
+    """The body to forward as an aiohttp payload of known size, written in pieces of about a
+    mebibyte (:meth:`BulkOutput.chunks`): the transport never buffers a second copy of it."""
+
+    def __init__(self, output: BulkOutput):
+        # The client's Content-Type is forwarded; without one the type is aiohttp's default for
+        # bytes, as when the body was sent as bytes.
+        super().__init__(output, content_type="application/octet-stream")
+        self._size = output.size
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return self._value.joined().decode(encoding, errors)
+
+    async def write(self, writer) -> None:
+        for chunk in self._value.chunks():
+            await writer.write(chunk)
+
+    async def write_with_length(self, writer, content_length: int | None) -> None:
+        await self.write(writer)
+
+
+def _is_bulk_write(method: str, segments: list[str]) -> tuple[bool, str | None]:
+    """``(whether the body is a bulk body, the path's index)``: a write whose path ends in ``_bulk``."""
+    from bloomspan.sidecar.serve.proxy_access import READ_METHODS
+
+    if method.upper() in READ_METHODS or not segments or segments[-1] != "_bulk":
+        return False, None
+    first = segments[0]
+    return True, (first if len(segments) > 1 and (not first.startswith("_") or first == "_all") else None)
 
 
 async def proxy(request: web.Request) -> web.StreamResponse:
@@ -366,32 +446,60 @@ async def proxy(request: web.Request) -> web.StreamResponse:
         app[METRICS]["proxy_requests"].labels(kind="unreadable_body").inc()
         return unreadable_body(request, exc.payload_error)
     headers = _forward_headers(request, config)
-    refusal = await _check_access(app, request, segments, body, headers)
+    is_bulk, path_index = _is_bulk_write(request.method, segments)
+    bulk = await _run(app, parse_bulk, body, path_index, size=len(body)) if is_bulk and body else None
+    refusal = await _check_access(app, request, segments, body, bulk, headers)
     if refusal is not None:
         return _refused(app, request, refusal.rule, refusal.reason)
     kind, index, doc_id = _classify(request.method, segments)
+    if kind == "bulk" and bulk is None:
+        bulk = parse_bulk(body, index)  # an empty body
     path = request.raw_path
     app[METRICS]["proxy_requests"].labels(kind=kind).inc()
     cleaner = app[CLEANER].current
-    if cleaner is None and kind != "other" and config.require_template \
-            and app[PATTERNS].matches(index or _bulk_first_index(body)):
+    first_index = index if kind == "single" else (index or (bulk.first_index() if bulk is not None else None))
+    if cleaner is None and kind != "other" and config.require_template and app[PATTERNS].matches(first_index):
         # Better a retryable refusal than boilerplate indexed uncleaned.
         app[METRICS]["proxy_requests"].labels(kind="refused_no_template").inc()
         return error_response(503, "bloomspan_no_template", "no phrase set loaded yet; retry later")
+    forward = _Forward(path, output=BulkOutput(body))
     if cleaner is not None and kind != "other" and body:
-        body, path = await _clean(app, request, kind, index, doc_id, body, path, headers)
+        forward = await _clean(app, kind, index, doc_id, body, bulk, path, headers)
+    url = URL(config.upstream_url + forward.path, encoded=True)
+    observe = kind != "other" and bool(body) and app.get(EMERGING) is not None and (
+        not config.clean_indices or app[PATTERNS].matches(first_index))
+    data = forward.payload(app) if body else None
+    unfinished = [forward]
+    del forward
+    try:
+        async with app[UPSTREAM].request(request.method, url, data=data, headers=headers,
+                                         allow_redirects=False) as upstream:
+            _finish(app, unfinished.pop(), bulk, kind, index, observe)
+            # The body was sent: only the answer is held from here (a large bulk's answer is large too).
+            del body, bulk, data
+            payload_bytes = await upstream.read()
+            out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
+    finally:
+        if unfinished:  # the cluster was not reached: the rewrite's counts still go to the metrics
+            unfinished.pop().finish()
+    return web.Response(status=upstream.status, body=payload_bytes, headers=out_headers)
+
+
+def _finish(app: web.Application, forward: _Forward, bulk: BulkBody | None, kind: str, index: str | None,
+            observe: bool) -> None:
+    """Count the rewrite's stats and, when ``observe``, hand what was forwarded to the emerging
+    hook (``bulk``: the request's items). After cleaning, so
+    known boilerplate is gone and only new repeats can fill the filter; the hook only queues
+    the items (or the single document) for its worker thread."""
+    texts = forward.finish()
     emerging = app.get(EMERGING)
-    if emerging is not None and kind != "other" and body and (
-            not config.clean_indices or app[PATTERNS].matches(index or _bulk_first_index(body))):
-        # After cleaning, so known boilerplate is gone and only new repeats can fill the filter;
-        # observe_bulk only queues the body for the hook's worker thread.
-        emerging.observe_bulk(body, config.fields, index)
-    url = URL(config.upstream_url + path, encoded=True)
-    async with app[UPSTREAM].request(request.method, url, data=body or None, headers=headers,
-                                     allow_redirects=False) as upstream:
-        payload = await upstream.read()
-        out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
-        return web.Response(status=upstream.status, body=payload, headers=out_headers)
+    if emerging is None or not observe:
+        return
+    fields = app[CONFIG].fields
+    if kind == "bulk":
+        emerging.observe_items(bulk, texts or {}, fields)
+    elif forward.output is not None:
+        emerging.observe_bulk(forward.output.joined(), fields, index)
 
 
 # ---------------------------------------------------------------- background tasks
@@ -528,6 +636,12 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     app[REGISTRY] = registry
     app[METRICS] = metrics_by_name
     app[KERNELS] = {"ready": warm is None, "seconds": None}
+    app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bloomspan-proxy")
+
+    async def stop_worker(app: web.Application) -> None:
+        app[WORKER].shutdown(wait=False, cancel_futures=True)
+
+    app.on_cleanup.append(stop_worker)
     app[CLEANER] = holder or CleanerHolder(config)
     from bloomspan.sidecar.serve.shadow import ShadowMeter
 

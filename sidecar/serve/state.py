@@ -16,9 +16,9 @@ from typing import Any
 
 from aiohttp import TCPConnector
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.curated_cleaner import curated_cleaner
-from bloomspan.ingest.template_matcher import load_phrase_file
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
+from bloomspan.ingest.match.loading import load_phrase_file
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run

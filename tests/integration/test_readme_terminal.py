@@ -95,8 +95,8 @@ STEPS: tuple[Step, ...] = (
     Step("bloomspan mine --jsonl web.warc.wet.gz --field text --site-field site --url-field url --out out-wet/",
          ("mine --jsonl web.warc.wet.gz --field text --site-field site --url-field url --out out-wet/",), bar=True,
          produces="out-wet/templates.jsonl"),
-    Step("bloomspan clean --phrases out-wet/phrases.jsonl --in web.warc.wet.gz --out clean-wet.jsonl --scope-field site",
-         ("clean --phrases out-wet/phrases.jsonl --in web.warc.wet.gz --out clean-wet.jsonl --scope-field site",),
+    Step("bloomspan clean --phrases out-wet/phrases.jsonl --in web.warc.wet.gz --out clean-wet.jsonl --site-field site",
+         ("clean --phrases out-wet/phrases.jsonl --in web.warc.wet.gz --out clean-wet.jsonl --site-field site",),
          produces="clean-wet.jsonl"),
     Step("bloomspan mine --jsonl web.jsonl --field text --id-field id --out out/ --dask local:4",
          ("mine --jsonl web.jsonl --field text --id-field id --out out-dask/ --dask local:2",)),
@@ -104,9 +104,9 @@ STEPS: tuple[Step, ...] = (
          ("mine --url {url} --index {crawl} --template-index {tpl} --dask local:2 --lease-index {lease} "
           "--work-dir {work}/mine-dask",)),
     Step("bloomspan clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip "
-         "--scope-field site --url-field url",
+         "--site-field site --url-field url",
          ("clean --phrases out/phrases.jsonl --in new.jsonl --out clean.jsonl --field text --mode strip "
-          "--scope-field site --url-field url",), bar=True),
+          "--site-field site --url-field url",), bar=True),
     Step("bloomspan clean --template-index bloomspan-templates --url URL --in new.jsonl --out clean.jsonl "
          "--mode downweight",
          ("clean --template-index {tpl} --url {url} --in new.jsonl --out clean.jsonl --mode downweight",)),
@@ -116,8 +116,8 @@ STEPS: tuple[Step, ...] = (
           "--mode strip --mine-index {crawl} --every 6h --lease-index {lease} --work-dir {work}/serve",),
          background=True),
     Step("bloomspan pipeline --template-index bloomspan-templates --url URL --pipeline-id bloomspan-clean "
-         "--field text --scope-field site --url-field url --top 500",
-         ("pipeline --template-index {tpl} --url {url} --pipeline-id {pipeline} --field text --scope-field site "
+         "--field text --site-field site --url-field url --top 500",
+         ("pipeline --template-index {tpl} --url {url} --pipeline-id {pipeline} --field text --site-field site "
           "--url-field url --top 500",)),
     Step("bloomspan curate deny 'All rights reserved by ACME' --template-index bloomspan-templates "
          "--site shop.example --why 'legal text is content'",
@@ -138,12 +138,12 @@ STEPS: tuple[Step, ...] = (
          ("promote {first_run} --url {url} --template-index {tpl}",)),
     Step("bloomspan curate mode 'crawl-*' strip --template-index bloomspan-templates",
          ("curate mode '{crawl}-*' strip --url {url} --template-index {tpl}",)),
-    Step("bloomspan templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",
-         ("templates --jsonl web.jsonl --field text --group-field site --url-field url --out templates.jsonl",),
+    Step("bloomspan templates --jsonl web.jsonl --field text --site-field site --url-field url --out templates.jsonl",
+         ("templates --jsonl web.jsonl --field text --site-field site --url-field url --out templates.jsonl",),
          bar=True),
-    Step("bloomspan clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --scope-field site "
+    Step("bloomspan clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --site-field site "
          "--url-field url",
-         ("clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --scope-field site --url-field url",)),
+         ("clean --phrases templates.jsonl --in new.jsonl --out clean.jsonl --site-field site --url-field url",)),
     Step("bloomspan real-corpus --out real.jsonl",
          ("real-corpus --out real.jsonl --max-pages 20",), may_fail_with="no documentation site installed"),
     Step("bloomspan quality --jsonl real.jsonl --per-site",
@@ -289,7 +289,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     (so that `rollback` has a run to go back to); the names the steps use."""
     from opensearchpy import helpers
 
-    from bloomspan.sidecar.corpora import generate_web, write_jsonl
+    from bloomspan.corpora import generate_web, write_jsonl
 
     names = {"url": opensearch_url, "crawl": f"{index_prefix}crawl", "tpl": f"{index_prefix}templates",
              "lease": f"{index_prefix}lease", "pipeline": f"{index_prefix}clean", "work": str(tmp_path / "work")}
@@ -311,7 +311,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
     names["doc_id"] = docs[0]["id"]
     # `curate remove ENTRY_ID`: entry ids are a stable hash of the entry (what `curate list` shows)
     from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.curation import entry_id
+    from bloomspan.ingest.records.curation import entry_id
 
     names["allow_entry"] = entry_id("allow", tuple(tokenize("Free shipping on all orders")), None, None)
     yield names, tmp_path
@@ -319,7 +319,7 @@ def workspace(os_client, opensearch_url, index_prefix, tmp_path):
 
 def test_every_readme_command_runs_at_a_terminal(workspace):
     names, cwd = workspace
-    from bloomspan.sidecar.corpora.real_corpus import installed_sites
+    from bloomspan.corpora.real_corpus import installed_sites
 
     has_doc_sites = bool(installed_sites())
     for step in STEPS:

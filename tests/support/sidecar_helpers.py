@@ -21,7 +21,7 @@ CRAWL_DOCS = 400
 
 @functools.lru_cache(maxsize=1)
 def _crawl() -> tuple:
-    from bloomspan.sidecar.corpora.web import generate_web
+    from bloomspan.corpora.web import generate_web
 
     return tuple({"id": d["id"], "text": d["text"], "site": d["site"]}
                  for d in generate_web(CRAWL_DOCS, seed=3, n_sites=10))

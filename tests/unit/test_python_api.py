@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import bloomspan
+from bloomspan.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
 
 @pytest.fixture(scope="module")

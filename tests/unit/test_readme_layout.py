@@ -23,15 +23,28 @@ def _layout_rows() -> dict[str, str | None]:
     return rows
 
 
+def _package_dirs() -> dict[str, str]:
+    """pyproject.toml's package-dir: installed package name -> folder."""
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+
+
 def _packages() -> dict[str, str]:
+    """Folder -> installed package name, for every folder with an __init__.py under a code folder
+    or a folder pyproject.toml maps (bench/corpora installs as bloomspan.corpora)."""
+    roots = {folder: package for package, folder in _package_dirs().items()}
     found = {}
-    for top in CODE_FOLDERS:
+    for top in sorted({*CODE_FOLDERS, *roots}):
         for init in (ROOT / top).rglob("__init__.py"):
             if "__pycache__" in init.parts:
                 continue
             folder = init.parent.relative_to(ROOT).as_posix()
-            found[folder] = "bloomspan." + folder.replace("/", ".")
-    found["sidecar/api"] = "bloomspan"  # the top-level module: pyproject maps bloomspan to sidecar/api/
+            mapped = max((f for f in roots if folder == f or folder.startswith(f + "/")), key=len, default=None)
+            if mapped is None:
+                found[folder] = "bloomspan." + folder.replace("/", ".")
+            else:
+                found[folder] = ".".join([roots[mapped], *folder[len(mapped):].strip("/").split("/")]).rstrip(".")
     return found
 
 

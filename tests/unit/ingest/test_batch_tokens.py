@@ -5,8 +5,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.ingest.batch_tokens import tokenize_batch, tokens_after_strip
-from bloomspan.ingest.cleaner import strip_spans_with_junctions
-from bloomspan.ingest.matcher import MatchResult
+from bloomspan.ingest.clean.cleaner import strip_spans_with_junctions
+from bloomspan.ingest.match.spans import MatchResult
 
 # Letters, digits, marks, NFKC expansions, separators, sentence ends, every kind of line break.
 _CHARS = list("ab1¼㍱ǅﷺ⑴Σςßﬁ\u0301\u0327ＡＢ\uac00\u1100\u1161.!?…,;:|/-–—·•»>()[]\"' \t\n\r\u00a0\u2028\u3000\n\n")

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from opensearchpy import helpers
 
-from bloomspan.ingest.paragraph_dedup import paragraph_spans, paragraphs
+from bloomspan.ingest.companions.paragraph_dedup import paragraph_spans, paragraphs
 from bloomspan.sidecar.cli.companion import COMMANDS
 from bloomspan.sidecar.cli.dedup_index import DedupIndexError, dedup_index
 from bloomspan.sidecar.cli.failures import BloomspanGroup

@@ -134,7 +134,7 @@ def test_site_scoped_deny_and_allow_below_sigma(opensearch_url, os_client, index
     src = tmp_path / "new.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in _docs(4, offset=100)))
     _cli("clean", "--template-index", alias, "--url", opensearch_url, "--in", str(src), "--out",
-         str(tmp_path / "clean.jsonl"), "--scope-field", "site")
+         str(tmp_path / "clean.jsonl"), "--site-field", "site")
     cleaned = [json.loads(line) for line in (tmp_path / "clean.jsonl").read_text().splitlines()]
     for doc in cleaned:
         assert "tells about" not in doc["text"]
@@ -237,7 +237,7 @@ def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(o
 
     def cleaned() -> list[str]:
         _cli("clean", "--template-index", alias, "--url", opensearch_url, "--in", str(src), "--out",
-             str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url")
+             str(tmp_path / "clean.jsonl"), "--site-field", "site", "--url-field", "url")
         return [json.loads(line)["text"] for line in (tmp_path / "clean.jsonl").read_text().splitlines()]
 
     before = cleaned()

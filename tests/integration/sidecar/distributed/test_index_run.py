@@ -10,7 +10,6 @@ import threading
 import pytest
 
 from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
-from bloomspan.sidecar.distributed.index_run import run_mining_dask
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster, planted_docs
@@ -30,8 +29,8 @@ def _config(index_prefix, url, tmp_path, name, **kw):
 
 def _compare(os_client, index_prefix, opensearch_url, tmp_path, dask, progress=None, **kw):
     run_mining(_config(index_prefix, opensearch_url, tmp_path, "one", **kw), client=os_client)
-    summary = run_mining_dask(_config(index_prefix, opensearch_url, tmp_path, "many", **kw), dask,
-                              progress=progress, client=os_client)
+    summary = run_mining(_config(index_prefix, opensearch_url, tmp_path, "many", **kw), dask=dask,
+                         progress=progress, client=os_client)
     one, many = published(os_client, f"{index_prefix}one"), published(os_client, f"{index_prefix}many")
     assert many["phrases"] == one["phrases"] and len(one["phrases"]) > 3
     assert many["doc_ids"] == one["doc_ids"]
@@ -56,13 +55,56 @@ def test_random_corpus_with_skipped_documents(cluster, os_client, index_prefix, 
 def test_web_crawl_with_site_clutter(cluster, os_client, index_prefix, opensearch_url, tmp_path):
     make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
     _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(cluster.scheduler_address),
-             sigma=8, min_length=8, site_field="site", templates=False)  # the detector needs one process
+             sigma=8, min_length=8, site_field="site", templates=False)
+
+
+def _template_records(client, alias: str) -> dict:
+    """The detector's records a run published behind ``alias`` (by id, without the run id)."""
+    from opensearchpy import helpers
+
+    out = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
+        src = dict(hit["_source"])
+        src.pop("run_id", None)
+        if src["kind"] not in ("phrase", "docmap", "run", "coverage"):
+            out[hit["_id"]] = src
+    return out
+
+
+def test_the_default_path_with_site_templates_publishes_what_one_node_publishes(cluster, os_client, index_prefix,
+                                                                                opensearch_url, tmp_path):
+    """A site field (the default path: exact phrases and the template detector): the Dask run
+    publishes the same phrases, template records, run document and report as one node."""
+    make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
+    summary = _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(cluster.scheduler_address),
+                       sigma=8, min_length=8, site_field="site")
+    one = _template_records(os_client, f"{index_prefix}one")
+    assert summary.templates and summary.templates["phrases"] > 0 and len(one) > 3
+    assert _template_records(os_client, f"{index_prefix}many") == one
+
+
+def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_client, index_prefix, opensearch_url,
+                                                                  tmp_path):
+    """The Dask run is the same run as on one node (phases, lease, publication), so
+    ``--dry-run`` works there too: the run index is written complete, the alias stays."""
+    from bloomspan.sidecar.publish.template_index import physical_indices
+
+    make_source(os_client, f"{index_prefix}src", planted_docs(5, 200), shards=2)
+    summary = run_mining(_config(index_prefix, opensearch_url, tmp_path, "dry", sigma=5, min_length=6,
+                                 dry_run=True), dask=DaskConfig(cluster.scheduler_address), client=os_client)
+    states = physical_indices(os_client, f"{index_prefix}dry")
+    assert summary.dry_run and summary.phrases > 0
+    assert states[summary.physical_index]["complete"] and not states[summary.physical_index]["aliased"]
+    assert not (tmp_path / "dry" / "run").exists()  # finished: the run folder is gone
 
 
 def test_options_that_need_one_process_are_refused(cluster, opensearch_url, index_prefix, tmp_path):
-    with pytest.raises(ClusterConfigError, match="templates"):
-        run_mining_dask(_config(index_prefix, opensearch_url, tmp_path, "x", templates=True),
-                        DaskConfig(cluster.scheduler_address))
+    with pytest.raises(ClusterConfigError, match="annotate"):
+        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", annotate=True),
+                   dask=DaskConfig(cluster.scheduler_address))
+    with pytest.raises(ClusterConfigError, match="global_blocks"):
+        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", site_field="site",
+                           template_config={"global_blocks": True}), dask=DaskConfig(cluster.scheduler_address))
 
 
 class _Killer:

@@ -8,7 +8,7 @@ import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import DaskConfig
-from bloomspan.sidecar.distributed.jsonl import mine_jsonl_dask
+from bloomspan.sidecar.run.dask_jsonl_mining import mine_jsonl_dask
 from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
 from tests.support.dask_helpers import ExternalCluster, comparable_report, local_cluster, planted_docs, write_jsonl
 
@@ -50,7 +50,7 @@ def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma
 
 
 def test_web_crawl_on_an_external_scheduler_and_worker(tmp_path):
-    from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl as write_corpus
+    from bloomspan.corpora import corpus_by_name, write_jsonl as write_corpus
 
     path = tmp_path / "web.jsonl"
     write_corpus(corpus_by_name("web", 1500, 1), path)
@@ -94,6 +94,33 @@ def test_cli_mine_jsonl_dask_local_prints_the_dashboard_and_writes_the_single_no
     assert (tmp_path / "one" / "phrases.jsonl").read_bytes() == (tmp_path / "many" / "phrases.jsonl").read_bytes()
     bad = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "x"), "--dask", "local:zero"])
     assert bad.exit_code == 2 and "--dask" in bad.output and "Traceback" not in bad.output
+
+
+def test_cli_mine_jsonl_with_sites_on_dask_writes_the_single_process_templates(tmp_path):
+    """The default path (site and URL fields: exact phrases and site templates) on ``--dask``
+    writes the same phrases.jsonl, templates.jsonl and report figures as one process."""
+    from click.testing import CliRunner
+
+    from bloomspan.corpora.web import generate_web
+    from bloomspan.sidecar.cli.main import cli
+
+    path = tmp_path / "web.jsonl"
+    write_jsonl(path, [{k: d[k] for k in ("id", "text", "site", "url")} for d in generate_web(600, seed=3, n_sites=12)])
+    args = ["mine", "--jsonl", str(path), "--id-field", "id", "--site-field", "site", "--url-field", "url",
+            "--sigma", "10", "--min-length", "8", "--progress", "none"]
+    single = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "one")])
+    dist = CliRunner().invoke(cli, args + ["--out", str(tmp_path / "many"), "--dask", "local:2",
+                                           "--dask-memory-limit", "1GiB"])
+    assert single.exit_code == 0 and dist.exit_code == 0, dist.output
+    assert "exact phrases only" not in dist.output
+    for name in ("phrases.jsonl", "templates.jsonl"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "many" / name).read_bytes(), name
+    one = json.loads((tmp_path / "one" / "report.json").read_text())
+    many = json.loads((tmp_path / "many" / "report.json").read_text())
+    drop = {"seconds", "detector"}
+    assert {k: v for k, v in many["templates"].items() if k not in drop} == \
+        {k: v for k, v in one["templates"].items() if k not in drop}
+    assert many["templates"]["skeletons"] > 0 and many["covered_share"] == one["covered_share"]
 
 
 @pytest.mark.timeout(300)

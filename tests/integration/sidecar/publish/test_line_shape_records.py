@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from opensearchpy import helpers
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.sidecar.corpora.web import generate_web
+from bloomspan.corpora.web import generate_web
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.navigation_pages import texinfo_site

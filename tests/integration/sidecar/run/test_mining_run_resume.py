@@ -110,9 +110,13 @@ def test_kill_during_scan_and_publish_then_restart(os_client, index_prefix, open
                 kills_publish += 1
                 states = physical_indices(os_client, tpl)
                 assert not any(s["aliased"] and not s["complete"] for s in states.values())
+        assert (work / "run" / "mined" / "meta.json").exists()  # the mine phase ended before the kills
         final = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert final.returncode == 0, final.stderr[-3000:]
         time.sleep(0.2)
+    # The restart after kills while publishing publishes the saved mined run: it mines nothing again.
+    stages = {line.split()[1] for line in final.stderr.splitlines() if line.startswith("bloomspan: ")}
+    assert "publish" in stages and not stages & {"mine", "list", "fetch", "assemble"}, stages
     assert kills_scan == 3 and kills_publish == 3
     assert reader.violations == [], reader.violations[:5]
     assert reader.complete_views > 0 and len(reader.runs_seen) >= 2
@@ -145,12 +149,12 @@ def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensea
     assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
 
 
-def test_a_checkpoint_of_the_previous_version_resumes_and_a_newer_one_is_refused(os_client, index_prefix,
-                                                                                 opensearch_url, tmp_path):
-    """The checkpoint of a run stopped mid-scan, rewritten as the previous version wrote it
-    (the same keys, no ``version``), resumes and publishes what an uninterrupted run does; one
-    from a newer version is refused with a one-line message naming the file and the fix, and
-    stays on disk untouched."""
+def test_a_checkpoint_of_another_version_is_refused_and_kept(os_client, index_prefix, opensearch_url, tmp_path):
+    """The checkpoint of a run stopped mid-scan, rewritten with another version (an older or a
+    newer bloomspan's), is refused with a one-line message naming the file and the fix, and
+    stays on disk untouched; put back, it resumes and publishes what an uninterrupted run does."""
+    from bloomspan.sidecar.run.run_state import VERSION
+
     src = f"{index_prefix}src"
     make_source(os_client, src, web_docs(200), shards=2)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
@@ -162,24 +166,56 @@ def test_a_checkpoint_of_the_previous_version_resumes_and_a_newer_one_is_refused
         run_mining(cfg, client=FailingClient(os_client, 4))
     path = tmp_path / "w" / "run" / "checkpoint.json"
     saved = json.loads(path.read_text())
-    assert saved["version"] == 2 and saved["phase"] == "scan"
+    assert saved["version"] == VERSION and saved["phase"] == "scan"
 
-    path.write_text(json.dumps({**saved, "version": 3}))
-    with pytest.raises(CheckpointError) as info:
-        run_mining(cfg, client=os_client)
-    message = str(info.value)
-    assert "checkpoint version 3, this bloomspan reads 1..2" in message and str(path) in message
-    assert f"delete {path.parent}" in message and "\n" not in message
-    # `bloomspan mine` says the same in one line, no traceback.
-    res = CliRunner().invoke(cli, ["mine", "--url", opensearch_url, "--index", src, "--template-index",
-                                   f"{index_prefix}tpl", "--work-dir", str(tmp_path / "w"), "--lease-index",
-                                   f"{index_prefix}lease", "--sigma", "5", "--min-length", "5", "--engine", ENGINE,
-                                   "--progress", "none"])
-    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
-    assert "checkpoint version 3, this bloomspan reads 1..2" in res.output
-    assert json.loads(path.read_text())["version"] == 3
+    for other in (VERSION - 1, VERSION + 1):
+        path.write_text(json.dumps({**saved, "version": other}))
+        with pytest.raises(CheckpointError) as info:
+            run_mining(cfg, client=os_client)
+        message = str(info.value)
+        assert f"checkpoint version {other}, this bloomspan reads {VERSION}" in message and str(path) in message
+        assert f"delete {path.parent}" in message and "\n" not in message
+        # `bloomspan mine` says the same in one line, no traceback.
+        res = CliRunner().invoke(cli, ["mine", "--url", opensearch_url, "--index", src, "--template-index",
+                                       f"{index_prefix}tpl", "--work-dir", str(tmp_path / "w"), "--lease-index",
+                                       f"{index_prefix}lease", "--sigma", "5", "--min-length", "5", "--engine",
+                                       ENGINE, "--progress", "none"])
+        assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+        assert f"checkpoint version {other}, this bloomspan reads {VERSION}" in res.output
+        assert json.loads(path.read_text())["version"] == other
 
-    path.write_text(json.dumps({k: v for k, v in saved.items() if k != "version"}))
+    path.write_text(json.dumps(saved))
     summary = run_mining(cfg, client=os_client)
     assert summary.resumed and summary.docs_seen == 200
     assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
+
+
+def test_a_run_killed_right_after_publishing_is_aliased_as_it_is(os_client, index_prefix, opensearch_url, tmp_path):
+    """kill -9 right after ``publish N/N`` (the run index complete, the alias not moved yet):
+    ``runs`` marks that index ``interrupted``, never as a finished run beside the current one,
+    and the restart moves the alias to it without reading, mining or writing anything again."""
+    from bloomspan.sidecar.publish.template_index import list_runs
+
+    src, tpl, lease = f"{index_prefix}src", f"{index_prefix}tpl", f"{index_prefix}lease"
+    make_source(os_client, src, web_docs(200), shards=2)
+    work = tmp_path / "work"
+    cmd = _command(opensearch_url, src, tpl, lease, work)
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # a published run to start from
+    assert first.returncode == 0, first.stderr[-3000:]
+    os_client.index(index=src, id="new-doc", body={"text": "a page added after the first run"}, refresh=True)
+    killed, lines = _run_until(cmd, "publish", 0.9999)
+    assert killed, "".join(lines[-20:])
+    states = physical_indices(os_client, tpl)
+    complete = [i for i, s in states.items() if s["complete"] and not s["aliased"]]
+    rows = {r["physical_index"]: r for r in list_runs(os_client, tpl)}
+    for index in complete:
+        assert rows[index]["status"] == "interrupted" and not rows[index]["current"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["resumed"] and summary["docs_seen"] == 201
+    stages = {line.split()[1] for line in done.stderr.splitlines() if line.startswith("bloomspan: ")}
+    assert not stages & {"scan", "list", "fetch", "assemble", "mine"}, stages
+    if complete:  # killed after the index was complete: that very index is published
+        assert summary["physical_index"] == complete[0]
+    assert all(r["status"] != "interrupted" for r in list_runs(os_client, tpl))

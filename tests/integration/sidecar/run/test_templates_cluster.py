@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from opensearchpy import helpers
 
+from bloomspan.corpora.web import generate_web
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.sidecar.corpora.web import generate_web
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
 from bloomspan.sidecar.report.operator_report import explain, render_explain, report
 from bloomspan.sidecar.report.text import render_report

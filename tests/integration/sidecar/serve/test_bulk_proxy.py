@@ -10,7 +10,7 @@ import time
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import CleanerHolder, ServeConfig
 from tests.support.service_thread import serve_in_thread
@@ -93,3 +93,46 @@ def test_template_published_mid_traffic_is_picked_up_without_failures(opensearch
     assert last == "Item 19 24."
     first = os_client.get(index=index, id="0-0")["_source"]["text"]
     assert "acme" not in first.lower()
+
+
+def _metric(text: str, name: str, label: str) -> float:
+    line = next((x for x in text.splitlines() if x.startswith(name + "{") and label in x), None)
+    return float(line.split()[-1]) if line else 0.0
+
+
+def test_one_body_with_two_modes_is_rewritten_once_and_counted_once(opensearch_url, os_client, index_prefix):
+    """Items for a strip index and a mark index in one request: each gets its own mode's cleaner
+    in one pass, and every item is counted exactly once (before, the body was rewritten once per
+    mode and the double counts patched afterwards)."""
+    strip_index, mark_index = f"{index_prefix}crawl-s", f"{index_prefix}crawl-m"
+    for index in (strip_index, mark_index):
+        os_client.indices.create(index=index)
+    config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl-s*", f"{index_prefix}crawl-m*"),
+                         phrases_path="unused-in-this-test.jsonl")
+    holder = CleanerHolder(config)
+    phrases = PhraseSet.from_records([{"tokens": FOOTER.split()}])
+    holder._swap({"strip": holder._build(phrases, mode="strip"), "mark": holder._build(phrases, mode="mark")},
+                 {f"{index_prefix}crawl-m*": "mark"}, phrases, "run-two-modes")
+    holder.refresh = lambda: False
+    app = create_app(config, holder=holder)
+    page = "Product {} is great. All rights reserved by ACME Corporation."
+    lines = []
+    for i in range(6):
+        lines.append({"index": {"_index": strip_index if i % 2 else mark_index, "_id": str(i)}})
+        lines.append({"text": page.format(i)})
+    lines += [{"index": {"_index": 5, "_id": "bad"}}, {"text": "x"}]  # counted once as non_string_index
+    body = "".join(json.dumps(x) + "\n" for x in lines)
+    with serve_in_thread(app) as (url, _loop):
+        client = OpenSearch(hosts=[url], timeout=60)
+        answer = client.bulk(body=body, refresh=True)
+        metrics = client.transport.perform_request("GET", "/metrics")
+    assert [next(iter(item.values()))["status"] for item in answer["items"]][:6] == [201] * 6
+    for i in range(6):
+        doc = os_client.get(index=strip_index if i % 2 else mark_index, id=str(i))["_source"]
+        if i % 2:
+            assert doc["text"] == f"Product {i} is great."
+        else:
+            assert doc["text"] == page.format(i) and doc["bloomspan"]["boilerplate_ratio"] > 0
+    assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="cleaned"') == 6
+    assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="passed_through"') == 1
+    assert _metric(metrics, "bloomspan_proxy_documents_uncleaned_total", 'reason="non_string_index"') == 1

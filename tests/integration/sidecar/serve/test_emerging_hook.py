@@ -13,7 +13,7 @@ from opensearchpy import OpenSearch, helpers
 from prometheus_client import generate_latest
 
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.ingest.emerging import zipf_words
+from bloomspan.ingest.companions.emerging import zipf_words
 from bloomspan.sidecar.serve.service import EMERGING, REGISTRY, RUNS, create_app
 from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread

@@ -7,8 +7,8 @@ import json
 import urllib.error
 import urllib.request
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, rewrite_bulk
 
 FOOTER = "all rights reserved by acme corporation"

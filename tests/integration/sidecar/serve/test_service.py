@@ -9,7 +9,7 @@ import urllib.request
 
 from opensearchpy import OpenSearch, helpers
 
-from bloomspan.sidecar.corpora import generate_web
+from bloomspan.corpora import generate_web
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import ServeConfig
 from tests.support.service_thread import serve_in_thread

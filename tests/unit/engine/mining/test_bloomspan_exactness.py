@@ -1,7 +1,7 @@
 """BloomSpan equals the MCFP definition exactly: phrases, df, occurrences, coverage.
 
 Compared with the brute force (engine/oracles/naive_oracle.py) and the suffix-array oracle
-(engine/oracles/fhk.py) on random corpora built to hit every mechanism BloomSpan uses: small
+(engine/mining/fhk.py) on random corpora built to hit every mechanism BloomSpan uses: small
 vocabularies (2-6 symbols), planted and nested repeats, repeats inside one document,
 repeats touching document boundaries, empty documents, self-overlapping runs ("a a a a"),
 sigma 2-5, min_length 2-5, filters of 1-16 bytes (many false positives), sparse token ids,
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.engine.oracles.fhk import mine_fhk
+from bloomspan.engine.mining.fhk import mine_fhk
 from bloomspan.engine.oracles.naive_oracle import coverage_of, mine_naive
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"

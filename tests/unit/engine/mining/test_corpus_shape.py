@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from bloomspan.corpora import lz78_parse
 from bloomspan.engine.mining import corpus_shape as cs
-from bloomspan.sidecar.corpora import lz78_parse
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)

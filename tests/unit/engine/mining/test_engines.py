@@ -10,7 +10,7 @@ from bloomspan.engine.mining import engines as engines_mod
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.mining.engines import mine
-from bloomspan.engine.oracles.fhk import mine_fhk
+from bloomspan.engine.mining.fhk import mine_fhk
 
 
 def _corpus(docs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

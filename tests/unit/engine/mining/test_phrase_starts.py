@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.corpus import validate_corpus
+from bloomspan.engine.mining.fhk import mine_fhk
 from bloomspan.engine.mining.phrases import Phrase, documents_of, documents_of_reference
-from bloomspan.engine.oracles.fhk import mine_fhk
 from bloomspan.engine.oracles.naive_oracle import mine_naive
 
 PROPERTY = settings(max_examples=200, derandomize=True, deadline=None,

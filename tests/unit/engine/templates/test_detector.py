@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from bloomspan.corpora import generate_web, spans_from_token_mask
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.oracles.naive_oracle import mine_naive
@@ -29,8 +30,7 @@ from bloomspan.engine.templates.phrase import TemplatePhrase
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
-from bloomspan.ingest.template_matcher import TemplateMatcher
-from bloomspan.sidecar.corpora import generate_web, spans_from_token_mask
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
 # Only the global exact MCFP pass: no blocks (no line is long enough, no chain either), no
 # scoped MCFP, no slots.

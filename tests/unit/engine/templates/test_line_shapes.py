@@ -20,7 +20,8 @@ from bloomspan.engine.templates.line_shapes import (
     shape_lines_reference,
     zone_lines,
 )
-from bloomspan.ingest.template_matcher import TemplateMatcher, template_scopes
+from bloomspan.ingest.match.scopes import template_scopes
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from tests.support.navigation_pages import WORDS, texinfo_site
 
 
@@ -102,9 +103,13 @@ def test_records_read_back_and_versions():
     model = LineShapeModel(scope="s", edge="end", fixed=(7, 9, 3), shapes=((0, 1, 2), (2, 0, 1)), max_gap=4,
                            sigma=10, documents=40)
     rec = model.to_record(lambda i: f"t{i}")
-    assert rec["kind"] == "line_shape" and rec["version"] == RECORD_VERSION and rec["fixed"] == ["t7", "t9", "t3"]
+    # fixed tokens in string order, shapes as indices into that list, ascending
+    assert rec["kind"] == "line_shape" and rec["version"] == RECORD_VERSION and rec["fixed"] == ["t3", "t7", "t9"]
+    assert rec["shapes"] == [[0, 1, 2], [1, 2, 0]]
     back = LineShapeModel.from_record(json.loads(json.dumps(rec)))
-    assert back.shapes == model.shapes and back.fixed == ("t7", "t9", "t3") and back.keys.tolist() == model.keys.tolist()
+    as_words = lambda m, word: sorted(tuple(word(m.fixed[i]) for i in s) for s in m.shapes)  # noqa: E731
+    assert as_words(back, str) == as_words(model, lambda i: f"t{i}")  # the same shapes, word by word
+    assert back.fixed == ("t3", "t7", "t9")
     old = {k: v for k, v in rec.items() if k not in ("version", "edge_lines", "min_fixed", "sigma", "documents")}
     assert LineShapeModel.from_record(old).edge_lines == back.edge_lines
     with pytest.raises(ValueError, match="version=2 is newer"):
@@ -113,6 +118,21 @@ def test_records_read_back_and_versions():
         LineShapeModel.from_record({k: v for k, v in rec.items() if k != "shapes"})
     with pytest.raises(ValueError, match="indices into"):
         LineShapeModel(scope=None, edge="start", fixed=("a",), shapes=((0, 1),), max_gap=2)
+
+
+def test_a_record_does_not_depend_on_the_token_ids():
+    """The same model mined under another numbering of the strings (a partition of the sites
+    numbers its own) writes the same record."""
+    words = {7: "next", 9: "prev", 3: "up", 1: "home"}
+    model = LineShapeModel(scope="s", edge="start", fixed=(1, 3, 7, 9), shapes=((2, 3, 1), (0, 2, 3, 1)), max_gap=4)
+    renumber = {1: 40, 3: 2, 7: 11, 9: 5}  # the same strings, other ids (fixed stays in id order)
+    fixed = tuple(sorted(renumber.values()))
+    index = {renumber[t]: fixed.index(renumber[t]) for t in model.fixed}
+    other = LineShapeModel(scope="s", edge="start", fixed=fixed,
+                           shapes=tuple(tuple(index[renumber[model.fixed[i]]] for i in s) for s in model.shapes),
+                           max_gap=4)
+    assert other.fixed != model.fixed and other.shapes != model.shapes
+    assert other.to_record({renumber[k]: v for k, v in words.items()}.__getitem__) == model.to_record(words.__getitem__)
 
 
 @st.composite

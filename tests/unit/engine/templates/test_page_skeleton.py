@@ -20,7 +20,7 @@ from bloomspan.engine.templates.page_skeleton import (
     skeleton_reference,
 )
 from bloomspan.ingest.errors import PhraseSetError
-from bloomspan.ingest.template_matcher import TemplateMatcher
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
 # ----------------------------------------------------------------------------- kernel vs twin
 line_st = st.fixed_dictionaries({

@@ -21,7 +21,7 @@ from bloomspan.engine.text.slots import (
 )
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
-from bloomspan.ingest.template_matcher import TemplateMatcher
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
 
 def test_number_tokens_are_ascii_digit_runs():

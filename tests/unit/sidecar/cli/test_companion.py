@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.ingest.paragraph_dedup import paragraphs
+from bloomspan.ingest.companions.paragraph_dedup import paragraphs
 from bloomspan.sidecar.cli.companion import COMMANDS
 
 cli = click.Group("bloomspan", commands={c.name: c for c in COMMANDS})

@@ -11,8 +11,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from bloomspan.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.inputs import open_lines
 
 DOCS = 150

@@ -8,8 +8,8 @@ import json
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
 from bloomspan.sidecar.cli.main import cli
 

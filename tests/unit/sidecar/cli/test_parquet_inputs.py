@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from bloomspan.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
 
 DOCS = 150
 GROUP_ROWS = 50
@@ -76,7 +76,7 @@ def test_mine_and_templates_of_parquet_equal_those_of_json_lines(crawl, tmp_path
                                          ("downweight", ())])
 def test_clean_of_parquet_equals_clean_of_json_lines_per_document(crawl, tmp_path, mode, extra):
     plain, parquet, mined = crawl
-    args = ("--phrases", mined / "phrases.jsonl", "--mode", mode, "--scope-field", "site", "--url-field", "url", *extra)
+    args = ("--phrases", mined / "phrases.jsonl", "--mode", mode, "--site-field", "site", "--url-field", "url", *extra)
     assert _run("clean", *args, "--in", plain, "--out", tmp_path / "c.jsonl").exit_code == 0
     res = _run("clean", *args, "--in", parquet, "--out", tmp_path / "c.parquet")
     assert res.exit_code == 0, res.output

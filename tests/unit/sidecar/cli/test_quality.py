@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def test_templates_and_quality_on_a_generated_crawl(tmp_path):
@@ -22,7 +22,7 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     assert any(r.get("scope") for r in phrases)  # site-scoped templates exist
     assert {r["scope"] for r in records if r["kind"] == "skeleton"} <= {r.get("scope") for r in phrases}
     # the same file loads as a plain phrase set (skeleton records skipped) for `bloomspan clean`
-    from bloomspan.ingest.phrase_set import PhraseSet
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
     assert len(PhraseSet.from_jsonl(tmp_path / "t.jsonl")) == len(phrases)
     res = runner.invoke(cli, ["quality", "--jsonl", str(corpus)])
@@ -40,7 +40,7 @@ def test_templates_names_a_bad_line(tmp_path):
 
 
 def test_real_corpus_without_sites_says_what_to_install(tmp_path, monkeypatch):
-    import bloomspan.sidecar.corpora.real_corpus as rc
+    import bloomspan.corpora.real_corpus as rc
 
     monkeypatch.setattr(rc, "installed_sites", lambda sites: [])
     res = CliRunner().invoke(cli, ["real-corpus", "--out", str(tmp_path / "r.jsonl")])

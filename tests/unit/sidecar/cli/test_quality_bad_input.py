@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def test_templates_refuses_a_line_shape_gap_above_int64(tmp_path):
@@ -38,13 +38,13 @@ def test_templates_refuses_a_group_field_no_document_holds(tmp_path):
     corpus = tmp_path / "web.jsonl"
     write_jsonl(generate_web(40, 2), corpus)
     out = tmp_path / "t.jsonl"
-    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--group-field", "sitex"])
+    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--site-field", "sitex"])
     assert res.exit_code == 2, res.output
     line = [x for x in res.output.splitlines() if x.startswith("Error:")]
-    assert line == [f"Error: Invalid value for --group-field: 'sitex': none of the 40 documents of {corpus} has this "
+    assert line == [f"Error: Invalid value for --site-field: 'sitex': none of the 40 documents of {corpus} has this "
                     "field (fields seen: id, url, site, lang, page_type, text, truth); name the field that holds it"]
     assert not out.exists()
-    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--group-field", "",
+    res = CliRunner().invoke(cli, ["templates", "--jsonl", str(corpus), "--out", str(out), "--site-field", "",
                                    "--url-field", ""])
     assert res.exit_code == 0 and out.exists(), res.output  # '' is a corpus without sites, as the help says
 

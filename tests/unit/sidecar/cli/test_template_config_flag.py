@@ -7,8 +7,8 @@ import json
 
 from click.testing import CliRunner
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
 
 
 def _mine(tmp_path, value):

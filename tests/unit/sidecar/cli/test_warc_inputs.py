@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from bloomspan.corpora import corpus_by_name, write_jsonl
 from bloomspan.sidecar.cli.main import cli
-from bloomspan.sidecar.corpora import corpus_by_name, write_jsonl
-from bloomspan.sidecar.corpora.real_corpus import html_to_text
 from bloomspan.sidecar.inputs import open_lines
+from bloomspan.sidecar.inputs.html_text import html_to_text
 
 DOCS = 120
 

@@ -61,7 +61,7 @@ def test_warmup_compiles_every_kernel_and_later_commands_compile_none(tmp_path):
         ("corpus", "web", "--docs", "600", "--seed", "3", "--out", crawl),
         ("mine", "--jsonl", crawl, "--site-field", "site", "--url-field", "url", "--out", str(tmp_path / "run")),
         ("clean", "--phrases", str(tmp_path / "run" / "phrases.jsonl"), "--in", crawl,
-         "--out", str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"),
+         "--out", str(tmp_path / "clean.jsonl"), "--site-field", "site", "--url-field", "url"),
     ]
     for args in steps:
         done = _bloomspan(env, *args)

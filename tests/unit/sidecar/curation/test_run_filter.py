@@ -12,8 +12,8 @@ from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import Phrase
 from bloomspan.engine.oracles.naive_oracle import coverage_of as oracle_coverage
-from bloomspan.ingest.curation import CurationEntry
-from bloomspan.ingest.denied_text import occurrence_mask_reference
+from bloomspan.ingest.clean.denied_text import occurrence_mask_reference
+from bloomspan.ingest.records.curation import CurationEntry
 from bloomspan.sidecar.curation.run_filter import coverage_of, filter_mining_result
 
 

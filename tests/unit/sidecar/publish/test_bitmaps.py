@@ -1,5 +1,5 @@
 """Roaring bitmaps: coverage round trips, members; the scan reference of the phrase document
-sets (tests/support/scan_publication.py) against its naive twin."""
+sets (bench/scan_publication.py) against its naive twin."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from pyroaring import BitMap
 
+from bench.scan_publication import naive_phrase_documents, scan_phrase_documents
 from bloomspan.sidecar.publish.bitmaps import (
     bitmap_from_array,
     coverage_bitmaps,
@@ -14,7 +15,6 @@ from bloomspan.sidecar.publish.bitmaps import (
     decode_bitmap,
     encode_bitmap,
 )
-from tests.support.scan_publication import naive_phrase_documents, scan_phrase_documents
 
 corpora = st.lists(st.lists(st.integers(0, 3), max_size=25), min_size=1, max_size=12)
 phrase_lists = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4).map(tuple), min_size=1, max_size=6,

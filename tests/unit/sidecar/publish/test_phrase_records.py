@@ -3,7 +3,7 @@ record the phrase set and the template matcher parse."""
 from __future__ import annotations
 
 from bloomspan.engine.mining.phrases import Phrase
-from bloomspan.ingest.phrase_set import PhraseSet, parse_phrase_record
+from bloomspan.ingest.records.phrase_set import PhraseSet, parse_phrase_record
 from bloomspan.sidecar.publish.phrase_records import document_record, phrase_record
 from bloomspan.sidecar.publish.template_reader import template_documents
 
@@ -33,8 +33,8 @@ def test_a_template_record_survives_the_template_index():
 
 
 def test_the_phrase_set_and_the_curation_agree_on_what_is_a_phrase():
-    from bloomspan.ingest.curation import CurationEntry, curate_records
-    from bloomspan.ingest.phrase_set import is_phrase_record
+    from bloomspan.ingest.records.curation import CurationEntry, curate_records
+    from bloomspan.ingest.records.phrase_set import is_phrase_record
 
     skeleton, config = {"kind": "skeleton", "scope": "a"}, {"kind": "config", "template_config": {}}
     phrase = {"text": "all rights reserved", "tokens": ["all", "rights", "reserved"]}

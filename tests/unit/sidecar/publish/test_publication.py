@@ -1,5 +1,5 @@
 """Phrase documents built from the engines' occurrence starts are, byte for byte, the ones
-the old corpus scan built (tests/support/scan_publication.py); a result without starts, or
+the old corpus scan built (bench/scan_publication.py); a result without starts, or
 with starts that disagree with df, is refused rather than published wrong."""
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from bench.scan_publication import scan_phrase_documents_for
+from bloomspan.corpora.web import generate_web
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.phrases import MiningResult, Phrase
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.sidecar.corpora.web import generate_web
 from bloomspan.sidecar.errors import BloomspanSidecarError
 from bloomspan.sidecar.publish.publication import phrase_documents_for
-from tests.support.scan_publication import scan_phrase_documents_for
 
 
 class _Strings:

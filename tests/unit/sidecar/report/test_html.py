@@ -20,8 +20,8 @@ HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=al
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """A real `mine --jsonl` result of a generated crawl; one page carries hostile markup."""
+    from bloomspan.corpora import generate_web
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     folder = tmp_path_factory.mktemp("results")

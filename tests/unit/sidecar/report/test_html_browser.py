@@ -45,8 +45,8 @@ def screenshot(tmp_path, url: str, out, size: str = "1280,2400"):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
+    from bloomspan.corpora import generate_web
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.corpora import generate_web
     from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 
     folder = tmp_path_factory.mktemp("browser")

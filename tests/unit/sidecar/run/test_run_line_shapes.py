@@ -1,5 +1,5 @@
 """A `mine --jsonl` run with sites writes the detector's line-shape records, and `clean --phrases
-DIR/phrases.jsonl --scope-field site --url-field url` applies them: it covers exactly the tokens
+DIR/phrases.jsonl --site-field site --url-field url` applies them: it covers exactly the tokens
 the run reported, and strips bars whose titles change on every page."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 
+from bloomspan.corpora import generate_web, write_jsonl
+from bloomspan.corpora.quality_eval import ingest_coverage, prepare_corpus
 from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
-from bloomspan.sidecar.corpora.quality_eval import ingest_coverage, prepare_corpus
 from bloomspan.sidecar.publish.phrase_records import phrase_records
 from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 from tests.support.navigation_pages import texinfo_site
@@ -59,7 +59,7 @@ def test_mine_then_clean_on_the_cli_strips_the_bars(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["templates"]["line_shapes"] == kinds.count("line_shape")
     res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(src), "--out",
-                              str(tmp_path / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
+                              str(tmp_path / "clean.jsonl"), "--site-field", "site", "--url-field", "url"])
     assert res.exit_code == 0, res.output
     cleaned = [json.loads(line) for line in (tmp_path / "clean.jsonl").read_text().splitlines()]
     by_id = {d["id"]: d for d in cleaned}

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from bloomspan.corpora import generate_web, write_jsonl
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
-from bloomspan.ingest.run_files import load_run_phrases
-from bloomspan.sidecar.corpora import generate_web, write_jsonl
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.match.loading import load_run_phrases
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 from bloomspan.sidecar.run.run_templates import TemplateOptions, TemplateOptionsError
 
@@ -96,7 +96,7 @@ def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrot
         assert res.exit_code == 0, res.output
         assert (out / "templates.jsonl").exists() == ("--site-field" in mine_flags and "--no-templates" not in mine_flags)
         res = runner.invoke(cli, ["clean", "--phrases", str(out / "phrases.jsonl"), "--in", str(crawl), "--out",
-                                  str(out / "clean.jsonl"), "--scope-field", "site", "--url-field", "url"])
+                                  str(out / "clean.jsonl"), "--site-field", "site", "--url-field", "url"])
         assert res.exit_code == 0, res.output
         return float(res.output.split("boilerplate ")[1].split("%")[0])
 
@@ -109,9 +109,9 @@ def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrot
 def test_the_covered_tokens_a_run_reports_are_what_the_cleaner_covers_on_its_pages(crawl):
     """With whole-phrase matching the cleaner applies exactly what the run counted: the
     detector's records, and the exact phrases only on pages of sites without records."""
+    from bloomspan.corpora import read_jsonl
+    from bloomspan.corpora.quality_eval import ingest_coverage, prepare_corpus
     from bloomspan.engine.mining.bloomspan import mine_bloomspan
-    from bloomspan.sidecar.corpora import read_jsonl
-    from bloomspan.sidecar.corpora.quality_eval import ingest_coverage, prepare_corpus
     from bloomspan.sidecar.publish.phrase_records import phrase_records
     from bloomspan.sidecar.run.run_templates import detect_run_templates
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns, ProxyStats, rewrite_bulk, rewrite_single
 from tests.support.json_render import JSON_VALUES, json_object, json_string, member_lists, only_changed_between
 

@@ -9,8 +9,8 @@ import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 
 from bloomspan.engine.text.tokenizer import tokenize
-from bloomspan.ingest.emerging import EmergingConfig, zipf_words
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.companions.emerging import EmergingConfig, zipf_words
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.emerging_hook import EmergingHook, detector_config
 from bloomspan.sidecar.serve.state import ServeConfig
 

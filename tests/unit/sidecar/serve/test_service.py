@@ -305,3 +305,42 @@ async def test_a_cluster_that_stays_down_is_one_reload_line_not_a_traceback_per_
     assert not [r for r in ours if r.exc_info], [r.getMessage() for r in ours if r.exc_info]
     failing = [r for r in lines if "template reload" in r.getMessage()]
     assert len(failing) == 1 and "failing" in failing[0].getMessage(), [r.getMessage() for r in lines]
+
+
+def test_serve_workers_share_one_port_and_stop_together(tmp_path):
+    """`serve --workers 2`: two worker processes answer on one port (SO_REUSEPORT) and SIGTERM
+    to the parent stops both."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from tests.support.service_thread import free_port
+
+    port = free_port()
+    exe = str(Path(sys.executable).with_name("bloomspan"))
+    proc = subprocess.Popen([exe, "serve", "--port", str(port), "--workers", "2", "--upstream-url",
+                             f"http://127.0.0.1:{_closed_port()}"], stdout=subprocess.DEVNULL,
+                            stderr=open(tmp_path / "serve.log", "wb"))
+    try:
+        children: list[int] = []
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+            try:
+                answers = [urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status
+                           for _ in range(4)]
+            except OSError:
+                answers = []
+            if len(children) == 2 and answers == [200] * 4:
+                break
+            time.sleep(0.5)
+        assert len(children) == 2 and answers == [200] * 4, (tmp_path / "serve.log").read_text()[-2000:]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+        assert not any(Path(f"/proc/{c}").exists() for c in children)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from bloomspan.ingest.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.phrase_set import PhraseSet
+from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
+from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.serve.shadow import MAX_SITES, OTHER_SITES, ShadowCleaner, ShadowMeter
 
 PHRASES = PhraseSet.from_records([{"tokens": "we use cookies to improve your experience".split()}])

@@ -1,0 +1,268 @@
+"""Token keys: a 64-bit key per normalised token, computed on the way through its code points.
+
+The tokenizer kernel (:func:`scan_documents`) finds each token and computes its key on the
+way, with no load from the vocabulary: a code point whose fold is one code point of the
+packed alphabet ("A", "a", "Ж") gives its digit by one read of a small table
+(:func:`direct_codes`); a token with any other code point gets its key from its folds
+(:func:`_key_of_folds`). The vocabulary then maps keys to ids, once per token but with no
+load that depends on another (:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`).
+A key is
+
+* **packed** (the fast path) when the token is at most :data:`PACKED_MAX_LENGTH` code points
+  of :data:`PACKED_ALPHABET` (ASCII digits and letters, the Cyrillic lowercase letters): the
+  7-bit digits ``1 + PACKED_ALPHABET.index(ch)`` of its code points, first one highest, below
+  2**63. Two tokens have the same packed key only if they are the same token, so the
+  vocabulary looks such a token up by its key alone, with no second load to compare its text.
+* **hashed** otherwise: ``HASHED | FNV-1a-64`` of its code points (the top bit set, so a
+  hashed key never equals a packed one). Equal hashed keys may belong to different
+  tokens, so the vocabulary compares the text of a hashed token whose key it finds.
+
+:func:`token_key` is the plain reference of the kernels' key.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .normalization import CLASS_MARK, CLASS_NON_STARTER, CLASS_SEPARATOR, CLASS_TOKEN, EXPANSION
+
+PACKED_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz" + "".join(map(chr, range(0x430, 0x450))) + "\u0451"
+PACKED_BITS = 7  # bits per code point of a packed key: len(PACKED_ALPHABET) < 2**7
+PACKED_MAX_LENGTH = 9  # 9 * 7 = 63 bits
+HASHED = 1 << 63
+if len(PACKED_ALPHABET) >= 1 << PACKED_BITS or PACKED_BITS * PACKED_MAX_LENGTH > 63:  # pragma: no cover
+    raise ImportError("packed keys must stay below 2**63")
+_PACKED_CODES = np.zeros(max(map(ord, PACKED_ALPHABET)) + 1, dtype=np.uint8)
+_PACKED_CODES[[ord(ch) for ch in PACKED_ALPHABET]] = np.arange(1, len(PACKED_ALPHABET) + 1, dtype=np.uint8)
+_PACKED_CODES.flags.writeable = False
+_FNV64_OFFSET = 0xCBF29CE484222325
+_FNV64_PRIME = 0x100000001B3
+_MASK64 = (1 << 64) - 1
+STATUS_DONE, STATUS_HARD = 0, 2
+
+
+def token_key(token: str) -> int:
+    """The key of a normalised token (see the module docstring), as a Python int."""
+    if 0 < len(token) <= PACKED_MAX_LENGTH and all(ch in PACKED_ALPHABET for ch in token):
+        packed = 0
+        for ch in token:
+            packed = (packed << PACKED_BITS) | (PACKED_ALPHABET.index(ch) + 1)
+        return packed
+    h = _FNV64_OFFSET
+    for ch in token:
+        h = ((h ^ ord(ch)) * _FNV64_PRIME) & _MASK64
+    return HASHED | h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def packed_code(f):
+    """The packed digit of code point f: 1 + its index in PACKED_ALPHABET, else 0 (uint64)."""
+    if f < _PACKED_CODES.size:
+        return np.uint64(_PACKED_CODES[f])
+    return np.uint64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fnv(h, f):
+    return (h ^ np.uint64(f)) * np.uint64(_FNV64_PRIME)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_of(buf, a, m):
+    """The key of the token buf[a:a+m] (code points), as uint64."""
+    packed = np.uint64(0)
+    packable = m > 0 and m <= PACKED_MAX_LENGTH
+    for i in range(a, a + m):
+        code = packed_code(buf[i])
+        packable &= code != 0
+        packed = (packed << np.uint64(PACKED_BITS)) | code
+    if packable:
+        return packed
+    h = np.uint64(_FNV64_OFFSET)
+    for i in range(a, a + m):
+        h = _fnv(h, buf[i])
+    return h | np.uint64(HASHED)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key_of_folds(cps, s, e, fold, expansions):
+    """The key of the normalised text of the token at cps[s:e] (see :func:`fold_into`)."""
+    packed = np.uint64(0)
+    packable = True
+    m = np.int64(0)
+    h = np.uint64(_FNV64_OFFSET)
+    for i in range(s, e):
+        f = fold[cps[i]]
+        if f < EXPANSION:
+            code = packed_code(f)
+            packable &= code != 0
+            packed = (packed << np.uint64(PACKED_BITS)) | code
+            h = _fnv(h, f)
+            m += 1
+        else:
+            x = f - EXPANSION
+            for q in range(expansions[x]):
+                g = expansions[x + 1 + q]
+                code = packed_code(g)
+                packable &= code != 0
+                packed = (packed << np.uint64(PACKED_BITS)) | code
+                h = _fnv(h, g)
+            m += expansions[x]
+    if packable and m <= PACKED_MAX_LENGTH:
+        return packed
+    return h | np.uint64(HASHED)
+
+
+def direct_codes(fold: np.ndarray) -> np.ndarray:
+    """uint8 (len(_PACKED_CODES),): for a code point c below it, the packed digit of its fold
+    when that fold is one code point of PACKED_ALPHABET ("A" and "a" give the digit of "a"),
+    else 0. ``fold`` is normalization_tables()[1]."""
+    head = np.asarray(fold[:_PACKED_CODES.size], dtype=np.int64)
+    single = head < EXPANSION
+    codes = np.zeros(_PACKED_CODES.size, dtype=np.uint8)
+    inside = single & (head < _PACKED_CODES.size)
+    codes[inside] = _PACKED_CODES[head[inside]]
+    return codes
+
+
+@njit(cache=True, nogil=True)
+def keys_of(buf, starts, ends, out):
+    """out[t] = key of buf[starts[t]:ends[t]] (the kernel twin of :func:`token_key`)."""
+    for t in range(starts.size):
+        out[t] = key_of(buf, starts[t], ends[t] - starts[t])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _single(cps, i, e_doc, char_class):
+    """Whether the segment starting at cps[i] is that one code point."""
+    return i + 1 >= e_doc or char_class[cps[i + 1]] != CLASS_NON_STARTER
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pure_separator(cps, i, e_doc, char_class):
+    return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
+
+
+@njit(cache=True, nogil=True)
+def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, direct_code,
+                   out_keys, out_starts, out_ends, out_lines, doc_token_end):
+    """Find, normalise and key the tokens of documents; resumable; no vocabulary.
+
+    cps uint8, uint16 or uint32 (C,) code points of the joined batch; document d is
+    cps[doc_begin[d]:doc_end[d]] (int64 (D,) each). Starts at document d, code point i
+    (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
+    token's start and i (or i starts a document's first token). char_class uint8, fold
+    uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables(),
+    direct_code uint8 is :func:`direct_codes` of fold. Writes out_keys uint64 (the key of each token's normalised text), out_starts/out_ends
+    int64, out_lines uint8 (W,) (spans in cps coordinates) and doc_token_end int64 (D,)
+    (tokens in documents 0..d). A token here is a run of one-code-point segments, so its
+    normalised text is the concatenation of their folds (:func:`fold_into`).
+    Returns (d, s, e, w, nl, status): status STATUS_DONE, or STATUS_HARD: cps[s:e] needs
+    the reference tokenizer (s and e are segment starts after no token character; resume
+    at e); nothing from s on is written.
+    """
+    n_docs = doc_begin.size
+    while d < n_docs:
+        e_doc = doc_end[d]
+        while i < e_doc:
+            c = cps[i]
+            k = char_class[c]
+            if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
+                if c == 10:
+                    nl = 1
+                i += 1
+                continue
+            if k != CLASS_TOKEN:
+                # A character the tables cannot decide, or a non-starter: the segment it
+                # continues starts at the character before it (a separator or a mark, else
+                # the token before would have stopped at it).
+                s = i - 1 if k == CLASS_NON_STARTER and i > doc_begin[d] else i
+                e = s + 1
+                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                    e += 1
+                return d, s, e, w, nl, STATUS_HARD
+            s = i
+            packed = np.uint64(0)
+            direct = True
+            while True:
+                # The fast path: a code point whose fold is one code point of the packed
+                # alphabet (ASCII, Cyrillic) adds its digit; any other makes the key come
+                # from the folds (_key_of_folds).
+                code = np.uint64(direct_code[c]) if c < direct_code.size else np.uint64(0)
+                direct &= code != 0
+                packed = (packed << np.uint64(PACKED_BITS)) | code
+                i += 1
+                if i >= e_doc:
+                    break
+                c = cps[i]
+                k = char_class[c]
+                if k != CLASS_TOKEN and k != CLASS_MARK:
+                    break
+            # Every character of the token is a segment of its own unless a non-starter follows.
+            if i < e_doc and not _pure_separator(cps, i, e_doc, char_class):
+                # The token runs into a stretch the tables cannot decide: hand it all over.
+                e = i + 1
+                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                    e += 1
+                return d, s, e, w, nl, STATUS_HARD
+            if direct and i - s <= PACKED_MAX_LENGTH:
+                out_keys[w] = packed
+            else:
+                out_keys[w] = _key_of_folds(cps, s, i, fold, expansions)
+            out_starts[w] = s
+            out_ends[w] = i
+            out_lines[w] = nl
+            nl = 0
+            w += 1
+        doc_token_end[d] = w
+        d += 1
+        nl = 1
+        if d < n_docs:
+            i = doc_begin[d]
+    return d, i, i, w, nl, STATUS_DONE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def folded_length(cps, s, e, fold, expansions):
+    """Code points of the normalised text of a token of :func:`scan_documents` at cps[s:e]."""
+    m = np.int64(0)
+    for i in range(s, e):
+        f = fold[cps[i]]
+        m += 1 if f < EXPANSION else np.int64(expansions[f - EXPANSION])
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fold_into(cps, s, e, fold, expansions, out, p):
+    """Write the normalised text of the token at cps[s:e] to out[p:]; returns its end."""
+    for i in range(s, e):
+        f = fold[cps[i]]
+        if f < EXPANSION:
+            out[p] = f
+            p += 1
+        else:
+            x = f - EXPANSION
+            for q in range(expansions[x]):
+                out[p] = expansions[x + 1 + q]
+                p += 1
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def folds_to(cps, s, e, fold, expansions, buf, a, m):
+    """Whether the normalised text of the token at cps[s:e] is buf[a:a+m]."""
+    p = a
+    end = a + m
+    for i in range(s, e):
+        f = fold[cps[i]]
+        if f < EXPANSION:
+            if p >= end or buf[p] != f:
+                return False
+            p += 1
+        else:
+            x = f - EXPANSION
+            for q in range(expansions[x]):
+                if p >= end or buf[p] != expansions[x + 1 + q]:
+                    return False
+                p += 1
+    return p == end

@@ -1,0 +1,169 @@
+"""Page rules: what a site's page models cover beyond the phrases, on a batch's token arrays.
+
+* :class:`SkeletonCover` (``kind="skeleton"`` records,
+  :class:`~bloomspan.engine.templates.page_skeleton.PageSkeleton`, one per site): each
+  page's lines are walked from its edges as in mining, with the lines the phrases covered as
+  detected anchors, and the navigation between them is covered too.
+* :class:`LineShapeCover` (``kind="line_shape"`` records,
+  :class:`~bloomspan.engine.templates.line_shapes.LineShapeModel`, one per site and page edge):
+  the lines at each page's edges whose fixed words repeat in a template shape are covered
+  from their first fixed word to their last, as in mining.
+
+Both take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
+with what they add.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bloomspan.engine.templates.blocks import flags_per_span
+from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
+from bloomspan.engine.templates.page_skeleton import PageSkeleton
+from bloomspan.engine.text.slots import SLOT_TOKEN
+from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
+
+from .scopes import scope_names
+from .spans import TemplateMatch
+
+
+class SkeletonCover:
+    """The skeletons of a record set, keyed by integer token ids (line keys at ingest are then
+    built from id arrays), with a vocabulary probe that maps a batch's distinct tokens to them."""
+
+    def __init__(self, skeletons: Sequence[PageSkeleton]):
+        self.skeletons = tuple(skeletons)
+        self._token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
+        self._id_skeletons = [k.map_tokens(self._token_ids.__getitem__) for k in self.skeletons]
+        tokens = list(self._token_ids)
+        self._vocabulary = Vocabulary(capacity=max(len(tokens), 1))
+        self._id_of = np.zeros(len(tokens), dtype=np.uint32)
+        self._id_of[self._vocabulary.ids_of(tokens, add_new=True)] = np.arange(len(tokens), dtype=np.uint32)
+        # Skeletons per scope (None: every page), so each page looks up only its own scopes'.
+        self._skeletons_of: dict[str | None, list[int]] = {}
+        for k, sk in enumerate(self._id_skeletons):
+            self._skeletons_of.setdefault(sk.scope, []).append(k)
+
+    def cover(self, scopes, results, line_start, tok_off, ids, words, is_number) -> list[TemplateMatch]:
+        """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` are
+        the batch's own token ids in its vocabulary ``words``, ``is_number`` its number tokens.
+        Works on arrays: lines are token ranges of the batch, compared by hash
+        (:meth:`PageSkeleton.cover_token_lines`)."""
+        # Token -> the skeletons' integer id (a number token reads as the slot); a token no
+        # skeleton holds gets an id of its own above theirs, so lines keep their identity for echoes.
+        known = self._token_ids
+        n_known = len(known)
+        n_words = len(words)
+        number = known.get(SLOT_TOKEN, n_known + n_words)  # every number is one token, as in mining
+        probe = words.ids_in(self._vocabulary)
+        found = probe != UNKNOWN
+        as_id = np.arange(n_known, n_known + n_words, dtype=np.uint32)
+        as_id[found] = self._id_of[probe[found]]
+        as_id[is_number] = number
+        tokens = as_id[ids] if ids.shape[0] else np.zeros(0, dtype=np.uint32)
+        n_tok = int(tok_off[-1])
+        # Lines of the batch (no line crosses a document: each document's first token starts one).
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        ends = np.append(starts[1:], n_tok).astype(np.int64)
+        doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
+        # Tokens the phrases cover, and per line whether they cover at least half of it.
+        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        if results:
+            base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+            np.add.at(diff, np.concatenate([m.span_token_start for m in results]) + base, 1)
+            np.add.at(diff, np.concatenate([m.span_token_end for m in results]) + base, -1)
+        mask = np.cumsum(diff[:-1]) > 0
+        lengths = ends - starts
+        detected = flags_per_span(mask, starts, ends) * 2 >= lengths
+        # Lines of numbers only read as lines of slots: no anchor, as in mining (slots on only).
+        numbers = flags_per_span(is_number[ids] if ids.shape[0] else np.zeros(0, bool), starts, ends) == lengths
+        # Each skeleton walks all the pages it applies to in one call.
+        pages: dict[int, list[int]] = {}
+        everywhere = self._skeletons_of.get(None, [])
+        for d in range(len(results)):
+            if tok_off[d + 1] == tok_off[d]:
+                continue
+            for scope in dict.fromkeys(scope_names(scopes[d])):
+                for k in self._skeletons_of.get(scope, ()) if scope is not None else ():
+                    pages.setdefault(k, []).append(d)
+            for k in everywhere:
+                pages.setdefault(k, []).append(d)
+        added = np.zeros(starts.shape[0], dtype=bool)
+        for k, docs in pages.items():
+            lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
+            page_lines = np.concatenate([[0], np.cumsum([doc_lines[d + 1] - doc_lines[d] for d in docs])]).astype(np.int64)
+            added[lines] |= self._id_skeletons[k].cover_token_lines(
+                tokens, starts[lines], ends[lines], page_lines, detected[lines], numbers[lines])
+        if not added.any():
+            return results
+        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        np.add.at(diff, starts[added], 1)
+        np.add.at(diff, ends[added], -1)
+        mask |= np.cumsum(diff[:-1]) > 0
+        out = []
+        for d, match in enumerate(results):
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if not added[doc_lines[d]:doc_lines[d + 1]].any():
+                out.append(match)
+                continue
+            out.append(match.with_mask(mask[a:b]))
+        return out
+
+
+
+class LineShapeCover:
+    """The line-shape models of a record set; ``slots``: numbers read as the slot, as mined."""
+
+    def __init__(self, models: Sequence[LineShapeModel], slots: bool):
+        self.models = tuple(models)
+        self.slots = slots
+
+    def cover(self, scopes, results, line_start, tok_off, ids, names, is_number) -> list[TemplateMatch]:
+        """Add what each page's line-shape models cover (mining's :func:`model_coverage`, on the
+        batch's tokens with numbers read as the slot when ``slots``, as mined)."""
+        n_tok = int(tok_off[-1])
+        slot_id = len(names)  # every number token is the one slot token, as in mining
+        tokens = np.where(is_number[ids], slot_id, ids).astype(np.int64) if self.slots and n_tok else \
+            ids.astype(np.int64)
+        id_of = {t: i for i, t in enumerate(names)}
+        if self.slots:
+            id_of[SLOT_TOKEN] = slot_id
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        ends = np.append(starts[1:], n_tok).astype(np.int64)
+        doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)
+        mask = np.zeros(n_tok, dtype=bool)
+        # The batch's pages per scope, once: each model then reads only its own pages' edge lines.
+        pages_of: dict[str | None, list[int]] = {}
+        for d in range(len(results)):
+            if tok_off[d + 1] > tok_off[d]:
+                for scope in (None, *scope_names(scopes[d])):
+                    pages_of.setdefault(scope, []).append(d)
+        local = np.full(n_tok, -1, dtype=np.int32)  # filled at a model's edge tokens only, reset after
+        for model in self.models:
+            docs = pages_of.get(model.scope)
+            if not docs:
+                continue
+            counts = np.asarray([doc_lines[d + 1] - doc_lines[d] for d in docs], dtype=np.int64)
+            # the edge lines of each page and the line beside them, no others: zone_lines needs
+            # to see that a page holds more lines than its edge (a shorter page has no zone)
+            take = np.minimum(counts, model.edge_lines + 1)
+            first = doc_lines[docs] if model.edge == "start" else doc_lines[np.asarray(docs) + 1] - take
+            lines = (np.repeat(first, take) + np.arange(int(take.sum())) - np.repeat(np.cumsum(take) - take, take))
+            page_lines = np.concatenate([[0], np.cumsum(take)]).astype(np.int64)
+            lens = ends[lines] - starts[lines]
+            at = np.repeat(starts[lines], lens) + np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+            fixed_ids = np.asarray([id_of.get(t, -1) for t in model.fixed], dtype=np.int64)
+            local[at] = local_indices(tokens[at], fixed_ids)
+            mask[covered_positions(model, local, starts[lines], ends[lines], page_lines)] = True
+            local[at] = -1
+        if not mask.any():
+            return results
+        out = []
+        for d, match in enumerate(results):
+            a, b = int(tok_off[d]), int(tok_off[d + 1])
+            if not mask[a:b].any():
+                out.append(match)
+                continue
+            out.append(match.with_mask(match.token_mask() | mask[a:b]))
+        return out

@@ -1,0 +1,332 @@
+"""The template detector on Dask workers: shards' pages routed to partitions of whole sites,
+each partition detected on one worker, the records and stats merged on the driver.
+
+Exact by :mod:`bloomspan.engine.templates.site_partitions` (every pass of the detector works
+inside one site for the configs it accepts): the records equal
+:func:`bloomspan.sidecar.run.run_templates.detect_run_templates`'s and so do its stats, but
+for timings (summed CPU seconds over the partitions here).
+
+Stages (every task a pure function of its arguments, retried by Dask when its worker dies):
+
+1. ``site loads`` (on each shard's worker): per routing key (:func:`route_key` of each
+   document's site) its pages and tokens; only these, one row per site of the shard, reach
+   the driver, which assigns the keys to P partitions, largest first onto the least loaded
+   (:func:`assign_partitions`). A site is never split: its level-0 passes (block miner, page
+   skeleton, line shapes) need all its pages, and the section-level rules need the site's
+   coverage on each page; the report gives the largest key's share of the tokens.
+2. ``site pages`` (on each shard's worker): the shard's pages cut into P parts
+   (:class:`SitePages`): per document its global number, length, site and section (codes
+   into one string block), its tokens as ids into the part's own used strings (4 B per token
+   + each used string once as UTF-8) and its line starts as bits. Pages without a site are
+   spread over the partitions by document number (they only count in the stats).
+3. ``detect`` (one task per partition, on whichever worker Dask gives it): the parts joined
+   in global document order, one vocabulary, :func:`detect_partition`.
+4. The driver merges (:func:`merge_partitions`): records in the canonical order, the stats,
+   and the covered figure from the run's per-document exact covered counts.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from bloomspan.engine.templates.site_partitions import (
+    PartitionTemplates,
+    assign_partitions,
+    detect_partition,
+    merge_partitions,
+    route_key,
+    site_partition_refusal,
+)
+
+from .cluster import ProgressRelay, worker_progress
+from .shards import ShardCorpus
+from .tasks import StringBlock
+
+log = logging.getLogger(__name__)
+
+STAGE = "templates"
+
+
+def shard_levels(shard: ShardCorpus, site_field: str | None, url_field: str | None, section_depth: int
+                 ) -> list[list[str | None]]:
+    """The scope levels of a shard's documents (sites, then URL sections), computed as the
+    single process computes them for the whole corpus (:func:`document_sites`, :func:`scope_levels`)."""
+    from bloomspan.engine.templates.detector import scope_levels
+    from bloomspan.sidecar.publish.publication import document_sites
+
+    if shard.fields is None or shard.line_starts is None:
+        raise ValueError("shard: read without the template fields (read_jsonl_range(..., template_fields=...))")
+    sites_of = shard.fields.get(site_field) if site_field else None
+    urls = shard.fields.get(url_field) if url_field else None
+    sites = document_sites(sites_of, urls)
+    if sites is None:
+        raise ValueError("templates on Dask: give a site field or a URL field")
+    return scope_levels(sites, urls, section_depth)
+
+
+@dataclass
+class SiteLoads:
+    """One shard's pages and tokens per routing key (keys ascending), and its pages without a site."""
+
+    keys: list[str]
+    pages: np.ndarray
+    tokens: np.ndarray
+    siteless_pages: int
+    siteless_tokens: int
+
+
+def site_loads(shard: ShardCorpus, site_field: str | None, url_field: str | None, section_depth: int) -> SiteLoads:
+    sites = shard_levels(shard, site_field, url_field, section_depth)[0]
+    lengths = np.diff(shard.doc_offsets)
+    pages: dict[str, int] = {}
+    tokens: dict[str, int] = {}
+    siteless = [0, 0]
+    for site, n in zip(sites, lengths.tolist()):
+        if site is None:
+            siteless[0] += 1
+            siteless[1] += n
+            continue
+        k = route_key(site)
+        pages[k] = pages.get(k, 0) + 1
+        tokens[k] = tokens.get(k, 0) + n
+    keys = sorted(pages)
+    return SiteLoads(keys, np.asarray([pages[k] for k in keys], dtype=np.int64),
+                     np.asarray([tokens[k] for k in keys], dtype=np.int64), siteless[0], siteless[1])
+
+
+@dataclass
+class SitePages:
+    """One shard's pages for one partition.
+
+    docs:        int64 (d,) global document numbers, ascending
+    lengths:     int64 (d,) their token counts
+    ids:         uint16 (w,) their tokens, ids into ``strings`` (uint32 beyond 65,536 strings)
+    strings:     the strings the part uses, once each
+    line_starts: uint8 (ceil(w/8),) the line-start flags as bits (np.packbits)
+    names:       the level names the part uses; levels int32 (L, d): each document's code per
+                 level (-1: None)
+    """
+
+    docs: np.ndarray
+    lengths: np.ndarray
+    ids: np.ndarray
+    strings: StringBlock
+    line_starts: np.ndarray
+    names: StringBlock
+    levels: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.docs.nbytes + self.lengths.nbytes + self.ids.nbytes + len(self.strings.data)
+                   + self.line_starts.nbytes + len(self.names.data) + self.levels.nbytes)
+
+
+def site_pages(shard: ShardCorpus, site_field: str | None, url_field: str | None, section_depth: int,
+               partition_of_key: dict[str, int], n_partitions: int, global_docs: np.ndarray, shard_no: int
+               ) -> list[SitePages]:
+    """The shard's pages cut into ``n_partitions`` parts: a page goes to its site's partition
+    (``partition_of_key``, by :func:`route_key`), a page without a site to its global
+    document number modulo ``n_partitions``. global_docs int64 (D_k,): the shard's documents'
+    global numbers."""
+    levels = shard_levels(shard, site_field, url_field, section_depth)
+    global_docs = np.asarray(global_docs, dtype=np.int64)
+    part = np.asarray([partition_of_key[route_key(s)] if s is not None else int(g) % n_partitions
+                       for s, g in zip(levels[0], global_docs.tolist())], dtype=np.int64)
+    offsets = shard.doc_offsets
+    lengths = np.diff(offsets)
+    line_starts = np.asarray(shard.line_starts, dtype=np.uint8)
+    out = []
+    for p in range(n_partitions):
+        docs = np.flatnonzero(part == p)
+        docs = docs[np.argsort(global_docs[docs], kind="stable")]
+        starts, lens = offsets[docs], lengths[docs]
+        total = int(lens.sum())
+        at = (np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lens) - lens), lens)) if total else \
+            np.zeros(0, dtype=np.int64)
+        used, local = np.unique(shard.ids[at], return_inverse=True)
+        names: dict[str, int] = {}
+        codes = np.asarray([[-1 if level[d] is None else names.setdefault(level[d], len(names)) for d in docs.tolist()]
+                            for level in levels], dtype=np.int32).reshape(len(levels), docs.shape[0])
+        out.append(SitePages(docs=global_docs[docs], lengths=lens.astype(np.int64),
+                             ids=local.astype(np.uint16 if used.shape[0] <= 1 << 16 else np.uint32).reshape(-1),
+                             strings=StringBlock.of([shard.strings[i] for i in used.tolist()]),
+                             line_starts=np.packbits(line_starts[at]), names=StringBlock.of(list(names)),
+                             levels=codes))
+    worker_progress("template-route", shard_no, shard.n_docs)
+    return out
+
+
+def pick(parts: list, p: int):
+    return parts[p]
+
+
+def detect_site_partition(parts: list[SitePages], config: dict, partition: int) -> PartitionTemplates:
+    """Join one partition's parts in global document order and detect its templates."""
+    from bloomspan.engine.templates.blocks import block_offsets_from_flags
+    from bloomspan.engine.templates.config import TemplateConfig
+
+    worker_progress(STAGE, partition, 0, 1)
+    vocabulary: dict[str, int] = {}
+    tokens, lengths, docs, flags = [], [], [], []
+    n_levels = max((pt.levels.shape[0] for pt in parts), default=1)
+    levels: list[list[str | None]] = [[] for _ in range(n_levels)]
+    for pt in parts:
+        to_partition = np.asarray([vocabulary.setdefault(s, len(vocabulary)) for s in pt.strings.strings()],
+                                  dtype=np.uint32)
+        tokens.append(to_partition[pt.ids] if pt.ids.shape[0] else np.zeros(0, dtype=np.uint32))
+        lengths.append(pt.lengths)
+        docs.append(pt.docs)
+        flags.append(np.unpackbits(pt.line_starts, count=pt.ids.shape[0]))
+        names = pt.names.strings()
+        for k in range(n_levels):
+            levels[k].extend(None if c < 0 else names[c] for c in pt.levels[k].tolist())
+    docs_all = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
+    lengths_all = np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
+    tokens_all = np.concatenate(tokens) if tokens else np.zeros(0, dtype=np.uint32)
+    flags_all = np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+    # Global document order (the parts' documents interleave): reorder documents and tokens.
+    order = np.argsort(docs_all, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(lengths_all)[:-1]]).astype(np.int64) if lengths_all.shape[0] else \
+        np.zeros(0, dtype=np.int64)
+    lens = lengths_all[order]
+    total = int(lens.sum())
+    at = (np.arange(total, dtype=np.int64) + np.repeat(starts[order] - (np.cumsum(lens) - lens), lens)) if total else \
+        np.zeros(0, dtype=np.int64)
+    doc_offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=doc_offsets[1:])
+    levels = [[level[i] for i in order.tolist()] for level in levels]
+    blocks = block_offsets_from_flags(flags_all[at].view(np.bool_), doc_offsets)
+    strings = [None] * len(vocabulary)
+    for s, i in vocabulary.items():
+        strings[i] = s
+    result = detect_partition(np.ascontiguousarray(tokens_all[at]), doc_offsets, blocks, strings, levels,
+                              TemplateConfig.from_dict(config), docs_all[order])
+    worker_progress(STAGE, partition, 1, 1)
+    return result
+
+
+@dataclass
+class TemplateStage:
+    """How the stage ran (for the run's ``stats`` block; none of it is a result).
+
+    partitions: per partition its pages, tokens, sites and worker; largest_site_share: the
+    largest routing key's share of the tokens (a site is one partition's work); bytes_sent:
+    what the workers sent each other during the stage (Dask's counter), bytes_sent_per_token
+    over the corpus' tokens; parts_bytes: the routed parts' own size, crossing_bytes: those
+    of them whose partition ran on another worker than their shard (what the routing must
+    send, whatever else Dask moves); seconds: driver wall time.
+    """
+
+    partitions: list[dict]
+    largest_site_share: float
+    bytes_sent: int
+    bytes_sent_per_token: float
+    parts_bytes: int
+    crossing_bytes: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {"partitions": self.partitions, "largest_site_share": self.largest_site_share,
+                "bytes_sent": self.bytes_sent, "bytes_sent_per_token": self.bytes_sent_per_token,
+                "parts_bytes": self.parts_bytes, "crossing_bytes": self.crossing_bytes, "seconds": self.seconds}
+
+
+def detect_templates_on_dask(client, shards: list, homes: list[dict], options, global_docs: list[np.ndarray],
+                             exact_covered: np.ndarray | None, relay: ProgressRelay, *, run: str = "run",
+                             n_partitions: int | None = None) -> tuple[list[dict], dict, TemplateStage]:
+    """``(records, stats, stage)`` of the template detector on the shards (futures of
+    :class:`~.shards.ShardCorpus` read with ``template_fields=options.fields``), equal to
+    :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates` on the same corpus
+    but for timings.
+
+    homes: :func:`.pipeline.shard_homes`; options: the run's
+    :class:`~bloomspan.sidecar.run.run_templates.TemplateOptions`; global_docs: per shard its
+    documents' global numbers (:class:`.pipeline.ShardLayout`); exact_covered: int64 (D,) per
+    global document, tokens the run's exact phrases cover (``DistributedResult.coverage.covered``);
+    n_partitions: template partitions (default: one per worker).
+    ``stats`` are :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates`'s (a file
+    run adds the file and field names). Raises ClusterConfigError (one line, naming the field)
+    for a config with a cross-site pass.
+    """
+    from distributed import as_completed
+
+    from bloomspan.sidecar.errors import ClusterConfigError
+
+    from .pipeline import worker_bytes_sent
+
+    t0 = time.perf_counter()
+    config = options.detector_config()
+    refusal = site_partition_refusal(config)
+    if refusal is not None:
+        raise ClusterConfigError("template_config", options.config, f"{refusal} (needed by --dask)")
+    if not (options.site_field or options.url_field):
+        raise ClusterConfigError("templates", True, "the template detector on Dask works per site: give --site-field "
+                                                    "and/or --url-field")
+    sent0 = worker_bytes_sent(client)
+    fields = (options.site_field, options.url_field, config.section_depth)
+    loads = client.gather([client.submit(site_loads, s, *fields, key=f"bloomspan-siteload-{run}-{k}", retries=2,
+                                         **homes[k]) for k, s in enumerate(shards)])
+    totals: dict[str, list[int]] = {}
+    for ld in loads:
+        for key, pages, tokens in zip(ld.keys, ld.pages.tolist(), ld.tokens.tolist()):
+            t = totals.setdefault(key, [0, 0])
+            t[0] += pages
+            t[1] += tokens
+    n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+    P = max(1, n_partitions or n_workers)
+    keys = sorted(totals)
+    where = dict(zip(keys, assign_partitions(keys, np.asarray([totals[k][1] for k in keys], dtype=np.int64),
+                                             P).tolist()))
+    routed = [client.submit(site_pages, s, *fields, {k: where[k] for k in loads[i].keys}, P, global_docs[i], i,
+                            key=f"bloomspan-sitepages-{run}-{i}", retries=2, **homes[i]) for i, s in enumerate(shards)]
+    detected = []
+    for p in range(P):
+        parts = [client.submit(pick, r, p, key=f"bloomspan-sitepart-{run}-{k}-{p}") for k, r in enumerate(routed)]
+        detected.append(client.submit(detect_site_partition, parts, config.to_dict(), p,
+                                      key=f"bloomspan-templates-{run}-{p}", retries=2))
+    sizes = client.gather([client.submit(_parts_bytes, r, key=f"bloomspan-sitebytes-{run}-{k}")
+                           for k, r in enumerate(routed)])  # (S, P)
+    held = client.who_has(shards)
+    shard_worker = [next(iter(held.get(s.key, ())), None) for s in shards]
+    del routed, parts
+    relay.totals[STAGE] = P
+    partition_of_future = {f.key: p for p, f in enumerate(detected)}
+    part_results: dict[int, PartitionTemplates] = {}
+    for i, future in enumerate(as_completed(detected), start=1):
+        part_results[partition_of_future[future.key]] = future.result()
+        relay.step(STAGE, i, P)
+    merged = merge_partitions(list(part_results.values()), config, exact_covered)
+    n_tokens = int(sum(int(ld.tokens.sum()) + ld.siteless_tokens for ld in loads))
+    n_docs = int(sum(int(ld.pages.sum()) + ld.siteless_pages for ld in loads))
+    if merged.documents != n_docs:
+        raise RuntimeError(f"template partitions hold {merged.documents} documents of {n_docs}")
+    kinds = [r["kind"] for r in merged.records[1:]]
+    stats = {"phrases": sum(k in ("mcfp", "block") for k in kinds),
+             "skeletons": kinds.count("skeleton"), "line_shapes": kinds.count("line_shape"),
+             "covered_tokens": merged.covered_tokens,
+             "covered_share": merged.covered_tokens / n_tokens if n_tokens else 0.0,
+             "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)), "detector": merged.stats}
+    per_part = [{"pages": 0, "tokens": 0, "sites": 0} for _ in range(P)]
+    ran_on = client.who_has(detected)
+    for p, r in part_results.items():  # pages without a site included
+        per_part[p].update(pages=int(r.docs.shape[0]), tokens=int(r.stats.get("tokens_mined", 0)),
+                           worker=next(iter(ran_on.get(detected[p].key, ())), None))
+    crossing = sum(sizes[k][p] for k in range(len(shards)) for p in range(P)
+                   if per_part[p]["worker"] is None or per_part[p]["worker"] != shard_worker[k])
+    del detected
+    for key in keys:
+        per_part[where[key]]["sites"] += 1
+    sent = worker_bytes_sent(client) - sent0
+    stage = TemplateStage(per_part, max((t[1] for t in totals.values()), default=0) / n_tokens if n_tokens else 0.0,
+                          sent, sent / n_tokens if n_tokens else 0.0, int(sum(map(sum, sizes))), int(crossing),
+                          time.perf_counter() - t0)
+    log.info("templates on dask: partitions=%d phrases=%d skeletons=%d covered_share=%.4f bytes_sent_per_token=%.3f",
+             P, stats["phrases"], stats["skeletons"], stats["covered_share"], stage.bytes_sent_per_token)
+    return merged.records, stats, stage
+
+
+def _parts_bytes(parts: list[SitePages]) -> list[int]:
+    return [p.nbytes for p in parts]

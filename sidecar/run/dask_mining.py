@@ -1,0 +1,206 @@
+"""The mine phase on Dask: the workers read the index in slices and mine it, into a
+:class:`.mined_run.MinedRun` (the same object :mod:`.local_mining` makes on this node).
+
+The driver opens one point in time per concrete index (so every slice reads the same
+moment, and a retried slice reads it again), the workers read slices of it
+(:func:`bloomspan.sidecar.distributed.shards.read_index_slice`) and the run is mined by
+:func:`bloomspan.sidecar.distributed.pipeline.mine_shards`. Documents are numbered in the
+canonical order of :mod:`.snapshot` (ascending key bytes), so the run publishes what the
+single-node run publishes: the same phrase documents, bitmaps, doc map, coverage and report.
+
+With ``--templates`` the detector runs on the workers by groups of whole sites
+(:mod:`bloomspan.sidecar.distributed.site_templates`). What a Dask run does not do yet
+(refused with the flag named): ``--annotate``, which needs the snapshot on one node, a
+template config with a cross-site pass, an incremental re-read, a curation deny entry that
+would filter a mined phrase, and global deny entries in a run with templates. Dask re-runs a lost task, so the mine
+phase has no checkpoint of its own; once it ends, a killed run publishes again without mining.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+
+import numpy as np
+
+from bloomspan.engine.templates.site_partitions import site_partition_refusal
+from bloomspan.sidecar.cluster.document_status import SKIP_REASONS, STORED
+from bloomspan.sidecar.cluster.scroll import delete_pits
+from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents, global_denies
+from bloomspan.sidecar.curation.store import curation_index, load_curation
+from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
+from bloomspan.sidecar.distributed.index_slices import index_slices
+from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
+from bloomspan.sidecar.distributed.shards import read_index_slice
+from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
+from bloomspan.sidecar.errors import ClusterConfigError, PublishError
+from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
+from bloomspan.sidecar.publish.publication import document_sites, read_document_fields
+from bloomspan.sidecar.publish.template_reader import template_documents
+
+from .checkpoint import keys_array
+from .mined_run import MinedRun
+from .run_guards import check_documents
+from .run_templates import TemplateOptions
+from .snapshot import canonical_rows
+
+log = logging.getLogger(__name__)
+
+
+def check_supported(config) -> None:
+    """Raise ClusterConfigError for the options a Dask run does not have."""
+    if config.templates:
+        refusal = site_partition_refusal(config.detector_config())
+        if refusal is not None:
+            raise ClusterConfigError("template_config", config.template_config, f"{refusal} (needed by --dask)")
+    if config.annotate:
+        raise ClusterConfigError("annotate", True, "annotation needs the run's snapshot on one node; run it "
+                                                   "without --dask")
+
+
+def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mode: str, seconds: dict,
+                       progress=None, on_dashboard=None) -> tuple[MinedRun, list[str]]:
+    """Read and mine ``indices`` (their scan ``units``) on the Dask cluster ``dask`` (a
+    DaskConfig); returns the mined run and the stored documents' keys in canonical order."""
+    relay = ProgressRelay(progress)
+    curation = load_curation(client, config.template_index)
+    if config.templates and global_denies(curation.entries):
+        raise PublishError(f"--dask: {len(global_denies(curation.entries))} global deny entr(y/ies) in "
+                           f"{curation_index(config.template_index)}; the template figures of a Dask run cannot leave "
+                           "their occurrences out yet: mine without --dask, or with --no-templates (nothing was "
+                           "published)")
+    pits: dict[str, str | None] = {}
+    t0 = time.perf_counter()
+    try:
+        if scan_mode == "pit":
+            for index in indices:
+                pits[index] = client.create_pit(index=index, keep_alive=config.pit_keep_alive)["pit_id"]
+        with dask_client(dask) as dclient:
+            if on_dashboard is not None:
+                on_dashboard(dashboard_link(dclient))
+            relay.attach(dclient)
+            try:
+                relay.totals["read"] = client.count(index=",".join(indices))["count"]
+                dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units, pits,
+                                                                           relay)
+            finally:
+                relay.detach(dclient)
+    finally:
+        delete_pits(client, list(pits.values()))
+    seconds["read_and_mine"] = time.perf_counter() - t0
+    check_documents(config, client, indices, n_all, len(doc_keys), skipped)
+    phrase_docs = _phrase_documents(dres, doc_keys, progress)
+    curation_report = _curation_report(config, dres, curation)
+    template_docs = template_stats = None
+    if templates is not None:
+        records, template_stats = templates
+        template_docs, curation_report["filtered_templates"] = filter_template_documents(
+            template_documents(records), curation.entries)
+    sites = None
+    if config.site_field:
+        values = read_document_fields(client, indices, [config.site_field], doc_keys, config.batch_size)
+        sites = document_sites(values.get(config.site_field), None)
+    mined = MinedRun(phrase_docs=phrase_docs, covered=np.asarray(dres.coverage.covered, dtype=np.int64),
+                     doc_offsets=np.asarray(dres.doc_offsets, dtype=np.int64), coverage=dres.coverage.bitmaps(),
+                     engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
+                     curation=curation_report, sites=sites, template_docs=template_docs,
+                     template_stats=template_stats)
+    return mined, doc_keys
+
+
+def _read_and_mine(dclient, config, indices, units, pits, relay):
+    n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
+    run = uuid.uuid4().hex[:12]
+    parts = index_slices(indices, units, n_workers, pits, int(relay.totals.get("read") or 0))
+    cluster = config.cluster_config()
+    options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
+                              config=config.template_config) if config.templates else None
+    fields = options.fields if options is not None else ()
+    shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
+                             config.pit_keep_alive, k, fields, key=f"bloomspan-read-{run}-{k}", retries=2)
+              for k, part in enumerate(parts)]
+    headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
+                              for k, s in enumerate(shards)])
+    doc_keys, global_docs, skipped, n_all = canonical_layout(headers)
+
+    def layout_of(shard_headers):
+        return ShardLayout(global_docs, [h[1] for h in shard_headers])
+
+    dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
+                       phrase_documents=True, coverage_bitmaps=True, run=run)
+    templates = None
+    if options is not None:
+        records, stats, stage = detect_templates_on_dask(dclient, shards, shard_homes(dclient, shards), options,
+                                                         global_docs, dres.coverage.covered, relay, run=run)
+        dres.stats["templates"] = stage.to_dict()
+        templates = records, stats
+    return dres, doc_keys, skipped, n_all, templates
+
+
+def _index_header(shard) -> tuple[list[str], np.ndarray]:
+    return shard.keys, shard.meta[:, 3].copy()
+
+
+def canonical_layout(headers):
+    """Canonical numbering of the slices' documents: (stored keys in order, global number of
+    each shard's stored documents, counts by skip reason, documents seen)."""
+    keys = [k for ks, _ in headers for k in ks]
+    status = np.concatenate([s for _, s in headers]) if headers else np.zeros(0, dtype=np.int64)
+    shard_of = np.concatenate([np.full(len(ks), k, dtype=np.int64) for k, (ks, _) in enumerate(headers)]) \
+        if headers else np.zeros(0, dtype=np.int64)
+    arr = keys_array([k.encode("utf-8", "surrogatepass") for k in keys])
+    rows = canonical_rows(arr)
+    if rows.shape[0] != len(keys):
+        raise ClusterConfigError("index", "?", "the slices returned a document twice; is a slice count above "
+                                               "the index's max_slices_per_pit?")
+    stored_rows = rows[status[rows] == STORED]
+    number = np.full(len(keys), -1, dtype=np.int64)
+    number[stored_rows] = np.arange(stored_rows.shape[0])
+    global_docs = []
+    for k in range(len(headers)):
+        mine = np.flatnonzero(shard_of == k)
+        global_docs.append(number[mine][status[mine] == STORED])
+    skipped = {name: int(np.count_nonzero(status == code)) for code, name in SKIP_REASONS.items()}
+    return [keys[i] for i in stored_rows.tolist()], global_docs, skipped, len(keys)
+
+
+def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:
+    """The phrase documents every run publishes (in its order), from the bitmaps the growth
+    shards encoded."""
+    if progress:
+        progress("bitmaps", 0, len(dres.phrases))
+    out = [phrase_document(p, dres.vocabulary.tokens(p.tokens), [doc_keys[i] for i in examples], bitmap)
+           for p, (bitmap, examples) in zip(dres.phrases, dres.phrase_extras)]
+    out.sort(key=phrase_document_order)
+    if progress:
+        progress("bitmaps", len(out), len(out))
+    return out
+
+
+class _PhraseStrings:
+    """Where curation reads a snapshot: the phrases' strings. It holds no tokens: a run that
+    curation would filter is refused before anything needs them (:func:`_curation_report`)."""
+
+    def __init__(self, dres):
+        self.tokens = np.zeros(0, dtype=np.uint32)
+        self.doc_offsets = np.zeros(1, dtype=np.int64)
+        self.vocabulary = dres.vocabulary
+
+
+class _Phrases:
+    def __init__(self, phrases):
+        self.phrases, self.coverage, self.stats = phrases, None, {}
+
+
+def _curation_report(config, dres, curation) -> dict:
+    """The run report's ``curation``, as the single-node run writes it. A run whose phrases a
+    deny entry would filter is refused before anything is published: filtering here would need
+    the coverage recomputed on the full corpus, which no process of a Dask run holds."""
+    _, report = filter_mining_result(_PhraseStrings(dres), _Phrases(dres.phrases), curation.entries,
+                                     config.min_length)
+    if report["filtered"]:
+        raise PublishError(f"--dask: {report['filtered']} mined phrase(s) are denied in "
+                           f"{curation_index(config.template_index)}; a Dask run cannot filter them yet: "
+                           "mine without --dask (nothing was published)")
+    report.update(curation.summary())
+    return report

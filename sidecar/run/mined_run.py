@@ -1,0 +1,147 @@
+"""What the mine phase hands the publish phase, whichever executor mined the corpus.
+
+A run mines on this node (:mod:`.local_mining`: the snapshot in one process) or on Dask
+(:mod:`.dask_mining`: the workers read and mine the index). Both end in a :class:`MinedRun`:
+the phrase documents with their bitmaps, each document's covered tokens, the coverage
+bitmaps, the engine's stats and, with ``--templates``, the detector's records. Publication
+(:mod:`.run_record`, :func:`bloomspan.sidecar.publish.template_index.publish`) reads only
+this, so the two executors publish through one code path.
+
+The mine phase saves it in the run folder (:meth:`MinedRun.save`), so a run killed while
+publishing publishes again without mining again. The folder is written under a temporary
+name and renamed whole: it exists complete or not at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pyroaring import BitMap
+
+from bloomspan.engine.text.durable_writes import fsync_dir
+from bloomspan.sidecar.errors import CheckpointError
+
+FORMAT = "bloomspan-mined-run"
+VERSION = 1
+
+
+def _json_value(value):
+    """numpy scalars and arrays (in stats and records) as JSON."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+@dataclass
+class MinedRun:
+    """The corpus' mining outcome, as publication needs it.
+
+    phrase_docs:     phrase documents in publication order (:func:`~bloomspan.sidecar.publish.phrase_records.phrase_document`).
+    covered:         int64 (D,) covered tokens of each stored document (canonical numbering).
+    doc_offsets:     int64 (D+1,) token offsets of the stored documents.
+    coverage:        the coverage bitmaps to publish (one of absolute positions, or chunks).
+    engine_stats:    the ``stats.engine`` block of the run document.
+    skipped:         documents skipped, by reason.
+    docs_seen:       documents read (stored and skipped).
+    curation:        the report's ``curation`` block (what deny entries filtered).
+    sites:           each document's site (None where it has none), when a site field was read.
+    template_docs:   ``(_id, source)`` of the detector's records (``--templates``), else None.
+    template_stats:  the run document's ``templates`` block, else None.
+    """
+
+    phrase_docs: list[dict]
+    covered: np.ndarray
+    doc_offsets: np.ndarray
+    coverage: list[BitMap]
+    engine_stats: dict
+    skipped: dict[str, int]
+    docs_seen: int
+    curation: dict
+    sites: list[str | None] | None = None
+    template_docs: list[tuple[str, dict]] | None = None
+    template_stats: dict | None = None
+
+    # The figures publication reads where it would read a snapshot's.
+    @property
+    def n_tokens(self) -> int:
+        return int(self.doc_offsets[-1]) if self.doc_offsets.shape[0] else 0
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.doc_offsets.shape[0] - 1)
+
+    @property
+    def covered_tokens(self) -> int:
+        return int(self.covered.sum())
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(self.skipped)
+
+    # ------------------------------------------------------------------ the run folder
+    def save(self, folder: str | os.PathLike) -> None:
+        """Write to ``folder`` (replaced whole, never seen half-written)."""
+        folder = Path(folder)
+        tmp = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        meta = {"format": FORMAT, "version": VERSION, "engine_stats": self.engine_stats, "skipped": self.skipped,
+                "docs_seen": self.docs_seen, "curation": self.curation, "sites": self.sites,
+                "template_stats": self.template_stats, "coverage_chunks": len(self.coverage),
+                "templates": self.template_docs is not None}
+        with open(tmp / "phrases.jsonl", "w", encoding="utf-8") as f:
+            for doc in self.phrase_docs:
+                f.write(json.dumps(doc, ensure_ascii=False, default=_json_value) + "\n")
+        if self.template_docs is not None:
+            with open(tmp / "templates.jsonl", "w", encoding="utf-8") as f:
+                for doc_id, doc in self.template_docs:
+                    f.write(json.dumps([doc_id, doc], ensure_ascii=False, default=_json_value) + "\n")
+        np.save(tmp / "covered.npy", np.asarray(self.covered, dtype=np.int64))
+        np.save(tmp / "doc_offsets.npy", np.asarray(self.doc_offsets, dtype=np.int64))
+        for k, bm in enumerate(self.coverage):
+            (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
+        with open(tmp / "meta.json", "w", encoding="utf-8") as f:
+            json.dump(meta, f, ensure_ascii=False, default=_json_value)
+        for path in tmp.iterdir():
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+        fsync_dir(tmp)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.rename(tmp, folder)
+        fsync_dir(folder.parent)
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike) -> MinedRun:
+        """The run saved in ``folder``; CheckpointError (naming the folder and the fix) when it
+        is missing or of another format."""
+        folder = Path(folder)
+        fix = f"delete {folder.parent} to start the run over (the source is read again)"
+        try:
+            with open(folder / "meta.json", encoding="utf-8") as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"{folder}: the mined run cannot be read ({exc}); {fix}", item=str(folder)) from None
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise CheckpointError(f"{folder}: mined run of format {meta.get('format')!r} version "
+                                  f"{meta.get('version')!r}, this bloomspan reads {FORMAT} {VERSION}; {fix}",
+                                  item=str(folder))
+        with open(folder / "phrases.jsonl", encoding="utf-8") as f:
+            phrase_docs = [json.loads(line) for line in f]
+        template_docs = None
+        if meta["templates"]:
+            with open(folder / "templates.jsonl", encoding="utf-8") as f:
+                template_docs = [tuple(json.loads(line)) for line in f]
+        coverage = [BitMap.deserialize((folder / f"coverage-{k:06d}.roaring").read_bytes())
+                    for k in range(meta["coverage_chunks"])]
+        return cls(phrase_docs=phrase_docs, covered=np.load(folder / "covered.npy"),
+                   doc_offsets=np.load(folder / "doc_offsets.npy"), coverage=coverage,
+                   engine_stats=meta["engine_stats"], skipped=meta["skipped"], docs_seen=meta["docs_seen"],
+                   curation=meta["curation"], sites=meta["sites"], template_docs=template_docs,
+                   template_stats=meta["template_stats"])

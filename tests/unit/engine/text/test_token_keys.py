@@ -1,0 +1,154 @@
+"""Token keys: the scan kernel's keys against the plain reference, packed keys exact, prefetch a no-op."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given, settings, strategies as st
+from numba import njit
+
+from bloomspan.engine.text.normalization import EXPANSION, normalization_tables
+from bloomspan.engine.text.prefetch import prefetch_row
+from bloomspan.engine.text.token_keys import (
+    HASHED,
+    PACKED_ALPHABET,
+    PACKED_MAX_LENGTH,
+    STATUS_DONE,
+    direct_codes,
+    keys_of,
+    scan_documents,
+    token_key,
+)
+from bloomspan.engine.text.tokenizer import code_points, encode_batch, encode_batch_reference, token_spans
+from bloomspan.engine.text.vocabulary import Vocabulary
+
+# Letters of the packed alphabet in both cases, letters that fold into it from elsewhere
+# (full-width, the ligature "ﬁ", Kelvin sign), letters that never do (é, Greek, CJK), a
+# combining mark, digits and separators: tokens of every length around PACKED_MAX_LENGTH.
+KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "  .-\n")
+key_texts = st.text(alphabet=st.sampled_from(KEY_CHARS), max_size=60)
+
+
+def _kernel_keys(tokens: list[str]) -> list[int]:
+    cps = code_points("".join(tokens)).astype(np.uint32)
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    ends = np.cumsum(lengths)
+    out = np.zeros(len(tokens), dtype=np.uint64)
+    keys_of(cps, ends - lengths, ends, out)
+    return [int(k) for k in out]
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.one_of(st.sampled_from(KEY_CHARS), st.characters()), min_size=1,
+                        max_size=14), max_size=8))
+def test_kernel_key_equals_reference(tokens):
+    assert _kernel_keys(tokens) == [token_key(t) for t in tokens]
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=PACKED_ALPHABET, min_size=1, max_size=PACKED_MAX_LENGTH),
+       st.text(alphabet=PACKED_ALPHABET, min_size=1, max_size=PACKED_MAX_LENGTH))
+def test_packed_keys_are_exact(a, b):
+    """A packed key stands for its token alone: the vocabulary trusts it without comparing."""
+    ka, kb = token_key(a), token_key(b)
+    assert ka < HASHED and kb < HASHED
+    assert (ka == kb) == (a == b)
+
+
+def test_which_tokens_are_packed():
+    assert token_key("a") == 1 + PACKED_ALPHABET.index("a")
+    assert token_key("ёж") < HASHED and token_key("9" * PACKED_MAX_LENGTH) < HASHED
+    for hashed in ("a" * (PACKED_MAX_LENGTH + 1), "café", "σ", "a\u0301", "中"):
+        assert token_key(hashed) >= HASHED, hashed
+
+
+def test_direct_codes_are_the_folds_packed_digits():
+    _, fold, _ = normalization_tables()
+    codes = direct_codes(fold)
+    for c in range(codes.size):
+        f = int(fold[c])
+        expected = PACKED_ALPHABET.index(chr(f)) + 1 if f < EXPANSION and chr(f) in PACKED_ALPHABET else 0
+        assert codes[c] == expected, hex(c)
+    assert codes[ord("A")] == codes[ord("a")] and codes[ord("Ё")] == codes[ord("ё")] != 0
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(key_texts, max_size=5))
+@example(["ABCDEFGHI abcdefghij ＡＢＣ ﬁle Ёлка ЁЛКАЁЛКАЁЛ"])
+def test_scan_keys_are_the_keys_of_the_reference_tokens(texts):
+    """Every token the scan keys itself has the key of the reference tokenizer's token."""
+    char_class, fold, expansions = normalization_tables()
+    for text in texts:
+        cps = code_points(text)
+        n = cps.size // 2 + 1
+        keys, starts, ends = np.zeros(n, np.uint64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        lines, doc_end = np.zeros(n, np.uint8), np.zeros(1, np.int64)
+        d, s, e, w, nl, status = scan_documents(
+            cps, np.zeros(1, np.int64), np.full(1, cps.size, np.int64), 0, 0, 0, 1, char_class, fold,
+            expansions, direct_codes(fold), keys, starts, ends, lines, doc_end)
+        ref_tokens, ref_starts, ref_ends = token_spans(text)
+        if status == STATUS_DONE:
+            assert w == len(ref_tokens)
+        got = list(zip(starts[:w].tolist(), ends[:w].tolist(), keys[:w].tolist()))
+        want = [(a, b, token_key(t)) for t, a, b in zip(ref_tokens, ref_starts.tolist(), ref_ends.tolist())][:w]
+        assert got == want
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(st.lists(key_texts, max_size=6))
+def test_fast_path_equals_reference_on_packed_and_hashed_tokens(texts):
+    fast_v, ref_v = Vocabulary(capacity=1, pool_capacity=1), Vocabulary()
+    fast = encode_batch(texts, fast_v, True, with_lines=True)
+    ref = encode_batch_reference(texts, ref_v, True, with_lines=True)
+    for a, b in zip(fast, ref):
+        assert np.array_equal(a, b)
+    assert fast_v.tokens() == ref_v.tokens() and np.array_equal(fast_v.df, ref_v.df)
+    frozen = encode_batch(texts + ["unseen words АБВГДЕЁЖЗИЙ"], fast_v, add_new=False, count_df=False)
+    assert [fast_v.get(t, Vocabulary.UNKNOWN) for x in texts + ["unseen words АБВГДЕЁЖЗИЙ"]
+            for t in token_spans(x)[0]] == frozen[0].tolist()
+
+
+@njit(cache=True)
+def _gather(table, rows):
+    total = np.uint64(0)
+    for t in range(rows.size):
+        if t + 4 < rows.size:
+            prefetch_row(table, rows[t + 4])
+        total += table[rows[t], 0]
+    return total
+
+
+@njit(cache=True)
+def _gather_1d(values, rows):
+    total = np.uint64(0)
+    for t in range(rows.size):
+        prefetch_row(values, rows[(t + 4) % rows.size])
+        total += values[rows[t]]
+    return total
+
+
+def test_prefetch_changes_no_value():
+    rng = np.random.default_rng(0)
+    table = rng.integers(0, 1 << 40, size=(1000, 2)).astype(np.uint64)
+    rows = rng.integers(0, 1000, size=5000)
+    assert int(_gather(table, rows)) == int(table[rows, 0].sum())
+    assert int(_gather_1d(table[:, 1].copy(), rows)) == int(table[rows, 1].sum())
+
+
+def test_equal_hashed_keys_of_different_tokens_get_their_own_ids():
+    """A hashed key may be shared: the vocabulary compares the text before it answers (keys
+    forged equal here, as a 64-bit collision would make them)."""
+    from bloomspan.engine.text.vocabulary import _resolve
+
+    _, fold, expansions = normalization_tables()
+    cps = code_points("CAFÉ thé café")
+    starts, ends = np.array([0, 5, 9], dtype=np.int64), np.array([4, 8, 13], dtype=np.int64)
+    keys = np.full(3, HASHED | 12345, dtype=np.uint64)
+    v = Vocabulary()
+    ids = np.zeros(3, dtype=np.uint32)
+    t, status = _resolve(cps, starts, ends, keys, 0, 3, fold, expansions, True, v._pool, v._rec, v._table,
+                         v._shift, v._state, ids)
+    assert (t, status) == (3, 0)
+    assert ids.tolist() == [0, 1, 0] and v.tokens() == ["café", "thé"]
+    ids[:] = 7
+    _resolve(cps, starts, ends, keys, 0, 3, fold, expansions, False, v._pool, v._rec, v._table, v._shift,
+             v._state, ids)
+    assert ids.tolist() == [0, 1, 0]
