@@ -133,16 +133,6 @@ def _increment_emitting(counters, cells, hashes, n, threshold, out):
     return k
 
 
-@njit(cache=True, nogil=True)
-def _heavy_of(counters, cells, hashes, n, threshold, out):
-    k = 0
-    for i in range(n):
-        if counters[cells[i]] >= threshold:
-            out[k] = hashes[i]
-            k += 1
-    return k
-
-
 CHUNK_WINDOWS = 1 << 18  # windows hashed per kernel call: the chunk's buffers stay at ~10 MiB
 
 
@@ -216,7 +206,7 @@ def window_filter_heavy(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np
     threshold-th occurrence its own increments alone have brought its cell that far), and
     only windows whose final cell reads >= ``threshold``. The pigeonhole needs no more: a
     frequent window has >= ``ceil(sigma / S)`` documents, hence occurrences, in some shard.
-    So the second pass over every window that :func:`heavy_windows` makes is not needed.
+    So a second pass over every window (:func:`heavy_windows_reference`) is not needed.
     """
     ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
     if not 1 <= threshold <= MAX_COUNT:
@@ -265,24 +255,9 @@ def window_filter_reference(ids, token_hash, doc_offsets, length: int, n_cells: 
     return np.minimum(counters, MAX_COUNT).astype(np.uint8)
 
 
-def heavy_windows(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarray, length: int,
-                  counters: np.ndarray, threshold: int) -> np.ndarray:
-    """uint64 ascending, distinct: hashes of the windows whose cell reads >= ``threshold`` (step 2)."""
-    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
-    n_cells = counters.shape[0]
-    chunks = _Chunks(doc_offsets, length, n_cells)
-    out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
-    parts = [np.zeros(0, dtype=np.uint64)]
-    with np.errstate(over="ignore"):
-        for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
-            k = _heavy_of(counters, cells, hashes, n, np.uint8(threshold), out)
-            if k:
-                parts.append(np.unique(out[:k]))
-    return np.unique(np.concatenate(parts))
-
-
 def heavy_windows_reference(ids, token_hash, doc_offsets, length: int, counters, threshold: int) -> np.ndarray:
-    """Plain twin of :func:`heavy_windows`."""
+    """uint64 ascending, distinct: hashes of the windows whose final cell reads >= ``threshold``
+    (step 2 by its definition: the plain bound :func:`window_filter_heavy`'s one pass is tested against)."""
     hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
     n_cells = len(counters)
     keep = {int(h) for h in hashes.tolist() if int(counters[_cell_py(int(h), n_cells)]) >= threshold}

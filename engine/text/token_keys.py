@@ -125,13 +125,6 @@ def direct_codes(fold: np.ndarray) -> np.ndarray:
     return codes
 
 
-@njit(cache=True, nogil=True)
-def keys_of(buf, starts, ends, out):
-    """out[t] = key of buf[starts[t]:ends[t]] (the kernel twin of :func:`token_key`)."""
-    for t in range(starts.size):
-        out[t] = key_of(buf, starts[t], ends[t] - starts[t])
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _single(cps, i, e_doc, char_class):
     """Whether the segment starting at cps[i] is that one code point."""

@@ -1,7 +1,7 @@
 """A native ingest pipeline (OpenSearch or Elasticsearch) from a mining run, for users who
 cannot route writes through the bulk proxy.
 
-It applies what a ``gsub`` can say exactly of what ``bloomspan clean --scope-field site
+It applies what a ``gsub`` can say exactly of what ``bloomspan clean --site-field site
 --url-field url`` applies (:class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher`), by the
 same rules, and removes nothing the cleaner keeps:
 
@@ -99,7 +99,7 @@ class PipelineExport:
                  "short_line_pairs": "line pairs shorter than run_min_length",
                  "section_long_lines": "section records on lines longer than section_line_length",
                  "beyond_top": "records beyond --top in their scope",
-                 "scoped_without_scope_field": "scoped records (no --scope-field)",
+                 "scoped_without_scope_field": "scoped records (no --site-field)",
                  "sections_without_url_field": "section records (no --url-field)"}
         parts = [f"{n:,} {names[k]}" for k, n in self.left_out.items() if n]
         return ("left out of the pipeline (the proxy and `bloomspan clean` apply them): "

@@ -34,25 +34,12 @@ def test_window_filter_partitioned_build_and_chunks_match_reference(monkeypatch)
     for n_cells in (50, 300):
         got = wf.window_filter(tokens, TOKEN_HASH, offsets, 3, n_cells)
         assert np.array_equal(got, wf.window_filter_reference(tokens, TOKEN_HASH, offsets, 3, n_cells))
-        heavy = wf.heavy_windows(tokens, TOKEN_HASH, offsets, 3, got, 4)
-        assert np.array_equal(heavy, wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, 3, got, 4))
 
 
 def test_window_filter_saturates_at_255():
     tokens, offsets = corpus_of([[1, 2]] * 300)
     counters = wf.window_filter(tokens, TOKEN_HASH, offsets, 2, 64)
     assert counters.max() == 255 and counters.sum() == 255
-
-
-@settings(max_examples=60, deadline=None)
-@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([2, 17, 500]),
-       threshold=st.integers(1, 4))
-def test_heavy_windows_match_reference(docs, length, n_cells, threshold):
-    tokens, offsets = corpus_of(docs)
-    counters = wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells)
-    got = wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, counters, threshold)
-    ref = wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, length, counters, threshold)
-    assert np.array_equal(got, ref)
 
 
 @settings(max_examples=60, deadline=None)
@@ -90,13 +77,14 @@ def _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=None):
     cuts = np.linspace(0, len(docs), n_shards + 1).astype(int)
     shards = [corpus_of(docs[a:b]) if b > a else corpus_of([[]]) for a, b in zip(cuts[:-1], cuts[1:])]
     t = wf.local_threshold(sigma, n_shards)
-    filters = []
-    for tokens, offsets in shards:
+    filters, heavy = [], [np.zeros(0, np.uint64)]
+    for tokens, offsets in shards:  # steps 1 and 2 in one pass, as the workers run them
         n_windows = int(np.maximum(np.diff(offsets) - length + 1, 0).sum())
         n_cells = wf.filter_cells(n_windows) if cells_per_window is None else max(1, cells_per_window)
-        filters.append(wf.window_filter(tokens, TOKEN_HASH, offsets, length, n_cells))
-    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [
-        wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, f, t) for (tokens, offsets), f in zip(shards, filters)]))
+        counters, found = wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, length, n_cells, t)
+        filters.append(counters)
+        heavy.append(found)
+    union = np.unique(np.concatenate(heavy))
     sums = sum(wf.cell_values(f, union).astype(np.int64) for f in filters) if filters else 0
     members = wf.frequent_superset(union, sums, sigma)
     return shards, members
@@ -161,7 +149,7 @@ def test_one_pass_heavy_set_lies_between_the_occurrence_bound_and_the_final_cell
     keys, occ = np.unique(hashes, return_counts=True)
     got = set(heavy.tolist())
     assert set(keys[occ >= threshold].tolist()) <= got
-    assert got <= set(wf.heavy_windows(tokens, TOKEN_HASH, offsets, length, counters, threshold).tolist())
+    assert got <= set(wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, length, counters, threshold).tolist())
 
 
 @settings(max_examples=80, deadline=None)

@@ -13,7 +13,7 @@ from bloomspan.engine.text.token_keys import (
     PACKED_MAX_LENGTH,
     STATUS_DONE,
     direct_codes,
-    keys_of,
+    key_of,
     scan_documents,
     token_key,
 )
@@ -25,6 +25,13 @@ from bloomspan.engine.text.vocabulary import Vocabulary
 # combining mark, digits and separators: tokens of every length around PACKED_MAX_LENGTH.
 KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "  .-\n")
 key_texts = st.text(alphabet=st.sampled_from(KEY_CHARS), max_size=60)
+
+
+@njit
+def keys_of(buf, starts, ends, out):
+    """out[t] = the kernel's key of buf[starts[t]:ends[t]] (the scan computes them inline)."""
+    for t in range(starts.size):
+        out[t] = key_of(buf, starts[t], ends[t] - starts[t])
 
 
 def _kernel_keys(tokens: list[str]) -> list[int]:
