@@ -16,8 +16,9 @@ submodule does not import numba.
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .lazy_exports import lazy_exports
 
 _EXPORTS = {
     "Chunk": "clean",
@@ -67,14 +68,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .records import PhraseRecord, PhraseSet
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bloomspan.ingest' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

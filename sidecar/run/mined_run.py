@@ -25,19 +25,10 @@ from pyroaring import BitMap
 from bloomspan.engine.text.durable_writes import fsync_dir
 from bloomspan.sidecar.errors import CheckpointError
 
+from .output_files import json_value
+
 FORMAT = "bloomspan-mined-run"
 VERSION = 1
-
-
-def _json_value(value):
-    """numpy scalars and arrays (in stats and records) as JSON."""
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 @dataclass
@@ -98,17 +89,17 @@ class MinedRun:
                 "templates": self.template_docs is not None}
         with open(tmp / "phrases.jsonl", "w", encoding="utf-8") as f:
             for doc in self.phrase_docs:
-                f.write(json.dumps(doc, ensure_ascii=False, default=_json_value) + "\n")
+                f.write(json.dumps(doc, ensure_ascii=False, default=json_value) + "\n")
         if self.template_docs is not None:
             with open(tmp / "templates.jsonl", "w", encoding="utf-8") as f:
                 for doc_id, doc in self.template_docs:
-                    f.write(json.dumps([doc_id, doc], ensure_ascii=False, default=_json_value) + "\n")
+                    f.write(json.dumps([doc_id, doc], ensure_ascii=False, default=json_value) + "\n")
         np.save(tmp / "covered.npy", np.asarray(self.covered, dtype=np.int64))
         np.save(tmp / "doc_offsets.npy", np.asarray(self.doc_offsets, dtype=np.int64))
         for k, bm in enumerate(self.coverage):
             (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
-            json.dump(meta, f, ensure_ascii=False, default=_json_value)
+            json.dump(meta, f, ensure_ascii=False, default=json_value)
         for path in tmp.iterdir():
             with open(path, "rb") as f:
                 os.fsync(f.fileno())

@@ -3,24 +3,11 @@ counted: engine.mining never imports engine.oracles, which checks it), and engin
 of ingest, sidecar or the corpora."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from tests.support.import_graph import assert_no_cycle, bloomspan_imports
+
 ENGINE = Path(__file__).resolve().parents[3] / "engine"
-
-
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """Absolute names of the bloomspan modules ``path`` imports, at any depth, with their lines."""
-    package = ["bloomspan", *path.relative_to(ENGINE.parent).parent.parts]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
-            name = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module or ""
-            found.append((name, node.lineno))
-        elif isinstance(node, ast.Import):
-            found += [(alias.name, node.lineno) for alias in node.names]
-    return [(name, line) for name, line in found if name.startswith("bloomspan")]
 
 
 def _subpackage_edges() -> dict[str, dict[str, str]]:
@@ -31,7 +18,7 @@ def _subpackage_edges() -> dict[str, dict[str, str]]:
         if len(parts) < 2:
             continue
         source = parts[0]
-        for name, line in _imports(path):
+        for name, line in bloomspan_imports(path, ENGINE.parent):
             target = name.split(".")
             if target[:2] == ["bloomspan", "engine"] and len(target) > 2 and target[2] != source:
                 edges.setdefault(source, {}).setdefault(target[2], f"{path.relative_to(ENGINE.parent)}:{line}")
@@ -40,22 +27,7 @@ def _subpackage_edges() -> dict[str, dict[str, str]]:
 
 def test_engine_subpackages_form_no_cycle():
     edges = _subpackage_edges()
-    state: dict[str, str] = {}
-
-    def visit(node: str, trail: list[str]) -> None:
-        state[node] = "open"
-        for nxt, where in edges.get(node, {}).items():
-            if state.get(nxt) == "open":
-                cycle = trail[trail.index(nxt):] + [node, nxt] if nxt in trail else [node, nxt]
-                raise AssertionError(f"import cycle {' -> '.join(cycle)} (e.g. {where}); the lower layer must not "
-                                     "import the higher one")
-            if nxt not in state:
-                visit(nxt, trail + [node])
-        state[node] = "done"
-
-    for node in sorted(edges):
-        if node not in state:
-            visit(node, [])
+    assert_no_cycle(edges, "the lower layer must not import the higher one")
 
 
 def test_mining_does_not_import_the_oracles():
@@ -65,6 +37,6 @@ def test_mining_does_not_import_the_oracles():
 
 def test_engine_imports_no_higher_layer():
     for path in sorted(ENGINE.rglob("*.py")):
-        for name, line in _imports(path):
+        for name, line in bloomspan_imports(path, ENGINE.parent):
             assert name.split(".")[1:2] == ["engine"], \
                 f"{path.relative_to(ENGINE.parent)}:{line} imports {name}: engine/ depends on nothing above it"
