@@ -135,8 +135,12 @@ def test_a_run_turned_away_by_the_lease_publishes_later_under_a_fresh_id(os_clie
     assert rollback(os_client, tpl)["run_id"] == first.run_id
 
 
-def test_a_run_that_lost_the_lease_before_the_swap_publishes_under_a_new_id(os_client, index_prefix, opensearch_url,
-                                                                            tmp_path):
+def test_a_run_that_lost_the_lease_before_the_swap_publishes_its_complete_index_when_nothing_was_published_since(
+        os_client, index_prefix, opensearch_url, tmp_path):
+    """The lease expired and another replica took it right before the swap, and published
+    nothing: the resumed run's index is complete and no run is newer, so the alias moves to it as
+    it is (nothing written again); had the other replica published, the run would mint a new id
+    (:meth:`_Run._mint_publication_id`, the turned-away test above)."""
     from bloomspan.sidecar.publish.template_index import aliased_indices, list_runs, physical_indices
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
@@ -167,8 +171,53 @@ def test_a_run_that_lost_the_lease_before_the_swap_publishes_under_a_new_id(os_c
     finally:
         Lease.check = real_check
     assert not os_client.indices.exists_alias(name=tpl)
+    assert [r["status"] for r in list_runs(os_client, tpl)] == ["interrupted"]
     summary = run_mining(config, client=os_client)  # resumed at the publish phase
-    assert summary.resumed and summary.run_id != stolen["id"] and summary.run_id > stolen["id"]
+    assert summary.resumed and summary.run_id == stolen["id"]
     assert aliased_indices(os_client, tpl) == [summary.physical_index]
-    assert [r["run_id"] for r in list_runs(os_client, tpl)] == [summary.run_id]  # the stale attempt is gone
+    assert [(r["run_id"], r["status"]) for r in list_runs(os_client, tpl)] == [(summary.run_id, "complete")]
     assert list(physical_indices(os_client, tpl)) == [summary.physical_index]
+
+
+def test_a_run_that_lost_the_lease_while_another_published_publishes_under_a_newer_id(os_client, index_prefix,
+                                                                                       opensearch_url, tmp_path):
+    """The other side of the rule above: the lease expired right before the swap and another
+    replica published a run meanwhile. The resumed run's complete index is older than that run,
+    so it is not aliased as it is: the run mints a newer id, and the stale index goes."""
+    from bloomspan.sidecar.publish.template_index import aliased_indices, list_runs, physical_indices, physical_name
+    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+
+    lease_index, tpl, src = f"{index_prefix}lease", f"{index_prefix}tpl", f"{index_prefix}src"
+    for i in range(8):
+        os_client.index(index=src, id=str(i), body={"text": f"page {i} all rights reserved by the acme corporation"})
+    os_client.indices.refresh(index=src)
+
+    def config(work, ttl=120.0):
+        return MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work), sigma=3,
+                          min_length=3, engine="fhk", lease_index=lease_index, lease_ttl=ttl)
+
+    real_check = Lease.check
+    stolen = {}
+
+    def lose_then_check(lease):
+        if not stolen:
+            lease._stop_thread()
+            time.sleep(0.6)  # past the ttl: the other replica takes the lease
+            thief = Lease(os_client, lease_index, tpl, holder="other-replica", ttl=60)
+            thief.acquire()
+            stolen["id"] = lease.run_id
+            thief.release()
+        return real_check(lease)
+
+    Lease.check = lose_then_check
+    try:
+        with pytest.raises(LeaseLostError):
+            run_mining(config("a", ttl=0.5), client=os_client)
+    finally:
+        Lease.check = real_check
+    other = run_mining(config("b"), client=os_client)  # another replica publishes meanwhile
+    summary = run_mining(config("a", ttl=0.5), client=os_client)
+    assert summary.resumed and summary.run_id > other.run_id > stolen["id"]
+    assert aliased_indices(os_client, tpl) == [summary.physical_index]
+    assert physical_name(tpl, stolen["id"]) not in physical_indices(os_client, tpl)
+    assert [r["run_id"] for r in list_runs(os_client, tpl)] == [summary.run_id, other.run_id]
