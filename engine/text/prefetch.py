@@ -9,13 +9,13 @@ bounds is never asked for (callers check the index, as for a load).
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 
 @intrinsic
-def prefetch_row(typingctx, arr, row):
+def _prefetch_row(typingctx, arr, row):
     """Prefetch ``arr[row]`` (its first element) for reading into all cache levels
     (LLVM's ``llvm.prefetch``, read, locality 3, data cache)."""
     if not isinstance(arr, types.Array) or not isinstance(row, types.Integer):
@@ -39,3 +39,12 @@ def prefetch_row(typingctx, arr, row):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def _no_prefetch(arr, row) -> None:
+    """The hint without the compiler (``NUMBA_DISABLE_JIT=1``, the kernels' plain runs): nothing."""
+
+
+# An intrinsic exists only inside compiled code; with the JIT off the kernels run as Python,
+# where a prefetch has nothing to hint, so the name is a no-op there.
+prefetch_row = _no_prefetch if config.DISABLE_JIT else _prefetch_row
