@@ -1,10 +1,14 @@
 """The ``bloomspan serve`` command: flags -> :class:`ServeConfig` -> the aiohttp app."""
 from __future__ import annotations
 
+import logging
+
 import click
 
 from .config_flags import SERVE_FLAGS
 from .connection_flags import connection_options
+
+log = logging.getLogger(__name__)
 
 
 def _parse_duration(value: str | None, option: str) -> float | None:
@@ -130,11 +134,17 @@ def serve(**params):
         raise SystemExit(status)
 
 
-def _warm_kernels() -> None:
-    """Load (or compile) the kernels `serve` runs, the cached ones without numba's compiler set-up."""
+def _warm_kernels() -> int:
+    """Load (or compile) the kernels `serve` runs, the cached ones without numba's compiler
+    set-up; returns how many had to compile (0 when the image's or the unit's `bloomspan warmup`
+    filled the cache), which /metrics and the "kernels ready" log line carry."""
     from bloomspan.sidecar.cli.kernel_warmup import warm_serving
 
-    from .kernel_loading import lean_cache_loads
+    from .kernel_notice import watch_compilation
 
-    lean_cache_loads()
-    warm_serving()
+    finish = watch_compilation(lambda message: log.info("%s", message.removeprefix("bloomspan: ")))
+    try:
+        warm_serving()
+    finally:
+        watch = finish()
+    return watch.kernels

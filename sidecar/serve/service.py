@@ -83,7 +83,7 @@ class ProxyRuntime:
 
 RUNTIME = web.AppKey("runtime", ProxyRuntime)
 WORKER = web.AppKey("worker", ThreadPoolExecutor)  # the proxy's CPU work: parse, access check, rewrite
-KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None}: the kernel warm-up
+KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None, "compiled": int}: the warm-up
 
 # The body is forwarded decompressed and re-framed, so its encoding and framing headers are
 # the proxy's own; Expect was answered by the proxy already.
@@ -582,26 +582,34 @@ async def _scheduler(app: web.Application):
     await runs.wait_idle()
 
 
-def _kernel_warmup(warm: Callable[[], None] | None):
+def _kernel_warmup(warm: Callable[[], int | None] | None):
     """A ``cleanup_ctx``: runs ``warm()`` (loads or compiles the kernels) in a thread; /readyz
-    says not-ready until it ends and /metrics carries how long it took. A failed warm-up is
-    logged and the service becomes ready anyway: the kernels then compile on first use."""
+    says not-ready until it ends and /metrics carries how long it took and, when ``warm``
+    returns it, how many kernels it had to compile (0: every one came from the cache). A failed
+    warm-up is logged and the service becomes ready anyway: the kernels then compile on first use."""
 
     async def ctx(app: web.Application):
         state = app[KERNELS]
         gauge = Gauge("bloomspan_kernel_warmup_seconds", "Seconds the start-up kernel warm-up took (load or compile)",
                       registry=app[REGISTRY])
+        compiled_gauge = Gauge("bloomspan_kernel_warmup_compiled_kernels",
+                               "Kernels the start-up warm-up compiled (0: all loaded from the cache)",
+                               registry=app[REGISTRY])
 
         async def run() -> None:
             t0 = asyncio.get_running_loop().time()
+            compiled = None
             try:
-                await asyncio.to_thread(warm)
+                compiled = await asyncio.to_thread(warm)
             except Exception as exc:  # noqa: BLE001 - never keeps the service unready
                 log.warning("kernel warm-up failed (%s: %s): kernels compile on first use", type(exc).__name__, exc)
             state["seconds"] = asyncio.get_running_loop().time() - t0
             gauge.set(state["seconds"])
+            if isinstance(compiled, int):
+                state["compiled"] = compiled
+                compiled_gauge.set(compiled)
             state["ready"] = True
-            log.info("kernels ready seconds=%.2f", state["seconds"])
+            log.info("kernels ready seconds=%.2f compiled=%s", state["seconds"], state.get("compiled", "?"))
 
         task = asyncio.create_task(run()) if warm is not None else None
         yield
@@ -613,7 +621,7 @@ def _kernel_warmup(warm: Callable[[], None] | None):
 
 
 def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None,
-               holder: CleanerHolder | None = None, warm: Callable[[], None] | None = None) -> web.Application:
+               holder: CleanerHolder | None = None, warm: Callable[[], int | None] | None = None) -> web.Application:
     """The aiohttp application. ``mine_fn(config) -> summary dict`` runs one mining run
     (default: the sidecar's cluster mining run); tests may pass their own cleaner holder.
     ``warm()`` loads the kernels at start (``bloomspan serve`` passes the warm-up); until it

@@ -771,3 +771,21 @@ def test_pods_start_with_the_images_kernel_cache_not_an_empty_one():
         script = copy["command"][-1]
         mount = next(m["mountPath"] for m in main["volumeMounts"] if m["name"] == volume)
         assert f"cp -a /var/cache/bloomspan/numba/. {target.rstrip('/')}{cache_dir[len(mount.rstrip('/')):]}/" in script
+
+
+def test_the_image_caches_portable_kernels_and_ci_runs_its_build_steps():
+    """Issue 31: the image's warm-up cache is keyed on no particular CPU (NUMBA_CPU_NAME=generic
+    in the runtime stage, before `bloomspan warmup`), so it loads on whatever node a pod lands on;
+    nothing in deploy/ sets another CPU name over it; and CI, where no Docker engine runs, runs the
+    build's steps (deploy/docker/build_steps.sh, which reads the setting from the Dockerfile)."""
+    dockerfile = (ROOT / "deploy" / "docker" / "Dockerfile").read_text(encoding="utf-8")
+    runtime = dockerfile.split("\nFROM ")[-1]
+    assert re.search(r"^\s*NUMBA_CPU_NAME=generic\b", runtime, re.MULTILINE), "the runtime stage sets NUMBA_CPU_NAME=generic"
+    assert runtime.index("NUMBA_CPU_NAME=generic") < runtime.index("RUN bloomspan warmup")
+    for path in DEPLOY.rglob("*"):
+        if path.is_file() and path.name != "Dockerfile" and path.suffix in {".yaml", ".yml", ".env", ".service", ""}:
+            assert "NUMBA_CPU_NAME" not in path.read_text(encoding="utf-8", errors="replace"), path
+    script = (DEPLOY / "docker" / "build_steps.sh").read_text(encoding="utf-8")
+    assert "deploy/docker/Dockerfile" in script and "NUMBA_CPU_NAME" in script and "warmup" in script
+    assert "bloomspan_kernel_warmup_compiled_kernels" in script
+    assert "deploy/docker/build_steps.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -20,9 +20,10 @@ async def _readyz(client):
 async def test_readyz_waits_for_the_kernel_warm_up(aiohttp_client, opensearch_url):
     release, started = threading.Event(), threading.Event()
 
-    def warm() -> None:  # a warm-up that ends when the test says so
+    def warm() -> int:  # a warm-up that ends when the test says so, having "compiled" 3 kernels
         started.set()
         release.wait(30)
+        return 3
 
     client = await aiohttp_client(create_app(ServeConfig(upstream_url=opensearch_url), warm=warm))
     await asyncio.to_thread(started.wait, 10)
@@ -37,6 +38,7 @@ async def test_readyz_waits_for_the_kernel_warm_up(aiohttp_client, opensearch_ur
     assert (status, body["problems"]) == (200, [])
     metrics = await (await client.get("/metrics")).text()
     assert "bloomspan_kernel_warmup_seconds " in metrics
+    assert "bloomspan_kernel_warmup_compiled_kernels 3.0" in metrics
 
 
 async def test_without_a_warm_up_readyz_does_not_wait(aiohttp_client, opensearch_url):
