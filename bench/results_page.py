@@ -64,7 +64,10 @@ def render(results_dir: Path = RESULTS_DIR, history_dir: Path = HISTORY_DIR) -> 
                 parts.append(body)
     notes = sorted(path.name for path in history_dir.glob("*.md")) if history_dir.is_dir() else []
     if notes:
-        parts.append("## History\n\n" + "\n".join(f"- [`{name}`](history/{name})" for name in notes))
+        by_date: dict[str, list[str]] = {}
+        for name in notes:  # one line per day: the page stays short as the notes grow
+            by_date.setdefault(name[:10], []).append(f"[`{name[11:-3]}`](history/{name})")
+        parts.append("## History\n\n" + "\n".join(f"- {day}: {', '.join(links)}" for day, links in by_date.items()))
     return "\n\n".join(parts) + "\n"
 
 

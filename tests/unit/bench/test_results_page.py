@@ -102,7 +102,7 @@ def test_a_bench_run_writes_its_json_and_the_page_shows_it(tmp_path: Path, monke
            f"--phrases 10` — {record['date']} · commit abc1234 · 2 cores, 24 GiB" in page
     assert "| strip | 35.9 | a \\| b |" in page
     assert "a.org" not in page and "*Tables by site (1 rows): in `bench/results/cleaner.json`.*" in page
-    assert "- [`2026-12-02-cleaner.md`](history/2026-12-02-cleaner.md)" in page
+    assert "- 2026-12-02: [`cleaner`](history/2026-12-02-cleaner.md)" in page
 
 
 def test_a_bad_name_is_refused_in_one_line(tmp_path: Path):
