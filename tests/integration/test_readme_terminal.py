@@ -50,7 +50,6 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("bloomspan warmup", ("warmup",), bar=True),
     Step("bloomspan setup --url https://search.internal:9200 --index crawl --clean-index 'crawl-*' [--field text]",
          ("setup --url {url} --index {crawl} --clean-index {crawl}-* --field text --template-index {tpl} "
           "--lease-index {lease}",)),
@@ -164,6 +163,7 @@ STEPS: tuple[Step, ...] = (
          background=True),
     Step("bloomspan collapse --index crawl --query 'wireless headphones' --k 80 --threshold 0.5",
          ("collapse --url {url} --index {crawl} --query 'wireless headphones' --k 80 --threshold 0.5",)),
+    Step("bloomspan warmup", ("warmup",), bar=True),
 )
 
 
