@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench.proxy_bench import free_port
 from bench.result_file import command_line, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,15 +50,9 @@ def timed(args: list[str], env: dict) -> tuple[float, float, str]:
     return wall, cpu, proc.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def serve_start(upstream: str, env: dict) -> tuple[float, str]:
     """Seconds from `serve`'s start to /readyz 200, and the kernels its warm-up compiled."""
-    port = _free_port()
+    port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen(BLOOMSPAN + ["serve", "--port", str(port), "--upstream-url", upstream], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -83,7 +83,7 @@ class ProxyRuntime:
 
 RUNTIME = web.AppKey("runtime", ProxyRuntime)
 WORKER = web.AppKey("worker", ThreadPoolExecutor)  # the proxy's CPU work: parse, access check, rewrite
-KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None, "compiled": int}: the warm-up
+KERNELS = web.AppKey("kernels", dict)  # {"ready": bool, "seconds": float | None}: the kernel warm-up
 
 # The body is forwarded decompressed and re-framed, so its encoding and framing headers are
 # the proxy's own; Expect was answered by the proxy already.
@@ -606,10 +606,9 @@ def _kernel_warmup(warm: Callable[[], int | None] | None):
             state["seconds"] = asyncio.get_running_loop().time() - t0
             gauge.set(state["seconds"])
             if isinstance(compiled, int):
-                state["compiled"] = compiled
                 compiled_gauge.set(compiled)
             state["ready"] = True
-            log.info("kernels ready seconds=%.2f compiled=%s", state["seconds"], state.get("compiled", "?"))
+            log.info("kernels ready seconds=%.2f compiled=%s", state["seconds"], compiled if compiled is not None else "?")
 
         task = asyncio.create_task(run()) if warm is not None else None
         yield
