@@ -73,3 +73,8 @@ class AnnotateError(BloomspanSidecarError):
 
 class DocumentNotFoundError(BloomspanSidecarError):
     """``explain`` was asked about a document id the source index does not hold."""
+
+
+class ListenError(BloomspanSidecarError):
+    """``serve`` could not listen on its address (the port is taken, the address is not this
+    host's, or binding it needs privileges); the message names the address and the fix."""

@@ -93,6 +93,7 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
               help="Allow a non-loopback --host without an admin token (POST /runs is then open to anyone).")
 def serve(**params):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
+    from bloomspan.sidecar.errors import ListenError
     from bloomspan.sidecar.serve.http_errors import run_app, run_workers
     from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
     from bloomspan.sidecar.serve.redaction import install_log_redaction
@@ -126,7 +127,10 @@ def serve(**params):
     # malformed HTTP in JSON too.
     workers = params["workers"]
     if workers == 1:
-        run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+        try:
+            run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+        except ListenError as exc:
+            raise click.ClickException(str(exc)) from None
         return
     # Each worker builds its own app after the fork (its own loop, sessions and threads).
     status = run_workers(lambda: create_app(config, warm=_warm_kernels), config.host, config.port, workers)

@@ -30,6 +30,7 @@ from aiohttp.http_exceptions import (
 )
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError, _ErrInfo
 
+from bloomspan.sidecar.errors import ListenError
 from bloomspan.sidecar.serve.proxy_errors import error_response
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,11 @@ def run_app(app: web.Application, host: str, port: int, *, reuse_port: bool = Fa
         runner = JsonErrorAppRunner(app, handle_signals=True)
         await runner.setup()
         try:
-            await web.TCPSite(runner, host, port, reuse_port=reuse_port or None).start()
+            try:
+                await web.TCPSite(runner, host, port, reuse_port=reuse_port or None).start()
+            except OSError as exc:
+                raise ListenError(f"cannot listen on {host}:{port} ({exc.strerror or exc}): stop what listens "
+                                  "there, or give another --port / --host") from None
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
@@ -178,6 +183,9 @@ def run_workers(make_app, host: str, port: int, workers: int) -> int:
             status = 0
             try:
                 run_app(make_app(), host, port, reuse_port=True)
+            except ListenError as exc:  # one line, as with one process
+                log.error("serve worker %d: %s", os.getpid(), exc)
+                status = 1
             except BaseException:  # noqa: BLE001 - reported by the exit status, logged by the app
                 logging.getLogger(__name__).exception("serve worker %d failed", os.getpid())
                 status = 1

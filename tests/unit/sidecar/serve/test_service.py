@@ -344,3 +344,23 @@ def test_serve_workers_share_one_port_and_stop_together(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_on_a_taken_port_is_one_line_not_a_traceback(tmp_path, workers):
+    """A port another process listens on (a serve left running, say) was an OSError traceback."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        exe = str(Path(sys.executable).with_name("bloomspan"))
+        proc = subprocess.run([exe, "serve", "--port", str(port), "--workers", workers, "--upstream-url",
+                               f"http://127.0.0.1:{_closed_port()}"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "--port" in proc.stderr, proc.stderr
