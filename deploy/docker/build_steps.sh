@@ -13,13 +13,13 @@
 #
 #   deploy/docker/build_steps.sh UPSTREAM_URL [PORT]
 #
-# PORT: where serve listens (default 9289). PYTHON: the interpreter whose site-packages hold the
-# dependencies (default .venv/bin/python).
+# PORT: where serve listens (default: a free one). PYTHON: the interpreter whose site-packages hold
+# the dependencies (default .venv/bin/python).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 upstream="${1:?usage: deploy/docker/build_steps.sh UPSTREAM_URL [PORT]}"
 python="${PYTHON:-.venv/bin/python}"
-port="${2:-9289}"
+port="${2:-$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 dockerfile=deploy/docker/Dockerfile
 
 cpu_name="$(sed -n 's/^[[:space:]]*NUMBA_CPU_NAME=\([^[:space:]\\]*\).*/\1/p' "$dockerfile" | tail -n 1)"
@@ -37,7 +37,8 @@ echo "== build step 1: regular install (wheel)"
 "$python" -m pip wheel -q --no-deps -w "$work/wheel" .
 "$python" -m pip install -q --no-deps --target "$work/site" "$work"/wheel/*.whl
 # The console script of that install: the same entry point pyproject declares.
-bloomspan() { PYTHONPATH="$work/site" "$python" -c 'from bloomspan.sidecar.cli.main import main; main()' "$@"; }
+entry='from bloomspan.sidecar.cli.main import main; main()'
+bloomspan() { PYTHONPATH="$work/site" "$python" -c "$entry" "$@"; }
 export NUMBA_CACHE_DIR="$work/numba-cache" NUMBA_CPU_NAME="$cpu_name"
 echo "== build step 2: NUMBA_CPU_NAME=$NUMBA_CPU_NAME, cache $NUMBA_CACHE_DIR"
 installed="$(PYTHONPATH="$work/site" "$python" -c 'import bloomspan.engine as e; print(e.__file__)')"
@@ -50,7 +51,10 @@ echo "== cache: $(find "$NUMBA_CACHE_DIR" -name '*.nbi' | wc -l) kernel index fi
 
 echo "== a new pod: bloomspan serve from the install and the build's cache"
 t0="$(date +%s%N)"
-bloomspan serve --host 127.0.0.1 --port "$port" --upstream-url "$upstream" >"$work/serve.log" 2>&1 &
+# A simple command, not the function: a function in the background is a subshell, and $! would
+# be its pid, not serve's (stopping it would leave serve running).
+PYTHONPATH="$work/site" "$python" -c "$entry" serve --host 127.0.0.1 --port "$port" --upstream-url "$upstream" \
+    >"$work/serve.log" 2>&1 &
 serve_pid=$!
 ready=""
 for _ in $(seq 1 600); do
