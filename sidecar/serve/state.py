@@ -18,7 +18,7 @@ from aiohttp import TCPConnector
 
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
-from bloomspan.ingest.match.loading import load_phrase_file
+from bloomspan.ingest.match.loading import load_run_phrases
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.publish.template_reader import cleaning_records, current_run
@@ -255,8 +255,12 @@ class CleanerHolder:
             if self.config.phrases_path:
                 if self.current is not None:
                     return False
-                phrase_set, templates = load_phrase_file(self.config.phrases_path)
-                self.install(phrase_set, run_id=f"file:{self.config.phrases_path}", templates=templates)
+                # As `clean --phrases` reads it: the run's templates.jsonl beside it joins the phrases,
+                # and a min_length missing from the phrases comes from its report.json.
+                loaded = load_run_phrases(self.config.phrases_path)
+                for note in loaded.notes:
+                    log.info("phrases file note: %s", note)
+                self.install(loaded.phrase_set, run_id=f"file:{self.config.phrases_path}", templates=loaded.templates)
                 return True
             if not self.config.template_index:
                 return False
