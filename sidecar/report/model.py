@@ -22,8 +22,13 @@ import json
 import logging
 import os
 
-from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.errors import BloomspanSidecarError, DocumentNotFoundError
 from bloomspan.sidecar.publish.run_names import current_report
+from bloomspan.sidecar.publish.template_index import current_run_doc, list_runs
+from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
+
+from .curation_section import curation_model
+from .operator_report import PhraseFinder, explain, report, run_phrase_finder, run_template_matcher
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +89,6 @@ def run_history(client, template_index: str) -> list[dict]:
     """Every kept complete run of ``template_index``, oldest first: run id, finish time,
     covered_share (exact phrases), template_covered_share (with ``--templates``, else None),
     docs_seen, phrases, current."""
-    from bloomspan.sidecar.publish.template_index import list_runs
-
     runs = [r for r in list_runs(client, template_index) if r.get("complete")]
     if not runs:
         return []
@@ -101,10 +104,6 @@ def run_history(client, template_index: str) -> list[dict]:
 
 
 def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int) -> tuple[list[dict], list[str]]:
-    from bloomspan.sidecar.errors import DocumentNotFoundError
-
-    from .operator_report import explain, run_phrase_finder, run_template_matcher
-
     # The most cluttered page, then pages holding the biggest index hogs: several clutter levels.
     wanted: list[str] = []
     for d in rep.get("most_cluttered_docs") or []:
@@ -135,11 +134,6 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
 def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE_ROWS,
                          examples: int = EXAMPLE_PAGES) -> dict:
     """The report of the run behind ``template_index`` (module docstring)."""
-    from bloomspan.sidecar.publish.template_index import current_run_doc
-
-    from .curation_section import curation_model
-    from .operator_report import report
-
     rep = report(client, template_index, top=table_rows)
     run = current_run_doc(client, template_index)
     rows = [_phrase_row(h) for h in rep["top_phrases"]]
@@ -223,10 +217,6 @@ def _read_phrases(out_dir: str) -> list[dict]:
 def _results_examples(rep: dict, records: list[dict], n: int) -> tuple[list[dict], list[str]]:
     """Example pages re-read from the mined file (``report.json``'s ``source``), matched by id
     and checked by their token count, so a changed file never shows the wrong page."""
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
-
-    from .operator_report import PhraseFinder
-
     cluttered = [d for d in rep.get("most_cluttered_docs") or [] if d.get("id") is not None]
     if not cluttered:
         return [], []
