@@ -23,7 +23,6 @@ import logging
 import os
 
 from bloomspan.sidecar.errors import BloomspanSidecarError, DocumentNotFoundError
-from bloomspan.sidecar.publish.run_names import current_report
 from bloomspan.sidecar.publish.template_index import current_run_doc, list_runs
 from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
 
@@ -36,6 +35,10 @@ TABLE_ROWS = 2000      # phrases in the page's table; the rest stay in the index
 EXAMPLE_PAGES = 3      # pages shown with their boilerplate highlighted
 EXAMPLE_CHARS = 4000   # characters of an example page shown (spans clipped to them)
 TEMPLATE_FIELDS = ["phrase_id", "template_kind", "text", "length", "df", "scope", "slots"]
+
+
+# The quantities a report.json must hold (the names of bloomspan.sidecar.publish.run_names).
+REPORT_KEYS = ("covered_share", "covered_tokens", "tokens_mined", "docs_mined", "phrases")
 
 
 class ReportSourceError(BloomspanSidecarError):
@@ -186,9 +189,11 @@ def read_results_report(out_dir: str) -> dict:
                                 "`bloomspan mine --jsonl`)", item=path) from None
     except (OSError, ValueError) as exc:
         raise ReportSourceError(f"{path}: cannot be read ({exc})", item=path) from None
-    if not isinstance(rep, dict) or "covered_share" not in rep:
-        raise ReportSourceError(f"{path}: not a report of `bloomspan mine --jsonl` (no covered_share)", item=path)
-    return current_report(rep)  # a report.json of an earlier version has earlier names
+    missing = [k for k in REPORT_KEYS if k not in rep] if isinstance(rep, dict) else list(REPORT_KEYS)
+    if missing:
+        raise ReportSourceError(f"{path}: not a report of this bloomspan's `mine --jsonl` (no {', '.join(missing)}); "
+                                "run `bloomspan mine --jsonl` again", item=path)
+    return rep
 
 
 def _read_phrases(out_dir: str) -> list[dict]:

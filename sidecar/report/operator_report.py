@@ -23,7 +23,6 @@ from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.curation.touches import entries_touching
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
 from bloomspan.sidecar.publish.publication import document_sites, site_name
-from bloomspan.sidecar.publish.run_names import current_names
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
 from bloomspan.sidecar.publish.template_reader import load_cleaning_set
 from bloomspan.sidecar.run.annotate import covered_char_spans
@@ -45,8 +44,8 @@ def top_phrases(client, physical_index: str, top: int) -> list[dict]:
 
 def report(client, template_index: str, top: int = 20) -> dict:
     """Summary of the current run of ``template_index`` (see module docstring), under the
-    names of :mod:`bloomspan.sidecar.publish.run_names` whatever version published the run."""
-    run = current_names(current_run_doc(client, template_index))
+    names of :mod:`bloomspan.sidecar.publish.run_names`."""
+    run = current_run_doc(client, template_index)
     rep = run.get("report") or {}
     tokens = int(run.get("tokens_mined", 0))
     hogs = []

@@ -52,7 +52,6 @@ from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
-from bloomspan.sidecar.publish.run_names import current_summary
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
     new_run_id,
@@ -395,7 +394,7 @@ class _Run:
                 shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
                 raise
         state.seconds["total"] = time.perf_counter() - t_total
-        return RunSummary(**{**current_summary(state.summary), "seconds": state.seconds, "resumed": self.resumed})
+        return RunSummary(**{**state.summary, "seconds": state.seconds, "resumed": self.resumed})
 
     # ------------------------------------------------------------------ reading
     def _units(self) -> list[ScanUnit]:
