@@ -47,7 +47,7 @@ from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .blocks import block_documents, block_offsets_from_texts, block_types, check_blocks, flags_per_span, mine_blocks
-from .config import SkeletonConfig, TemplateConfig  # noqa: F401  (importable from here as before)
+from .config import TemplateConfig
 from .line_shapes import LineShapeModel, mine_line_shapes
 from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases

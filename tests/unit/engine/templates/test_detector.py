@@ -12,8 +12,8 @@ from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.oracles.naive_oracle import mine_naive
 from bloomspan.engine.templates.blocks import block_offsets_from_texts
+from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import (
-    TemplateConfig,
     config_record,
     coverage_char_spans,
     detect_templates,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.config import ConfigError
-from bloomspan.engine.templates.config import SkeletonConfig
-from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.engine.templates.page_skeleton import (
     PageSkeleton,
     SkeletonLimits,
