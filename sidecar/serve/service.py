@@ -65,7 +65,7 @@ from bloomspan.sidecar.serve.proxy_limits import (
     cluster_body_limit,
     read_body,
 )
-from bloomspan.sidecar.serve.report_route import add_report_route  # GET /report, the HTML report
+from bloomspan.sidecar.serve.report_route import add_report_route
 from bloomspan.sidecar.serve.shadow import ShadowMeter
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
 from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, resolve_targets
