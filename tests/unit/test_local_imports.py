@@ -11,7 +11,8 @@ from pathlib import Path
 from tests.support.import_graph import bloomspan_imports
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ("engine", "ingest", "sidecar")
+# The installed rooms: the three code folders and bench/corpora (installed as bloomspan.corpora).
+CODE = ("engine", "ingest", "sidecar", "bench/corpora")
 EXEMPT = ("sidecar", "cli")
 MAX_LOCAL = 25
 MARK = "# local:"
