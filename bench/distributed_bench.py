@@ -195,7 +195,7 @@ def _published(client, alias: str) -> dict:
         src = dict(hit["_source"])
         src.pop("run_id", None)
         if src["kind"] == "run":
-            out["run"] = {k: src.get(k) for k in ("tokens_seen", "covered_tokens", "phrases", "docs_seen")}
+            out["run"] = {k: src.get(k) for k in ("tokens_mined", "covered_tokens", "phrases", "docs_seen")}
             out["coverage"] = src.get("coverage")
         elif src["kind"] in ("phrase", "docmap"):
             out[hit["_id"] if src["kind"] == "phrase" else f"docmap-{src['first_member']}"] = src

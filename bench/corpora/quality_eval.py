@@ -28,13 +28,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.fhk import mine_fhk
 from bloomspan.engine.templates.blocks import block_offsets_from_texts, mine_blocks
 from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
 from bloomspan.engine.templates.detector import coverage_char_spans, detect_templates, scope_levels
+from bloomspan.engine.templates.scoped_mining import sub_corpus
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
+from bloomspan.ingest.match.scopes import template_scopes
+from bloomspan.ingest.match.template_matcher import TemplateMatcher
+from bloomspan.ingest.records.phrase_set import PhraseSet
+from bloomspan.ingest.records.template_records import is_template_record
+from bloomspan.sidecar.publish.phrase_records import phrase_records
+from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 
 from .evaluate import RecoveryReport, evaluate_template_recovery
 
@@ -110,9 +120,6 @@ class Method:
 def mcfp_method(sigma: int, min_length: int, engine: str = "bloomspan") -> Method:
     """Plain exact MCFP on the whole corpus (no scope, no blocks, no slots)."""
     def run(c: EvalCorpus) -> np.ndarray:
-        from bloomspan.engine.mining.bloomspan import mine_bloomspan
-        from bloomspan.engine.mining.fhk import mine_fhk
-
         miner = mine_bloomspan if engine == "bloomspan" else mine_fhk
         return miner(c.tokens, c.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length, engine=engine)).coverage
     return Method(f"mcfp-{sigma}-{min_length}", f"exact MCFP, σ = {sigma}, min length {min_length}", run)
@@ -131,7 +138,6 @@ def site_lines_ceiling() -> Method:
     what any line-repetition method can find (page-specific navigation is out of reach)."""
     def run(c: EvalCorpus) -> np.ndarray:
         cov = np.zeros(c.tokens.shape[0], dtype=bool)
-        from bloomspan.engine.templates.scoped_mining import sub_corpus
 
         for site in c.site_names:
             docs = np.asarray([d for d, s in enumerate(c.sites) if s == site], dtype=np.int64)
@@ -159,10 +165,6 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
     the exact phrases (each with ``min_length``), then the detector's records (config,
     template phrases, page skeletons) from the run's own
     :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates`."""
-    from bloomspan.engine.mining.bloomspan import mine_bloomspan
-    from bloomspan.sidecar.publish.phrase_records import phrase_records
-    from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
-
     if c.vocabulary is None:
         raise ValueError("the corpus has no vocabulary: build it with prepare_corpus")
     result = mine_bloomspan(c.tokens, c.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length))
@@ -180,12 +182,6 @@ def run_records(c: EvalCorpus, sigma: int = 20, min_length: int = 10, config: Te
 def ingest_coverage(c: EvalCorpus, records: list[dict], match: str = "windows") -> np.ndarray:
     """bool (W,): the tokens ``bloomspan clean --site-field site --url-field url`` removes from
     the corpus' own texts with ``records`` (the cleaner's matcher, as in production)."""
-    from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
-    from bloomspan.ingest.match.scopes import template_scopes
-    from bloomspan.ingest.match.template_matcher import TemplateMatcher
-    from bloomspan.ingest.records.phrase_set import PhraseSet
-    from bloomspan.ingest.records.template_records import is_template_record
-
     texts = [d["text"] for d in c.docs]
     if any(is_template_record(r) for r in records):
         matcher = TemplateMatcher(records, match=match)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .sharded_growth import Fragments
+from .sharded_growth import Fragments, concat_fragments
 
 _PRIME = np.uint64(0x100000001B3)
 _SEED = np.uint64(0xCBF29CE484222325)
@@ -212,6 +212,4 @@ def unpack_concatenated(parts: list[PackedFragments]) -> Fragments:
 
 def unpack_concatenated_reference(parts: list[PackedFragments]) -> Fragments:
     """Plain twin of :func:`unpack_concatenated`: each part unpacked, then concatenated."""
-    from .sharded_growth import concat_fragments
-
     return concat_fragments([unpack_fragments_reference(p) for p in parts])

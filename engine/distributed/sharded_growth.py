@@ -34,6 +34,8 @@ from numba import njit
 
 from bloomspan.engine.mining.grow import grow_seeds
 
+from .windows import window_counts, window_hashes, window_hashes_reference
+
 NO_LEFT = np.uint32(0xFFFFFFFF)  # the left slot of a fragment that starts at its interval's start
 
 
@@ -394,8 +396,6 @@ def routing_keys(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarra
     the smallest hash of the k-grams inside it (a minimizer). It depends only on the window's
     strings, so every occurrence of a window goes to one growth shard; neighbouring windows
     mostly share it, so an interval's tail goes to few shards (module docstring)."""
-    from .windows import window_counts, window_hashes
-
     if not 1 <= k <= length:
         raise ValueError(f"k={k}: must lie in [1, length={length}]")
     kgram_hash, _ = window_hashes(ids, token_hash, doc_offsets, k)
@@ -408,8 +408,6 @@ def routing_keys(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np.ndarra
 
 def routing_keys_reference(ids, token_hash, doc_offsets, length: int, k: int) -> np.ndarray:
     """Plain twin of :func:`routing_keys`: every window's k-gram hashes, their minimum."""
-    from .windows import window_hashes_reference
-
     kh, ks = window_hashes_reference(ids, token_hash, doc_offsets, k)
     at = {int(s): int(h) for h, s in zip(kh.tolist(), ks.tolist())}
     out = []

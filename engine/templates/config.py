@@ -9,8 +9,7 @@ defaults written here. This module imports no numba, so the CLI's ``--help`` sta
 
 Dicts (a config record, a run document's ``template_config``, ``--template-config``) become
 configs through :meth:`TemplateConfig.from_dict`, which reads the nested form
-(``{"skeleton": {"line_length": 8}}``) and the flat names written before the nesting
-(``{"skeleton_line_length": 8}``, :data:`FLAT_SKELETON_NAMES`).
+(``{"skeleton": {"line_length": 8}}``).
 """
 from __future__ import annotations
 
@@ -72,9 +71,6 @@ class SkeletonConfig:
     box_fraction: float = 0.4
     box_min_lines: int = 4
 
-    # Knobs a skeleton record written before the feature existed lacks: it walked without it.
-    ABSENT_FROM_OLD_RECORDS_MEANS_OFF = ("site_echo_length", "toc_min_lines", "box_min_lines")
-
     def __post_init__(self) -> None:
         for name, fix in (("anchor_fraction", "must be a number in (0, 1] (0.5 = a line on half of a site's pages)"),
                           ("box_fraction", "must be a number in (0, 1] (0.4 = a line on 40% of a site's pages)")):
@@ -92,32 +88,13 @@ class SkeletonConfig:
 
     @classmethod
     def from_record(cls, params: Mapping[str, Any]) -> SkeletonConfig:
-        """The ``params`` of a skeleton record (:meth:`to_dict`); a knob a record written
-        before it existed lacks is off (:attr:`ABSENT_FROM_OLD_RECORDS_MEANS_OFF`), any other
-        missing one takes its default. Raises ConfigError naming the key."""
+        """The ``params`` of a skeleton record (:meth:`to_dict`) or the ``skeleton`` of a
+        ``--template-config``; a missing knob takes its default. Raises ConfigError naming the key."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(params) - known)
         if unknown:
             raise ConfigError("skeleton", unknown, f"unknown keys; known: {', '.join(sorted(known))}")
-        values = {name: 0 for name in cls.ABSENT_FROM_OLD_RECORDS_MEANS_OFF}
-        values.update(params)
-        return cls(**values)
-
-
-# The flat names TemplateConfig used before SkeletonConfig was nested in it (records, run
-# documents and --template-config values published then still read): flat name -> field.
-FLAT_SKELETON_NAMES: dict[str, str] = {
-    "skeleton_anchor_fraction": "anchor_fraction", "skeleton_line_length": "line_length",
-    "skeleton_echo_length": "echo_length", "skeleton_site_echo_length": "site_echo_length",
-    "skeleton_toc_lines": "toc_min_lines", "skeleton_toc_line_length": "toc_line_length",
-    "skeleton_box_fraction": "box_fraction", "skeleton_box_lines": "box_min_lines",
-}
-
-
-def _flat_name(name: str) -> dataclasses.Field:
-    """A flat pre-nesting name as an init-only input: None = not given (its value then lives
-    in ``skeleton``); given, it sets that SkeletonConfig field."""
-    return field(default=None, repr=False, compare=False, metadata={"flat_skeleton_name": FLAT_SKELETON_NAMES[name]})
+        return cls(**params)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,9 +151,6 @@ class TemplateConfig:
                        an exact phrase repeated by one large site is that site's content as often as
                        its chrome (bench/RESULTS.md, "Damage on unseen sites").
     engine:            exact MCFP engine, "bloomspan" or "fhk" (same results).
-
-    The flat ``skeleton_*`` names (:data:`FLAT_SKELETON_NAMES`) are accepted as inputs only,
-    so configs published before the nesting still build; they are never written.
     """
 
     sigma_fraction: float = 0.15
@@ -198,31 +172,15 @@ class TemplateConfig:
     line_shape_gap: int = 4
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
-    skeleton_anchor_fraction: float | None = _flat_name("skeleton_anchor_fraction")
-    skeleton_line_length: int | None = _flat_name("skeleton_line_length")
-    skeleton_echo_length: int | None = _flat_name("skeleton_echo_length")
-    skeleton_site_echo_length: int | None = _flat_name("skeleton_site_echo_length")
-    skeleton_toc_lines: int | None = _flat_name("skeleton_toc_lines")
-    skeleton_toc_line_length: int | None = _flat_name("skeleton_toc_line_length")
-    skeleton_box_fraction: float | None = _flat_name("skeleton_box_fraction")
-    skeleton_box_lines: int | None = _flat_name("skeleton_box_lines")
 
     def __post_init__(self) -> None:
         skeleton = self.skeleton
-        if isinstance(skeleton, bool):  # the flat form: skeleton on/off
+        if isinstance(skeleton, bool):  # on (the default walk) or off, as tests and --template-config write it
             skeleton = SkeletonConfig() if skeleton else None
         elif isinstance(skeleton, Mapping):
             skeleton = SkeletonConfig.from_record(skeleton) if skeleton else SkeletonConfig()
         elif skeleton is not None and not isinstance(skeleton, SkeletonConfig):
             raise ConfigError("skeleton", skeleton, "must be a SkeletonConfig, its fields as a dict, or None (off)")
-        flat = {FLAT_SKELETON_NAMES[n]: (n, getattr(self, n)) for n in FLAT_SKELETON_NAMES
-                if getattr(self, n) is not None}
-        if flat and skeleton is not None:
-            try:
-                skeleton = dataclasses.replace(skeleton, **{k: v for k, (_, v) in flat.items()})
-            except ConfigError as exc:  # name the key as the caller wrote it
-                given = next(n for k, (n, _) in flat.items() if exc.field == f"skeleton.{k}")
-                raise ConfigError(given, exc.value, str(exc).split(": ", 1)[1]) from None
         object.__setattr__(self, "skeleton", skeleton)
 
         if not isinstance(self.sigma_fraction, (int, float)) or isinstance(self.sigma_fraction, bool) \
@@ -252,8 +210,8 @@ class TemplateConfig:
 
     @classmethod
     def option_fields(cls) -> list[dataclasses.Field]:
-        """The fields a user sets (the flat pre-nesting names left out)."""
-        return [f for f in dataclasses.fields(cls) if "flat_skeleton_name" not in f.metadata]
+        """The fields a user sets (``skeleton`` nests :class:`SkeletonConfig`'s)."""
+        return list(dataclasses.fields(cls))
 
     def to_dict(self) -> dict:
         """The nested JSON form (``"skeleton": {...}`` or None), read back by :meth:`from_dict`."""
@@ -263,13 +221,12 @@ class TemplateConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> TemplateConfig:
-        """A config from :meth:`to_dict`'s form, or from the flat one written before the nesting;
-        missing keys take their defaults. Raises ConfigError naming an unknown or bad key."""
+        """A config from :meth:`to_dict`'s form; missing keys take their defaults. Raises ConfigError naming an unknown or bad key."""
         values = dict(values or {})
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError("template_config", unknown,
-                              f"unknown TemplateConfig fields; known: {', '.join(sorted(known - set(FLAT_SKELETON_NAMES)))}"
+                              f"unknown TemplateConfig fields; known: {', '.join(sorted(known))}"
                               f" (and skeleton.{{{', '.join(f.name for f in dataclasses.fields(SkeletonConfig))}}})")
         return cls(**values)

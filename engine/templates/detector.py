@@ -42,10 +42,12 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from bloomspan.engine.mining.corpus import validate_corpus
-from bloomspan.engine.text.slots import SLOT_ID, apply_slots
+from bloomspan.engine.text.slots import SLOT_ID, apply_slots, number_token_mask
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
 
-from .blocks import block_documents, block_types, check_blocks, flags_per_span, mine_blocks
-from .config import SkeletonConfig, TemplateConfig  # noqa: F401  (importable from here as before)
+from .blocks import block_documents, block_offsets_from_texts, block_types, check_blocks, flags_per_span, mine_blocks
+from .config import TemplateConfig
 from .line_shapes import LineShapeModel, mine_line_shapes
 from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
@@ -549,12 +551,6 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
     per text for site sections (``config.section_depth``). progress: ``("tokenize", texts
     done, texts)`` around the tokenizer, then the passes of :func:`detect_templates`.
     """
-    from bloomspan.engine.text.slots import number_token_mask
-    from bloomspan.engine.text.tokenizer import encode_batch
-    from bloomspan.engine.text.vocabulary import Vocabulary
-
-    from .blocks import block_offsets_from_texts
-
     config = config or TemplateConfig()
     texts = list(texts)
     vocab = Vocabulary()

@@ -114,15 +114,15 @@ class LineShapeModel:
 
     @classmethod
     def from_record(cls, rec: Mapping, where: str = "record") -> LineShapeModel:
-        """Read :meth:`to_record`'s form; a record of a newer version is refused (naming it), a
-        key a version-1 record lacks takes the value version 1 was mined with."""
-        version = rec.get("version", 1)
+        """Read :meth:`to_record`'s form, every key required; a record of another version is
+        refused (naming it)."""
+        version = rec.get("version")
         if not _is_count(version, 1):
             raise ValueError(f"{where}: line_shape version={version!r}: must be an integer >= 1; mine again")
         if version > RECORD_VERSION:
             raise ValueError(f"{where}: line_shape version={version!r} is newer than this bloomspan reads "
                              f"({RECORD_VERSION}); upgrade bloomspan or mine again")
-        for name in ("edge", "fixed", "shapes", "max_gap"):
+        for name in ("edge", "fixed", "shapes", "max_gap", "edge_lines", "min_fixed", "sigma", "documents"):
             if name not in rec:
                 raise ValueError(f"{where}: line_shape record lacks {name!r}; mine again")
         scope, fixed, shapes = rec.get("scope"), rec["fixed"], rec["shapes"]
@@ -132,9 +132,8 @@ class LineShapeModel:
             raise ValueError(f"{where}: line_shape fixed={fixed!r}: must be a list of token strings")
         if not isinstance(shapes, list) or not all(isinstance(sh, list) for sh in shapes):
             raise ValueError(f"{where}: line_shape shapes={shapes!r}: must be a list of lists of indices into fixed")
-        counts = {"max_gap": (rec["max_gap"], 0), "edge_lines": (rec.get("edge_lines", EDGE_LINES), 1),
-                  "min_fixed": (rec.get("min_fixed", MIN_FIXED), 1), "sigma": (rec.get("sigma", 0), 0),
-                  "documents": (rec.get("documents", 0), 0)}
+        counts = {"max_gap": (rec["max_gap"], 0), "edge_lines": (rec["edge_lines"], 1),
+                  "min_fixed": (rec["min_fixed"], 1), "sigma": (rec["sigma"], 0), "documents": (rec["documents"], 0)}
         for name, (v, low) in counts.items():
             if not _is_count(v, low):  # the matcher's kernels take int64: a larger value fails there
                 raise ValueError(f"{where}: line_shape {name}={v!r}: must be an integer from {low} to 2**63-1")

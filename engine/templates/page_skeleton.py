@@ -591,7 +591,7 @@ class PageSkeleton:
                 raise ValueError(f"{where}: skeleton pair entry {k!r}: must be ['^'], ['$'] or "
                                  "['line'|'prefix', [tokens]]")
             return (k[0], tuple(k[1]))
-        try:  # a knob a record written before it existed lacks is off (tables of contents, boxes)
+        try:
             params = SkeletonConfig.from_record(need("params", dict))
         except ValueError as exc:
             raise ValueError(f"{where}: skeleton key 'params': {exc}") from None

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.engines import mine
 
 from .phrase import TemplatePhrase, sort_template_phrases
 
@@ -155,8 +156,6 @@ def mine_scoped(tokens: np.ndarray, doc_offsets: np.ndarray, groups: Sequence[st
 
 def mcfp_miner(min_length: int, engine: str = "bloomspan") -> Miner:
     """A :data:`Miner` running the exact MCFP engine on a sub-corpus (phrases kind "mcfp")."""
-    from bloomspan.engine.mining.engines import mine
-
     def miner(sub: SubCorpus, sigma: int):
         result = mine(sub.tokens, sub.doc_offsets, MiningConfig(sigma=sigma, min_length=min_length, engine=engine))
         found = [TemplatePhrase.from_phrase(p, sub.name) for p in result.phrases]

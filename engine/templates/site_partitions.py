@@ -33,9 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.text.slots import number_token_mask
 
 from .config import TemplateConfig
-from .detector import detect_templates, sort_template_records
+from .detector import config_record, detect_templates, sort_template_records, template_records
 
 # Config fields that make a pass cross sites, and why partitions of whole sites cannot run it.
 _CROSS_SITE = (
@@ -114,10 +115,6 @@ def detect_partition(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets:
     (D+1,), block_offsets int64 (B+1,); levels: the sites and (optionally) URL sections of the
     D documents (:func:`.detector.scope_levels`); docs int64 (D,): their global numbers, ascending.
     """
-    from bloomspan.engine.text.slots import number_token_mask
-
-    from .detector import template_records
-
     refusal = site_partition_refusal(config)
     if refusal is not None:
         raise refusal
@@ -193,8 +190,6 @@ def merge_partitions(parts: Sequence[PartitionTemplates], config: TemplateConfig
     off: a site with a line shape also has a skeleton), so the covered figure is the
     detection's on mined documents plus the exact phrases' elsewhere.
     """
-    from .detector import config_record
-
     parts = [p for p in parts if p.docs.shape[0]]
     records = [config_record(config)] + sort_template_records([r for p in parts for r in p.records])
     stats = merge_detector_stats([p.stats for p in parts])

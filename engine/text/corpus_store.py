@@ -27,8 +27,8 @@ order of first occurrence, exactly as :func:`encode_batch` over all texts at onc
 
 Line starts keep the source text's line boundaries, so whole-line templates
 (:mod:`bloomspan.engine.templates.blocks`) can be found without the texts. New stores always write
-them (manifest ``"with_lines": true``); a store made before they existed has no
-``with_lines`` key, opens with ``with_lines`` False and stays without them when appended to.
+them (manifest ``"with_lines": true``). A store of an earlier version (1: line starts were
+optional and their key could be absent) is refused, naming the manifest: ingest again.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ if sys.byteorder != "little":  # pragma: no cover
     raise ImportError("bloomspan.engine.text.corpus_store reads its little-endian files as native arrays")
 
 FORMAT = "bloomspan-corpus-store"
-VERSION = 1
+VERSION = 2  # 2: the manifest always says whether line starts are kept ("with_lines")
 MANIFEST = "manifest.json"
 TOKENS = "tokens.u32"
 DOC_OFFSETS = "doc_offsets.i64"
@@ -81,8 +81,7 @@ class CorpusStore:
         self.fsync = fsync
         self._committed = manifest
         self._with_offsets = bool(manifest["with_offsets"])
-        # Absent from manifests written before line starts existed: such stores have none.
-        self._with_lines = bool(manifest.get("with_lines", False))
+        self._with_lines = bool(manifest["with_lines"])
         self._n_docs = int(manifest["n_docs"])
         self._n_tokens = int(manifest["n_tokens"])
         self._doc_ids_bytes = int(manifest["doc_ids_bytes"])
@@ -128,8 +127,8 @@ class CorpusStore:
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise CorpusStoreError(f"{path}: not a {FORMAT} manifest", path)
         if manifest.get("version") != VERSION:
-            raise CorpusStoreError(f"{path}: version {manifest.get('version')}, this code reads "
-                                   f"version {VERSION}", path)
+            raise CorpusStoreError(f"{path}: version {manifest.get('version')!r}, this bloomspan reads version "
+                                   f"{VERSION}; delete {wd} and ingest again into a new store", path)
         store = cls(wd, manifest, fsync=fsync)
         store._check_sizes(manifest)
         df_file = manifest["vocabulary"]["df_file"]
@@ -144,7 +143,7 @@ class CorpusStore:
                  VOCAB_TOKENS: v["bytes"]}
         if m["with_offsets"]:
             sizes[CHAR_STARTS] = sizes[CHAR_ENDS] = 8 * m["n_tokens"]
-        if m.get("with_lines", False):
+        if m["with_lines"]:
             sizes[LINE_STARTS] = m["n_tokens"]
         if v["df_file"] is not None:
             sizes[v["df_file"]] = 8 * v["size"]
@@ -327,7 +326,7 @@ class CorpusStore:
 
     @property
     def with_lines(self) -> bool:
-        """Whether the store keeps line starts (False for stores made before they existed)."""
+        """Whether the store keeps line starts (every store :meth:`create` makes does)."""
         return self._with_lines
 
     @property

@@ -7,8 +7,8 @@ path of ``phrases.jsonl`` and returns what the cleaner needs to apply all of it:
 
 * the template records next to it (``templates.jsonl``) join the phrases in one
   :class:`~.template_matcher.TemplateMatcher`, as a cluster run's template index does;
-* phrases that record no ``min_length`` (files written before it was recorded) take the
-  run's from ``report.json`` next to them, so their windows are matched;
+* every phrase ``mine`` writes records its run's ``min_length``; a hand-made phrase list
+  that records none is matched whole;
 * a file of template records (``bloomspan templates``) or a plain phrase list loads as
   :func:`load_phrase_file` loads it.
 """
@@ -72,16 +72,6 @@ def load_phrase_file(path: str | os.PathLike) -> tuple[PhraseSet, TemplateMatche
     return matcher.phrase_set, matcher
 
 
-def report_min_length(phrases_path: str | os.PathLike) -> int | None:
-    """The ``min_length`` of the run whose ``report.json`` sits next to ``phrases_path``, or None."""
-    report = Path(phrases_path).with_name(REPORT_FILE)
-    try:
-        value = json.loads(report.read_text(encoding="utf-8")).get("min_length")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
 def load_run_phrases(path: str | os.PathLike) -> RunPhrases:
     """Phrases and template records of the run that wrote ``path`` (module docstring)."""
     path = Path(path)
@@ -89,12 +79,6 @@ def load_run_phrases(path: str | os.PathLike) -> RunPhrases:
     notes: list[str] = []
     if templates is not None:  # a template file of its own (bloomspan templates)
         return RunPhrases(phrase_set, templates, phrase_set.min_length, None, notes)
-    recorded = phrase_set.min_length
-    if recorded is None and len(phrase_set) and all(p.min_length is None for p in phrase_set):
-        from_report = report_min_length(path)
-        if from_report is not None:
-            phrase_set = phrase_set.with_min_length(from_report)
-            notes.append(f"{path}: min_length {from_report} from {path.with_name(REPORT_FILE)}")
     sibling = path.with_name(TEMPLATES_FILE)
     if path.name == TEMPLATES_FILE or not sibling.is_file():
         return RunPhrases(phrase_set, None, phrase_set.min_length, None, notes)

@@ -25,15 +25,16 @@ def mine(texts: Iterable[str], *, sigma: int = 20, min_length: int = 10, engine:
     ``engine`` is ``"bloomspan"``, ``"fhk"`` or ``"auto"``; a bad setting raises
     ``bloomspan.engine.mining.config.ConfigError`` naming it.
     """
+    # local: `import bloomspan` stays light (no numba) until mine() is called
     from bloomspan.engine.mining.config import MiningConfig
-    from bloomspan.sidecar.run.text_mining import mine_texts
+    from bloomspan.sidecar.run.text_mining import mine_texts  # local: as above, the mining run loads the kernels
 
     return mine_texts(texts, MiningConfig(sigma=sigma, min_length=min_length, engine=engine))
 
 
 def __getattr__(name: str):
     if name in _INGEST:
-        import bloomspan.ingest
+        import bloomspan.ingest  # local: the lazy exports (PEP 562) load ingest on first use
 
         return getattr(bloomspan.ingest, name)
     raise AttributeError(f"module 'bloomspan' has no attribute {name!r}")

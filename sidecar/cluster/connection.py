@@ -19,6 +19,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from bloomspan.sidecar.errors import ClusterConfigError, ClusterUnavailableError
 
+from .engine import EngineAwareClient, detect_engine, remember
+
 log = logging.getLogger(__name__)
 
 SECRET_FIELDS = ("password", "api_key")
@@ -131,8 +133,6 @@ class ClusterConfig:
         """A new client for this cluster, OpenSearch or Elasticsearch (an
         :class:`~bloomspan.sidecar.cluster.engine.EngineAwareClient`): the one place a
         bloomspan client is built. ``authorization`` see :meth:`client_kwargs`."""
-        from .engine import EngineAwareClient
-
         log.debug("client url=%s auth=%s verify_certs=%s", self.url,
                   "forwarded" if authorization is not None else self.auth_kind, self.verify_certs)
         return EngineAwareClient(**self.client_kwargs(authorization))
@@ -149,8 +149,6 @@ class ClusterConfig:
             ConnectionError,
             TransportError,
         )
-
-        from .engine import EngineAwareClient, detect_engine, remember
 
         client = self.client()
         # The probe does not retry: an unreachable node answers in one timeout, not four.

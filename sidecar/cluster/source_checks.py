@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 from bloomspan.sidecar.errors import SourceIndexError
 
+from .field_paths import MISSING, lookup_field
+
 log = logging.getLogger(__name__)
 
 # Field types whose values are strings: what mining, dedup and collapse can read.
@@ -129,8 +131,6 @@ def _sampled_as_string(client, index: str, field: str) -> bool:
 
 def _sampled(client, index: str, field: str, accept) -> bool:
     """Whether one of :data:`SAMPLE_DOCS` documents holds ``field`` with a value ``accept`` takes."""
-    from .field_paths import MISSING, lookup_field
-
     res = client.search(index=index, body={"size": SAMPLE_DOCS, "_source": [field], "query": {"match_all": {}}})
     for hit in res.get("hits", {}).get("hits", []):
         value = lookup_field(hit.get("_source") or {}, field)

@@ -7,6 +7,7 @@ cleaner removes it there). Scoped entries count only for documents of their site
 """
 from __future__ import annotations
 
+from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.records.curation import contains, denying_entry, within
 
 
@@ -17,8 +18,6 @@ def _applies_to(entry, site: str | None) -> bool:
 def entries_touching(text: str, phrases: list[dict], entries, site: str | None = None) -> list[dict]:
     """Entries (as dicts, with ``effect`` and ``phrases``: the run's phrase ids they deny here)
     that touched ``text``; marks each denied phrase of ``phrases`` with ``denied_by``."""
-    from bloomspan.engine.text.tokenizer import tokenize
-
     tokens = tokenize(text)
     touched: dict[str, dict] = {}
     for entry in entries:

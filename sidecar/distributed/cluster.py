@@ -2,7 +2,7 @@
 
 :class:`DaskConfig` is validated on construction; :func:`dask_client` opens the client (and
 the local cluster) and closes both on exit. Workers report progress as Dask events on
-:data:`PROGRESS_TOPIC` (:func:`worker_progress`); :class:`ProgressRelay` turns them into the
+:data:`.in_worker.PROGRESS_TOPIC`; :class:`ProgressRelay` turns them into the
 driver's ``progress(stage, done, total)`` calls, summed over shards.
 """
 from __future__ import annotations
@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from bloomspan.sidecar.errors import ClusterConfigError
 
+from .in_worker import PROGRESS_TOPIC
+from .tasks import warm_kernels
+
 log = logging.getLogger(__name__)
 
-PROGRESS_TOPIC = "bloomspan-progress"
 _LOCAL = re.compile(r"local:(\d+)")
 _REMOTE = re.compile(r"(tcp|tls|ucx|ws|wss|inproc)://\S+")
 
@@ -71,8 +73,6 @@ def dask_client(config: DaskConfig) -> Iterator:
     # Dask sets its own loggers to INFO; follow the command's --log-level instead.
     logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
     if config.local_workers is not None:
-        from .tasks import warm_kernels
-
         warm_kernels()  # the local workers fork from this process with every kernel loaded (_client)
     with _local_worker_settings(config), worker_loss_lines():
         yield from _client(config, Client, LocalCluster)
@@ -181,46 +181,6 @@ def dashboard_link(client) -> str | None:
     except Exception:  # noqa: BLE001 - no dashboard service: nothing to show
         return None
     return link or None
-
-
-def release_freed_memory() -> None:
-    """Hand the memory freed so far back to the OS (glibc's ``malloc_trim``; a no-op elsewhere).
-
-    A task that builds and drops many small objects (a shard's tokenizer vocabulary, the JSON
-    of its documents) leaves the heap full of free holes that glibc keeps: after reading a
-    shard a worker held 10-16 bytes per token of it instead of the shard's 5. Dask's own remedy
-    (``MALLOC_TRIM_THRESHOLD_`` in a spawned worker's environment) does not reach workers
-    forked from the driver, whose allocator was set up before the variable could matter.
-    Called at the end of the tasks that leave the most behind (a read, a growth shard), not
-    as fixed glibc thresholds: those mmap every array above 128 KiB afresh, and the page
-    faults cost ~35 ns of system CPU per token of a worker's share."""
-    global _LIBC
-    if _LIBC is None:
-        import ctypes
-        import ctypes.util
-
-        try:
-            _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _LIBC.malloc_trim  # noqa: B018 - probe: musl and macOS have none
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
-
-
-_LIBC = None
-
-
-def worker_progress(stage: str, shard: int, done: int, total: int | None = None) -> None:
-    """Report a task's progress from inside a worker (a no-op outside one)."""
-    try:
-        from distributed import get_worker
-
-        worker = get_worker()
-    except (ImportError, ValueError):
-        return
-    worker.log_event(PROGRESS_TOPIC, {"stage": stage, "shard": shard, "done": int(done),
-                                      "total": None if total is None else int(total), "worker": worker.address})
 
 
 class ProgressRelay:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.mining.coverage import coverage_mask
+from bloomspan.engine.mining.report import covered_per_doc
 from bloomspan.sidecar.publish.template_index import COVERAGE_CHUNK_TOKENS
 
 
@@ -61,9 +63,6 @@ def shard_coverage(doc_offsets: np.ndarray, parts: list[tuple[np.ndarray, np.nda
     n_tokens_total: tokens of the full corpus (fixes the chunking)
     """
     from pyroaring import BitMap
-
-    from bloomspan.engine.mining.coverage import coverage_mask
-    from bloomspan.engine.mining.report import covered_per_doc
 
     doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
     starts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)

@@ -32,6 +32,8 @@ import numpy as np
 from bloomspan.engine.distributed.window_filter import local_threshold
 from bloomspan.engine.distributed.windows import partition_of, string_hashes
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.phrases import Phrase, phrase_order_key
+from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
 
 from . import tasks
 from .cluster import ProgressRelay
@@ -136,8 +138,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     build each phrase's document bitmap on the workers (index runs publish them).
     ``coverage_bitmaps``: build the published coverage bitmaps too (:mod:`.coverage`).
     """
-    from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
-
     t_all = time.perf_counter()
     stats: dict = {"shards": len(shards)}
     seconds: dict = {}
@@ -215,8 +215,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         coverage.add(shard_of[future.key], part)
     del covers
     seconds["coverage"] = time.perf_counter() - t0
-
-    from bloomspan.engine.mining.phrases import Phrase, phrase_order_key
 
     rows = []
     for sm in summaries:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import orjson
 
-from .cluster import release_freed_memory, worker_progress
+from bloomspan.engine.distributed.windows import PackedStrings
+from bloomspan.engine.text.tokenizer import encode_batch
+from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.sidecar.cluster.document_status import STORED
+from bloomspan.sidecar.cluster.field_paths import lookup_field
+from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, doc_key
+
+from .in_worker import release_freed_memory, worker_progress
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +80,12 @@ class _Tokenizer:
     """Batches of texts -> one shard's local ids (first-occurrence order)."""
 
     def __init__(self, with_lines: bool = False):
-        from bloomspan.engine.text.vocabulary import Vocabulary
-
         self.vocabulary = Vocabulary()
         self.parts: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
         self.lines: list[np.ndarray] | None = [] if with_lines else None
 
     def add(self, texts: list[str]) -> None:
-        from bloomspan.engine.text.tokenizer import encode_batch
-
         if texts:
             if self.lines is not None:
                 ids, offsets, lines = encode_batch(texts, self.vocabulary, count_df=False, with_lines=True)
@@ -93,8 +96,6 @@ class _Tokenizer:
             self.lengths.append(np.diff(offsets))
 
     def corpus(self, **extra) -> ShardCorpus:
-        from bloomspan.engine.distributed.windows import PackedStrings
-
         ids = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint32)
         self.parts = []
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
@@ -280,9 +281,6 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
     (skipped documents included), as the single-node scan logs them. ``template_fields``
     (the site and URL fields of a run with templates): keep their values for the stored
     documents (read in the same requests, :class:`_FieldRecorder`) and the line starts."""
-    from bloomspan.sidecar.cluster.document_status import STORED
-    from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan
-
     template_fields = tuple(template_fields)
     client = cluster.client()
     recorder = _FieldRecorder(client, template_fields, multi_index) if template_fields else None
@@ -339,9 +337,6 @@ class _FieldRecorder:
         scan._body = body
 
     def _record(self, resp) -> None:
-        from bloomspan.sidecar.cluster.field_paths import lookup_field
-        from bloomspan.sidecar.cluster.scroll import doc_key
-
         for hit in (resp.get("hits") or {}).get("hits", []):
             source = hit.get("_source") or {}
             self.seen[doc_key(hit["_index"], hit["_id"], self.multi_index)] = tuple(

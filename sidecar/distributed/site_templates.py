@@ -32,6 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.templates.blocks import block_offsets_from_flags
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import scope_levels
 from bloomspan.engine.templates.site_partitions import (
     PartitionTemplates,
     assign_partitions,
@@ -40,8 +43,12 @@ from bloomspan.engine.templates.site_partitions import (
     route_key,
     site_partition_refusal,
 )
+from bloomspan.sidecar.errors import ClusterConfigError
+from bloomspan.sidecar.publish.publication import document_sites
 
-from .cluster import ProgressRelay, worker_progress
+from .cluster import ProgressRelay
+from .in_worker import worker_progress
+from .pipeline import worker_bytes_sent
 from .shards import ShardCorpus
 from .tasks import StringBlock
 
@@ -54,9 +61,6 @@ def shard_levels(shard: ShardCorpus, site_field: str | None, url_field: str | No
                  ) -> list[list[str | None]]:
     """The scope levels of a shard's documents (sites, then URL sections), computed as the
     single process computes them for the whole corpus (:func:`document_sites`, :func:`scope_levels`)."""
-    from bloomspan.engine.templates.detector import scope_levels
-    from bloomspan.sidecar.publish.publication import document_sites
-
     if shard.fields is None or shard.line_starts is None:
         raise ValueError("shard: read without the template fields (read_jsonl_range(..., template_fields=...))")
     sites_of = shard.fields.get(site_field) if site_field else None
@@ -165,9 +169,6 @@ def pick(parts: list, p: int):
 
 def detect_site_partition(parts: list[SitePages], config: dict, partition: int) -> PartitionTemplates:
     """Join one partition's parts in global document order and detect its templates."""
-    from bloomspan.engine.templates.blocks import block_offsets_from_flags
-    from bloomspan.engine.templates.config import TemplateConfig
-
     worker_progress(STAGE, partition, 0, 1)
     vocabulary: dict[str, int] = {}
     tokens, lengths, docs, flags = [], [], [], []
@@ -252,10 +253,6 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     for a config with a cross-site pass.
     """
     from distributed import as_completed
-
-    from bloomspan.sidecar.errors import ClusterConfigError
-
-    from .pipeline import worker_bytes_sent
 
     t0 = time.perf_counter()
     config = options.detector_config()

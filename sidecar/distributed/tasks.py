@@ -36,11 +36,13 @@ from bloomspan.engine.distributed.windows import (
     sum_by_key,
     window_hashes,
 )
+from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, encode_bitmap
 
 from . import coverage
-from .cluster import release_freed_memory, worker_progress
 from .coverage import ShardCoverage
-from .shards import ShardCorpus
+from .in_worker import release_freed_memory, worker_progress
+from .shards import ShardCorpus, _Tokenizer
 
 
 @dataclass
@@ -276,8 +278,6 @@ class PhraseSummary:
 def phrase_summary(grown: GrownPhrases, with_bitmaps: bool, n_examples: int) -> PhraseSummary:
     bitmaps = examples = None
     if with_bitmaps:
-        from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, encode_bitmap
-
         bitmaps = [encode_bitmap(bitmap_from_array(d)) for d in grown.docs]
         examples = [d[:n_examples].tolist() for d in grown.docs]
     return PhraseSummary(grown.tokens, grown.df, grown.occurrences, bitmaps, examples, grown.stats)
@@ -385,10 +385,6 @@ def warm_kernels(min_length: int = 10) -> None:
     they inherit the kernels loaded (or compiled) here once instead of each loading or
     compiling its own copies: the first run compiles once, later runs load once.
     """
-    from bloomspan.engine.mining.config import MiningConfig
-
-    from .shards import _Tokenizer
-
     words = [f"w{i}" for i in range(3 * min_length)]
     tok = _Tokenizer()
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])

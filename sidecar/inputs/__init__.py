@@ -1,8 +1,10 @@
 """Where documents come from and go to: the files every command opens.
 
-* :mod:`.compression` — JSON Lines plain, gzip or Zstandard: :func:`open_lines` reads one
-  (detected by its magic bytes), :func:`open_output` writes one in the compression its name
-  asks for (``.gz``, ``.zst``), both streaming.
+* :mod:`.lines` — :func:`open_lines` reads any input file as lines: WARC and WET records
+  (:mod:`.warc`) or JSON Lines.
+* :mod:`.compression` — JSON Lines plain, gzip or Zstandard: read (detected by its magic
+  bytes), and :func:`open_output` writes one in the compression its name asks for (``.gz``,
+  ``.zst``), both streaming.
 * :mod:`.parquet` — Parquet, row group by row group (``pyarrow``, the ``parquet`` extra).
 
 Every command that reads or writes documents (``mine --jsonl``, ``clean``, ``dedup``,
@@ -14,9 +16,9 @@ from .compression import (
     compression_of_name,
     detect_compression,
     iter_lines,
-    open_lines,
     open_output,
 )
+from .lines import open_lines
 
 __all__ = ["Compression", "DamagedInputError", "compression_of_name", "detect_compression", "iter_lines",
            "open_lines", "open_output"]

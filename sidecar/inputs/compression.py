@@ -72,20 +72,15 @@ def compression_of_name(path: str) -> Compression:
 
 
 @contextmanager
-def open_lines(path: str) -> Iterator:
-    """The lines of ``path`` (bytes, each with its newline but perhaps the last), decompressed.
+def open_decompressed(path: str, kind: Compression | None = None) -> Iterator:
+    """The lines of ``path`` (bytes, each with its newline but perhaps the last), decompressed
+    as ``kind`` (default: what its first bytes say).
 
     A plain file gives the file object itself (iterating it is the fast path); a compressed
-    one a generator that raises :class:`DamagedInputError` where the data stops making sense;
-    a WARC or WET file one JSON line per record (:mod:`.warc`).
+    one a generator that raises :class:`DamagedInputError` where the data stops making sense.
+    Commands open files with :func:`.lines.open_lines`, which reads WARC and WET files first.
     """
-    kind = detect_compression(path)
-    if kind is not Compression.ZSTD:
-        from .warc import is_warc, warc_lines
-
-        if is_warc(path):  # a WARC or WET file: its records as JSON Lines lines (inputs/warc.py)
-            yield warc_lines(path)
-            return
+    kind = detect_compression(path) if kind is None else kind
     with open(path, "rb") as raw:
         if kind is Compression.PLAIN:
             yield raw

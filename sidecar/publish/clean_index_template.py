@@ -41,6 +41,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
+from bloomspan.mappings import load
+from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.cluster.engine import engine_of
+
 log = logging.getLogger(__name__)
 
 PREFIX = "bloomspan-clean-"
@@ -84,8 +88,6 @@ def globs_overlap(a: str, b: str) -> bool:
 
 def document_mappings(fields: Sequence[str]) -> dict:
     """The ``mappings`` body of the fields bloomspan writes onto documents cleaned in ``fields``."""
-    from bloomspan.mappings import load
-
     mappings = load("documents")["template"]["mappings"]
     for name in fields:
         mappings["properties"][name + CLEAN_SUFFIX] = {"type": "text"}
@@ -137,8 +139,6 @@ def add_document_fields(client, indices: Sequence[str], fields: Sequence[str], r
     """``PUT /<index>/_mapping`` of the document fields, one concrete index at a time."""
     from opensearchpy.exceptions import RequestError
 
-    from bloomspan.sidecar.cluster.engine import engine_of
-
     mappings = engine_of(client).adapt_mappings(document_mappings(fields))
     for index in indices:
         if not index or "*" in index or index.startswith("_"):
@@ -159,7 +159,6 @@ def install_clean_templates(client, patterns: Sequence[str], fields: Sequence[st
     report = InstallReport()
     if not fields:
         raise ValueError("install_clean_templates: give the cleaned text fields")
-    from bloomspan.sidecar.cluster.engine import engine_of
 
     theirs = _own_templates(client)
     engine = engine_of(client)
@@ -199,7 +198,6 @@ def install_for_serve(config) -> None:
     proxy still cleans; run ``bloomspan setup --clean-index`` with rights to templates)."""
     if not config.clean_indices:
         return
-    from bloomspan.sidecar.cluster.connection import ClusterConfig
 
     try:
         client = ClusterConfig(url=config.upstream_url, username=config.username, password=config.password,

@@ -45,7 +45,6 @@ from opensearchpy.helpers import BulkIndexError
 
 from bloomspan.mappings import index_template, load
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
-from bloomspan.sidecar.publish.run_names import EARLIER_RUN_FIELDS, current_names
 
 from .bitmaps import encode_bitmap
 from .clean_index_template import InstallReport, install_clean_templates
@@ -57,7 +56,7 @@ DOCMAP_CHUNK = 10_000           # document keys per docmap document
 COVERAGE_INLINE_BYTES = 8 << 20  # larger coverage bitmaps go to kind=coverage chunks
 COVERAGE_CHUNK_TOKENS = 1 << 28
 RUN_SUMMARY_FIELDS = ["kind", "run_id", "status", "source_index", "field", "started_at", "finished_at", "published_at",
-                      "docs_seen", "docs_skipped", "tokens_mined", *EARLIER_RUN_FIELDS, "covered_tokens", "covered_share", "phrases",
+                      "docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "covered_share", "phrases",
                       "params", "doc_id_chunks", "coverage_chunks"]
 
 
@@ -337,7 +336,7 @@ def list_runs(client, name: str) -> list[dict]:
             # complete, newer than the alias and not a dry run: a run stopped before its alias
             # moved, which the next `mine` with its work directory publishes as it is
             doc = {**doc, "status": "interrupted"}
-        out.append({**current_names(doc), "physical_index": index, "current": s["aliased"], "complete": s["complete"]})
+        out.append({**doc, "physical_index": index, "current": s["aliased"], "complete": s["complete"]})
     return out
 
 
@@ -349,7 +348,7 @@ def current_run_doc(client, name: str, with_bitmap: bool = False) -> dict:
                                index=name)
     excludes = [] if with_bitmap else ["coverage_bitmap"]
     doc = client.get(index=current[0], id="run", _source_excludes=excludes)
-    return {**current_names(doc["_source"]), "physical_index": current[0]}
+    return {**doc["_source"], "physical_index": current[0]}
 
 
 def setup(client, name: str, lease_index: str, source_index: str | None = None,

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from bloomspan.sidecar.curation.store import load_curation
+from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.report.run_diff import diff_runs
+
 log = logging.getLogger(__name__)
 
 DIFF_EXAMPLES = 3
@@ -12,10 +16,6 @@ DIFF_ROWS = 20
 
 def curation_model(client, template_index: str) -> dict:
     """``{"entries", "diff", "diff_note"}`` for the report of ``template_index``."""
-    from bloomspan.sidecar.curation.store import load_curation
-    from bloomspan.sidecar.errors import BloomspanSidecarError
-    from bloomspan.sidecar.report.run_diff import diff_runs
-
     curation = load_curation(client, template_index)
     diff, note = None, None
     try:

@@ -18,6 +18,9 @@ from __future__ import annotations
 import html
 import json
 
+from .curation_section import curation_cards
+from .figures import histogram_svg, runs_svg, sites_svg, top_phrases_svg
+
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 _STYLE = """
@@ -217,9 +220,6 @@ def _examples(examples: list[dict]) -> str:
 
 def render_html(model: dict) -> str:
     """The page for a report model (see module docstring)."""
-    from .curation_section import curation_cards
-    from .figures import histogram_svg, runs_svg, sites_svg, top_phrases_svg
-
     q = model["quantities"]
     hist = histogram_svg(model["clutter_histogram"]) if model["clutter_histogram"] else '<p class="empty">no documents</p>'
     psi = top_phrases_svg(model["top_phrases"]) if model["top_phrases"] else '<p class="empty">no phrases</p>'

@@ -22,8 +22,12 @@ import json
 import logging
 import os
 
-from bloomspan.sidecar.errors import BloomspanSidecarError
-from bloomspan.sidecar.publish.run_names import current_report
+from bloomspan.sidecar.errors import BloomspanSidecarError, DocumentNotFoundError
+from bloomspan.sidecar.publish.template_index import current_run_doc, list_runs
+from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
+
+from .curation_section import curation_model
+from .operator_report import PhraseFinder, explain, report, run_phrase_finder, run_template_matcher
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,10 @@ TABLE_ROWS = 2000      # phrases in the page's table; the rest stay in the index
 EXAMPLE_PAGES = 3      # pages shown with their boilerplate highlighted
 EXAMPLE_CHARS = 4000   # characters of an example page shown (spans clipped to them)
 TEMPLATE_FIELDS = ["phrase_id", "template_kind", "text", "length", "df", "scope", "slots"]
+
+
+# The quantities a report.json must hold (the names of bloomspan.sidecar.publish.run_names).
+REPORT_KEYS = ("covered_share", "covered_tokens", "tokens_mined", "docs_mined", "phrases")
 
 
 class ReportSourceError(BloomspanSidecarError):
@@ -84,8 +92,6 @@ def run_history(client, template_index: str) -> list[dict]:
     """Every kept complete run of ``template_index``, oldest first: run id, finish time,
     covered_share (exact phrases), template_covered_share (with ``--templates``, else None),
     docs_seen, phrases, current."""
-    from bloomspan.sidecar.publish.template_index import list_runs
-
     runs = [r for r in list_runs(client, template_index) if r.get("complete")]
     if not runs:
         return []
@@ -101,10 +107,6 @@ def run_history(client, template_index: str) -> list[dict]:
 
 
 def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int) -> tuple[list[dict], list[str]]:
-    from bloomspan.sidecar.errors import DocumentNotFoundError
-
-    from .operator_report import explain, run_phrase_finder, run_template_matcher
-
     # The most cluttered page, then pages holding the biggest index hogs: several clutter levels.
     wanted: list[str] = []
     for d in rep.get("most_cluttered_docs") or []:
@@ -135,11 +137,6 @@ def _cluster_examples(client, template_index: str, run: dict, rep: dict, n: int)
 def cluster_report_model(client, template_index: str, *, table_rows: int = TABLE_ROWS,
                          examples: int = EXAMPLE_PAGES) -> dict:
     """The report of the run behind ``template_index`` (module docstring)."""
-    from bloomspan.sidecar.publish.template_index import current_run_doc
-
-    from .curation_section import curation_model
-    from .operator_report import report
-
     rep = report(client, template_index, top=table_rows)
     run = current_run_doc(client, template_index)
     rows = [_phrase_row(h) for h in rep["top_phrases"]]
@@ -192,9 +189,11 @@ def read_results_report(out_dir: str) -> dict:
                                 "`bloomspan mine --jsonl`)", item=path) from None
     except (OSError, ValueError) as exc:
         raise ReportSourceError(f"{path}: cannot be read ({exc})", item=path) from None
-    if not isinstance(rep, dict) or "covered_share" not in rep:
-        raise ReportSourceError(f"{path}: not a report of `bloomspan mine --jsonl` (no covered_share)", item=path)
-    return current_report(rep)  # a report.json of an earlier version has earlier names
+    missing = [k for k in REPORT_KEYS if k not in rep] if isinstance(rep, dict) else list(REPORT_KEYS)
+    if missing:
+        raise ReportSourceError(f"{path}: not a report of this bloomspan's `mine --jsonl` (no {', '.join(missing)}); "
+                                "run `bloomspan mine --jsonl` again", item=path)
+    return rep
 
 
 def _read_phrases(out_dir: str) -> list[dict]:
@@ -223,10 +222,6 @@ def _read_phrases(out_dir: str) -> list[dict]:
 def _results_examples(rep: dict, records: list[dict], n: int) -> tuple[list[dict], list[str]]:
     """Example pages re-read from the mined file (``report.json``'s ``source``), matched by id
     and checked by their token count, so a changed file never shows the wrong page."""
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, read_documents
-
-    from .operator_report import PhraseFinder
-
     cluttered = [d for d in rep.get("most_cluttered_docs") or [] if d.get("id") is not None]
     if not cluttered:
         return [], []

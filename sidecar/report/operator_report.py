@@ -14,8 +14,18 @@ import logging
 
 import numpy as np
 
+from bloomspan.engine.text.tokenizer import token_spans
+from bloomspan.ingest.match.automaton import build_automaton, scan_symbols
+from bloomspan.ingest.match.scopes import template_scopes
+from bloomspan.sidecar.cluster.field_paths import lookup_field
+from bloomspan.sidecar.cluster.scroll import extract_text
+from bloomspan.sidecar.curation.store import load_curation
+from bloomspan.sidecar.curation.touches import entries_touching
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
+from bloomspan.sidecar.publish.publication import document_sites, site_name
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
+from bloomspan.sidecar.publish.template_reader import load_cleaning_set
+from bloomspan.sidecar.run.annotate import covered_char_spans
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +44,8 @@ def top_phrases(client, physical_index: str, top: int) -> list[dict]:
 
 def report(client, template_index: str, top: int = 20) -> dict:
     """Summary of the current run of ``template_index`` (see module docstring), under the
-    names of :mod:`bloomspan.sidecar.publish.run_names` whatever version published the run."""
-    from bloomspan.sidecar.publish.run_names import current_names
-
-    run = current_names(current_run_doc(client, template_index))
+    names of :mod:`bloomspan.sidecar.publish.run_names`."""
+    run = current_run_doc(client, template_index)
     rep = run.get("report") or {}
     tokens = int(run.get("tokens_mined", 0))
     hogs = []
@@ -107,8 +115,6 @@ class PhraseFinder:
     ``phrase_id`` (the phrase documents, or ``phrases.jsonl`` records)."""
 
     def __init__(self, phrases: list[dict]):
-        from bloomspan.ingest.match.automaton import build_automaton
-
         self.phrases = phrases
         self._symbol: dict[str, int] = {}
         patterns = [tuple(self._symbol.setdefault(t, len(self._symbol) + 1) for t in p["tokens"]) for p in phrases]
@@ -117,10 +123,6 @@ class PhraseFinder:
     def find(self, text: str) -> dict:
         """``{"tokens", "covered_tokens", "covered_share", "spans" (merged, characters),
         "phrases": [{"phrase_id", "text", "df", "psi", "occurrences", "spans"}, ...]}``."""
-        from bloomspan.engine.text.tokenizer import token_spans
-        from bloomspan.ingest.match.automaton import scan_symbols
-        from bloomspan.sidecar.run.annotate import covered_char_spans
-
         tokens, starts, ends = token_spans(text)
         covered = np.zeros(len(tokens), dtype=bool)
         found: dict[int, list[list[int]]] = {}
@@ -155,8 +157,6 @@ def explain(client, template_index: str, doc_id: str, *, run: dict | None = None
     ``template_matcher`` (:func:`run_template_matcher`) may be passed by a caller that
     explains several documents of one run.
     """
-    from bloomspan.sidecar.cluster.scroll import extract_text
-
     if run is None:
         if not aliased_indices(client, template_index):
             raise RunNotFoundError(f"template index {template_index!r} has no published run", index=template_index)
@@ -175,10 +175,6 @@ def explain(client, template_index: str, doc_id: str, *, run: dict | None = None
 
 def _curation_touches(client, template_index: str, run: dict, source: dict, text: str, phrases: list) -> list:
     """The curation entries that touched this document (:mod:`bloomspan.sidecar.curation.touches`)."""
-    from bloomspan.sidecar.curation.store import load_curation
-    from bloomspan.sidecar.curation.touches import entries_touching
-    from bloomspan.sidecar.publish.publication import site_name
-
     curation = load_curation(client, template_index)
     if not curation.entries:
         return []
@@ -189,17 +185,12 @@ def _curation_touches(client, template_index: str, run: dict, source: dict, text
 
 def run_template_matcher(client, run: dict):
     """The template detector's matcher of ``run`` (``mine --templates``), or None."""
-    from bloomspan.sidecar.publish.template_reader import load_cleaning_set
-
     return load_cleaning_set(client, run["physical_index"])[1] if run.get("templates") else None
 
 
 def _explain_templates(client, run: dict, source: dict, text: str, matcher=None) -> dict:
     """What the template detector's records of the run (``mine --templates``) cover in ``text``,
     with the document's site and URL section scopes read from the run's fields."""
-    from bloomspan.ingest.match.scopes import template_scopes
-    from bloomspan.sidecar.cluster.field_paths import lookup_field
-    from bloomspan.sidecar.publish.publication import document_sites
     params = run.get("params") or {}
     matcher = matcher or run_template_matcher(client, run)
 

@@ -18,6 +18,15 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.ingest.clean.cleaner import CleanerConfig
+from bloomspan.sidecar.cluster.scroll import extract_text
+from bloomspan.sidecar.errors import RunNotFoundError
+from bloomspan.sidecar.publish.bitmaps import decode_bitmap
+from bloomspan.sidecar.publish.template_index import DOCMAP_CHUNK, physical_indices, physical_name, publication_order
+from bloomspan.sidecar.publish.template_reader import load_cleaner
+from bloomspan.sidecar.report.operator_report import _fetch_document
+
 log = logging.getLogger(__name__)
 
 CANDIDATE_DOCUMENTS = 200  # documents cleaned with both runs to find the examples
@@ -27,9 +36,6 @@ LISTED_PHRASES = 50
 def resolve_pair(client, template_index: str, run_a: str | None, run_b: str | None) -> tuple[str, str]:
     """The physical indices to compare. Defaults: ``b`` = the newest complete run, ``a`` = the
     run behind the alias (or, when the newest is the one behind the alias, the run before it)."""
-    from bloomspan.sidecar.errors import RunNotFoundError
-    from bloomspan.sidecar.publish.template_index import physical_indices, physical_name, publication_order
-
     indices = physical_indices(client, template_index)
     complete = [i for i in publication_order(client, template_index, indices) if indices[i]["complete"]]
     kept = [indices[i]["run_id"] for i in complete]
@@ -76,8 +82,6 @@ def _run_doc(client, physical: str) -> dict:
 
 def _doc_ids(client, physical: str, members: set[int]) -> dict[int, str]:
     """Bitmap member -> document key, through the run's doc map."""
-    from bloomspan.sidecar.publish.template_index import DOCMAP_CHUNK
-
     out: dict[int, str] = {}
     chunks = sorted({m // DOCMAP_CHUNK for m in members})
     for chunk in chunks:
@@ -94,8 +98,6 @@ def _doc_ids(client, physical: str, members: set[int]) -> dict[int, str]:
 
 def _candidates(client, a: str, b: str, pa: dict, pb: dict, added: list, removed: list) -> list[str]:
     """Document keys holding an added or removed phrase, most changed tokens (by phrase length) first."""
-    from bloomspan.sidecar.publish.bitmaps import decode_bitmap
-
     ids: Counter = Counter()
     for physical, phrases, changed in ((b, pb, added), (a, pa, removed)):
         weight: Counter = Counter()
@@ -111,12 +113,6 @@ def _candidates(client, a: str, b: str, pa: dict, pb: dict, added: list, removed
 
 
 def _examples(client, a: str, b: str, run_b: dict, keys: list[str], limit: int) -> list[dict]:
-    from bloomspan.engine.text.tokenizer import tokenize
-    from bloomspan.ingest.clean.cleaner import CleanerConfig
-    from bloomspan.sidecar.cluster.scroll import extract_text
-    from bloomspan.sidecar.publish.template_reader import load_cleaner
-    from bloomspan.sidecar.report.operator_report import _fetch_document
-
     if not keys:
         return []
     field = run_b["field"]

@@ -15,6 +15,7 @@ import uuid
 import numpy as np
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.report import coverage_report_from_counts
 from bloomspan.sidecar.distributed.cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
 from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
@@ -134,8 +135,6 @@ def _document_ids(client, shards, docs_per_shard: list[int], wanted: list[int], 
 
 
 def _report(dres, top: int) -> dict:
-    from bloomspan.engine.mining.report import coverage_report_from_counts
-
     return coverage_report_from_counts(dres.coverage.covered, dres.doc_offsets, dres.phrases, dres.vocabulary,
                                        top=top)
 

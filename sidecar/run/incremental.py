@@ -29,7 +29,7 @@ this after adds, updates and deletes.
 Line starts (where the lines of a document's text begin) are a property of each document,
 like its tokens, and travel with them: an unchanged document keeps the previous snapshot's,
 a fetched one gets the delta store's. When unchanged documents come from a snapshot
-without line starts (written before they existed), the new snapshot has none either.
+without line starts (its sources had none), the new snapshot has none either.
 """
 from __future__ import annotations
 

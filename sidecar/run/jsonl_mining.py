@@ -25,11 +25,16 @@ from pathlib import Path
 import orjson
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.engines import mine
+from bloomspan.engine.mining.report import coverage_report
+from bloomspan.engine.templates.blocks import block_offsets_from_flags
+from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.inputs import DamagedInputError, open_lines
 from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
 from bloomspan.sidecar.inputs.warc import WarcRecordError
 
 from .output_files import file_report_fields, write_outputs
+from .run_templates import TEMPLATES_FILE, detect_run_templates
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +194,6 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
 
     ``progress(stage, count)`` is called after each batch while reading and once per stage.
     """
-    from bloomspan.engine.text.corpus_store import CorpusStore
-
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
     own_work_dir = work_dir is None
@@ -242,9 +245,6 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
 
 def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: float, progress, top: int,
                 source: str, templates=None, columns: dict | None = None) -> JsonlMiningSummary:
-    from bloomspan.engine.mining.engines import mine
-    from bloomspan.engine.mining.report import coverage_report
-
     if progress:
         progress(f"mine:{config.engine}", store.n_tokens)
     t1 = time.perf_counter()
@@ -258,10 +258,6 @@ def _mine_store(store, config: MiningConfig, out_dir: str, seconds_tokenize: flo
     template_records = None
     if templates is not None:
         import numpy as np
-
-        from bloomspan.engine.templates.blocks import block_offsets_from_flags
-
-        from .run_templates import TEMPLATES_FILE, detect_run_templates
 
         if progress:
             progress("templates", store.n_tokens)

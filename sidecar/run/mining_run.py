@@ -52,7 +52,6 @@ from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
-from bloomspan.sidecar.publish.run_names import current_summary
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
     new_run_id,
@@ -64,6 +63,7 @@ from bloomspan.sidecar.publish.template_index import (
 from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
+from .dask_mining import check_supported, mine_index_on_dask
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .local_mining import mine_on_this_node
@@ -290,8 +290,6 @@ def run_mining(config: MineConfig, progress: Progress | None = None, client=None
     many-worker case of the same run: same phases, lease, checkpoint and publication), else
     this process mines; ``on_dashboard(link)`` is called once the Dask client is up."""
     if dask is not None:
-        from .dask_mining import check_supported
-
         check_supported(config)
     work = Path(config.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -396,7 +394,7 @@ class _Run:
                 shutil.rmtree(self.run_dir, ignore_errors=True)  # the next run reads the source afresh
                 raise
         state.seconds["total"] = time.perf_counter() - t_total
-        return RunSummary(**{**current_summary(state.summary), "seconds": state.seconds, "resumed": self.resumed})
+        return RunSummary(**{**state.summary, "seconds": state.seconds, "resumed": self.resumed})
 
     # ------------------------------------------------------------------ reading
     def _units(self) -> list[ScanUnit]:
@@ -491,8 +489,6 @@ class _Run:
         mined run (:class:`.mined_run.MinedRun`) for the publish phase."""
         c, st = self.config, self.state
         if st.executor == "dask":
-            from .dask_mining import mine_index_on_dask
-
             mined, doc_keys = mine_index_on_dask(c, self.client, self.dask, st.indices, self._units(), st.scan_mode,
                                                  st.seconds, self.progress, self.on_dashboard)
             write_json_atomic(self.run_dir / "doc_keys.json", {"keys": doc_keys})

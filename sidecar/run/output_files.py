@@ -13,6 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bloomspan.sidecar.publish.phrase_records import phrase_records
+
+from .run_templates import TEMPLATES_FILE
+
 
 def file_report_fields(source: str, engine: str, config, vocabulary: int, phrases: int, seconds_tokenize: float,
                        seconds_mine: float, n_tokens: int, stats: dict) -> dict:
@@ -31,10 +35,6 @@ def file_report_fields(source: str, engine: str, config, vocabulary: int, phrase
 def write_outputs(out_dir: str, phrases, vocabulary, report: dict, template_records: list[dict] | None = None) -> None:
     """``phrases.jsonl`` (each record with the run's ``min_length``), ``templates.jsonl`` when
     the detector ran (a stale one from an earlier run is removed), ``report.json`` last."""
-    from bloomspan.sidecar.publish.phrase_records import phrase_records
-
-    from .run_templates import TEMPLATES_FILE
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tmp_phrases = out / ".phrases.jsonl.partial"

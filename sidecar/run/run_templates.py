@@ -16,6 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.mining.config import ConfigError
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
+from bloomspan.engine.text.slots import number_token_mask
+from bloomspan.sidecar.publish.publication import document_sites
+
 log = logging.getLogger(__name__)
 
 TEMPLATES_FILE = "templates.jsonl"  # written next to phrases.jsonl
@@ -72,9 +78,6 @@ def template_config(given):
     """The one reading of ``--template-config`` (``mine --jsonl`` and ``mine --index`` alike):
     TemplateConfig's defaults with ``given`` (a JSON object of its fields, nested as
     :meth:`TemplateConfig.to_dict` writes them) applied; ValueError naming the field otherwise."""
-    from bloomspan.engine.mining.config import ConfigError
-    from bloomspan.engine.templates.config import TemplateConfig
-
     given = given or {}
     if not isinstance(given, dict):
         raise ValueError("must be a JSON object of TemplateConfig fields")
@@ -99,10 +102,6 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     exact phrases' coverage; denied bool (W,): tokens no cleaner removes (the occurrences of
     globally denied phrases), left out of the covered figures.
     """
-    from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
-    from bloomspan.engine.text.slots import number_token_mask
-    from bloomspan.sidecar.publish.publication import document_sites
-
     config = options.detector_config()
     sites = document_sites(site_values, url_values)
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)

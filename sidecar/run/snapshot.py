@@ -26,7 +26,8 @@ Layout of a snapshot folder (little-endian, written to ``<dir>.tmp`` and renamed
   vocabulary.txt    the vocabulary (bloomspan.engine.text.vocabulary format)
 
 Line starts are kept (manifest ``"with_lines": true``) when every source that contributes
-documents has them; snapshots written before they existed lack the key and have none.
+documents has them, and the manifest always says which (``"with_lines"``); a snapshot of an
+earlier version (1: the key could be absent) is refused, naming it: run once with ``--full``.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ from .checkpoint import SKIP_REASONS, STORED, fsync_dir, keys_array, write_json_
 log = logging.getLogger(__name__)
 
 FORMAT = "bloomspan-snapshot"
-VERSION = 1
+VERSION = 2  # 2: the manifest always says whether line starts are kept ("with_lines")
 MANIFEST = "snapshot.json"
 
 
@@ -212,14 +213,18 @@ class Snapshot:
             self.manifest = json.loads((self.folder / MANIFEST).read_text())
         except (FileNotFoundError, ValueError) as exc:
             raise CheckpointError(f"{self.folder}: not a complete snapshot ({exc})", item=str(self.folder)) from None
-        if self.manifest.get("format") != FORMAT or self.manifest.get("version") != VERSION:
-            raise CheckpointError(f"{self.folder}: unknown snapshot format", item=str(self.folder))
+        fix = "run once with --full to read the documents again"
+        if self.manifest.get("format") != FORMAT:
+            raise CheckpointError(f"{self.folder}: not a bloomspan snapshot (format {self.manifest.get('format')!r}); "
+                                  f"{fix}", item=str(self.folder))
+        if self.manifest.get("version") != VERSION:
+            raise CheckpointError(f"{self.folder}: snapshot version {self.manifest.get('version')!r}, this bloomspan "
+                                  f"reads {VERSION}; {fix}", item=str(self.folder))
         self.n_all = int(self.manifest["n_all"])
         self.n_docs = int(self.manifest["n_docs"])
         self.n_tokens = int(self.manifest["n_tokens"])
         self.with_offsets = bool(self.manifest["with_offsets"])
-        # Absent from snapshots written before line starts existed: they have none.
-        self.with_lines = bool(self.manifest.get("with_lines", False))
+        self.with_lines = bool(self.manifest["with_lines"])
         self._vocabulary = None
         self._keys = None
 

@@ -13,6 +13,9 @@ import tempfile
 from collections.abc import Iterable
 
 from bloomspan.engine.mining.config import MiningConfig
+from bloomspan.engine.mining.engines import mine
+from bloomspan.engine.text.corpus_store import CorpusStore
+from bloomspan.sidecar.publish.phrase_records import phrase_records
 
 BATCH_DOCS = 5000
 
@@ -20,10 +23,6 @@ BATCH_DOCS = 5000
 def mine_texts(texts: Iterable[str], config: MiningConfig) -> list[dict]:
     """Phrase records of ``texts`` (module docstring); TypeError naming the first text that is
     not a string, ValueError for texts without any token."""
-    from bloomspan.engine.mining.engines import mine
-    from bloomspan.engine.text.corpus_store import CorpusStore
-    from bloomspan.sidecar.publish.phrase_records import phrase_records
-
     work = tempfile.mkdtemp(prefix="bloomspan-mine-")
     try:
         store = CorpusStore.create(f"{work}/store", with_offsets=False, fsync=False)

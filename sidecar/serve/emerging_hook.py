@@ -41,7 +41,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from bloomspan.ingest.companions.emerging import EmergingConfig, EmergingDetector, known_shingles
 from bloomspan.sidecar.serve.bulk_items import parse_bulk
+from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +70,6 @@ class HookCounters:
 def detector_config(config: Any):
     """The :class:`EmergingConfig` for a :class:`ServeConfig` (``emerging_shingle``,
     ``emerging_threshold``; optional ``emerging_filter_bits``, ``emerging_cooldown_seconds``)."""
-    from bloomspan.ingest.companions.emerging import EmergingConfig
-
     k = getattr(config, "emerging_shingle", None) or EmergingConfig.shingle_tokens
     threshold = getattr(config, "emerging_threshold", EmergingConfig.threshold)
     kwargs: dict[str, Any] = {"shingle_tokens": k, "threshold": threshold,
@@ -94,9 +94,6 @@ class EmergingHook:
     def __init__(self, config: Any, on_threshold: Callable[[], None] | None = None, *, registry=None,
                  emerging_config=None, clock: Callable[[], float] | None = None, background: bool = True,
                  max_queue_bytes: int = 64 * 2**20):
-        from bloomspan.ingest.companions.emerging import EmergingDetector
-        from bloomspan.sidecar.serve.bulk_proxy import IndexPatterns
-
         self.config = config
         self.emerging_config = emerging_config or detector_config(config)
         self.fields: tuple[str, ...] = tuple(getattr(config, "fields", ("text",)))
@@ -283,8 +280,6 @@ class EmergingHook:
     def set_known_phrases(self, phrase_set: Iterable[Any] | None) -> int:
         """Shingles covered by ``phrase_set`` (records with ``.tokens``, token lists or texts;
         None: nothing) stop being emerging. Returns how many tracked shingles were dropped."""
-        from bloomspan.ingest.companions.emerging import known_shingles
-
         phrases = list(phrase_set) if phrase_set is not None else []
         known = known_shingles(phrases, self.emerging_config.shingle_tokens)
         dropped = self.detector.set_known(known)

@@ -40,6 +40,7 @@ import numpy as np
 from bloomspan.engine.sketches.chunk_fingerprint import decode_fingerprint
 from bloomspan.ingest.companions.near_duplicates import MEASURES, collapse, similarity_matrix
 from bloomspan.ingest.errors import IngestConfigError
+from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.field_paths import MISSING, lookup_field
 
 log = logging.getLogger(__name__)
@@ -198,8 +199,6 @@ def client_for_request(config) -> Callable[[Any], Any]:
     with the caller's permissions; otherwise, and for requests without one, the sidecar's
     own client (``config.opensearch_client()``).
     """
-    from bloomspan.sidecar.cluster.connection import ClusterConfig
-
     # The caller's credentials replace the sidecar's: the address and TLS settings stay.
     forwarded = ClusterConfig(url=config.upstream_url, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
                               timeout=config.upstream_timeout)

@@ -11,17 +11,17 @@ import logging
 
 from aiohttp import web
 
+from bloomspan.sidecar.errors import RunNotFoundError
+from bloomspan.sidecar.publish.template_index import physical_indices
+from bloomspan.sidecar.report.html import CSP, render_html
+from bloomspan.sidecar.report.model import cluster_report_model
+
 log = logging.getLogger(__name__)
 
 REPORT_CACHE = web.AppKey("report_cache", dict)
 
 
 def _render(client, template_index: str, cache: dict) -> tuple[int, str]:
-    from bloomspan.sidecar.errors import RunNotFoundError
-    from bloomspan.sidecar.publish.template_index import physical_indices
-    from bloomspan.sidecar.report.html import render_html
-    from bloomspan.sidecar.report.model import cluster_report_model
-
     kept = physical_indices(client, template_index)
     key = tuple(sorted((i, s["aliased"]) for i, s in kept.items() if s["complete"]))
     if cache.get("key") == key and key:
@@ -35,17 +35,13 @@ def _render(client, template_index: str, cache: dict) -> tuple[int, str]:
     return 200, page
 
 
-def add_report_route(app: web.Application) -> None:
-    """Register ``GET /report`` on ``serve``'s app (before its catch-all proxy route); it reads
-    with the sidecar's own cluster client (the one that loads the phrase set)."""
-    from bloomspan.sidecar.report.html import CSP
-
-    from .service import CLEANER, CONFIG
-
+def add_report_route(app: web.Application, config, holder) -> None:
+    """Register ``GET /report`` on ``serve``'s app (before its catch-all proxy route) for
+    ``config`` (a ``ServeConfig``); it reads with ``holder``'s cluster client (the
+    ``CleanerHolder`` that loads the phrase set)."""
     app[REPORT_CACHE] = {"lock": asyncio.Lock()}
 
     async def report_page(request: web.Request) -> web.Response:
-        config = request.app[CONFIG]
         if not config.template_index:
             return web.json_response({"error": {"type": "bloomspan_no_template_index",
                                                 "reason": "serve runs without --template-index: no report"},
@@ -53,7 +49,7 @@ def add_report_route(app: web.Application) -> None:
         cache = request.app[REPORT_CACHE]
         try:
             async with cache["lock"]:
-                status, page = await asyncio.to_thread(_render, request.app[CLEANER].client(), config.template_index, cache)
+                status, page = await asyncio.to_thread(_render, holder.client(), config.template_index, cache)
         except Exception as exc:  # cluster down or unreadable: a JSON error, never a traceback page
             # The exception's text may name the upstream URL: the log and the answer give its type only.
             log.warning("report failed template_index=%s error=%s", config.template_index, type(exc).__name__)

@@ -40,6 +40,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from yarl import URL
 
+from bloomspan.sidecar.publish.template_index import list_runs as published_runs
 from bloomspan.sidecar.serve.admin_auth import ADMIN_TOKEN, admin_only
 from bloomspan.sidecar.serve.bulk_items import CLEANED_VERBS, BulkBody, parse_bulk
 from bloomspan.sidecar.serve.bulk_proxy import (
@@ -50,12 +51,22 @@ from bloomspan.sidecar.serve.bulk_proxy import (
     ProxyStats,
     rewrite_single,
 )
+from bloomspan.sidecar.serve.emerging_hook import EmergingHook
 from bloomspan.sidecar.serve.failure_streak import FailureStreak
 from bloomspan.sidecar.serve.http_errors import unreadable_body
 from bloomspan.sidecar.serve.mapping_probe import NewFieldsProbe, added_fields
-from bloomspan.sidecar.serve.proxy_access import AccessPolicy, split_path
+from bloomspan.sidecar.serve.near_dup_search import add_search_routes, client_for_request
+from bloomspan.sidecar.serve.proxy_access import READ_METHODS, AccessPolicy, split_path
 from bloomspan.sidecar.serve.proxy_errors import error_middleware, error_response
-from bloomspan.sidecar.serve.proxy_limits import BodyTooLarge, BodyUnreadable, cluster_body_limit, read_body
+from bloomspan.sidecar.serve.proxy_limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    BodyTooLarge,
+    BodyUnreadable,
+    cluster_body_limit,
+    read_body,
+)
+from bloomspan.sidecar.serve.report_route import add_report_route
+from bloomspan.sidecar.serve.shadow import ShadowMeter
 from bloomspan.sidecar.serve.state import CleanerHolder, RunRegistry, ServeConfig
 from bloomspan.sidecar.serve.target_resolution import NOTHING_RESOLVED, resolve_targets
 
@@ -174,8 +185,6 @@ async def list_runs(request: web.Request) -> web.Response:
     config = request.app[CONFIG]
     published, error = [], None
     if config.template_index:
-        from bloomspan.sidecar.publish.template_index import list_runs as published_runs
-
         try:
             published = await asyncio.to_thread(published_runs, request.app[CLEANER].client(), config.template_index)
         except Exception as exc:  # cluster down: still show local history
@@ -421,8 +430,6 @@ class _ForwardedBody(payload.Payload):
 
 def _is_bulk_write(method: str, segments: list[str]) -> tuple[bool, str | None]:
     """``(whether the body is a bulk body, the path's index)``: a write whose path ends in ``_bulk``."""
-    from bloomspan.sidecar.serve.proxy_access import READ_METHODS
-
     if method.upper() in READ_METHODS or not segments or segments[-1] != "_bulk":
         return False, None
     first = segments[0]
@@ -625,8 +632,6 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
     (default: the sidecar's cluster mining run); tests may pass their own cleaner holder.
     ``warm()`` loads the kernels at start (``bloomspan serve`` passes the warm-up); until it
     returns /readyz answers 503."""
-    from bloomspan.sidecar.serve.proxy_limits import DEFAULT_MAX_BODY_BYTES
-
     registry = CollectorRegistry()
     metrics_by_name = _metrics(registry)
     on_upstream_failure = lambda status: metrics_by_name["upstream_errors"].labels(status=str(status)).inc()  # noqa: E731
@@ -650,23 +655,18 @@ def create_app(config: ServeConfig, mine_fn: Callable[[Any], dict] | None = None
 
     app.on_cleanup.append(stop_worker)
     app[CLEANER] = holder or CleanerHolder(config)
-    from bloomspan.sidecar.serve.shadow import ShadowMeter
 
     if app[CLEANER].shadow_meter is None:  # per-site shadow totals in /metrics and GET /shadow
         app[CLEANER].shadow_meter = ShadowMeter(registry)
     app[RUNS] = RunRegistry(config, mine_fn, app[METRICS])
     if config.emerging_shingle:
-        from bloomspan.sidecar.serve.emerging_hook import EmergingHook
-
         app[EMERGING] = EmergingHook(config, on_threshold=lambda: app[RUNS].start_from_thread(app, "emerging"),
                                      registry=registry)
         app.on_cleanup.append(app[EMERGING].on_cleanup)
-    from bloomspan.sidecar.serve.near_dup_search import add_search_routes, client_for_request
 
     add_search_routes(app, client_for_request(config))
-    from bloomspan.sidecar.serve.report_route import add_report_route  # GET /report, the HTML report
 
-    add_report_route(app)
+    add_report_route(app, config, app[CLEANER])
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

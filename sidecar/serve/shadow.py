@@ -18,6 +18,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
+from bloomspan.sidecar.publish.publication import site_name
+
 MAX_SITES = 200
 ALL_SITES = "_all"
 OTHER_SITES = "_other"
@@ -73,8 +75,6 @@ class ShadowMeter:
 
 
 def _site_of(doc: Any, scope_field: str | None) -> str | None:
-    from bloomspan.sidecar.publish.publication import site_name
-
     if scope_field is None or not isinstance(doc, dict):
         return None
     value = doc.get(scope_field)

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, DaskConfig
+from bloomspan.sidecar.distributed.cluster import DaskConfig
+from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster, planted_docs

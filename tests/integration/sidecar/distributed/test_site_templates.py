@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
-from bloomspan.sidecar.distributed.cluster import PROGRESS_TOPIC, ProgressRelay
+from bloomspan.sidecar.distributed.cluster import ProgressRelay
+from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.distributed.pipeline import _header, mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask

@@ -100,7 +100,7 @@ def test_templates_without_site_use_the_url_host_and_old_snapshots_ask_for_full(
     make_source(os_client, src, crawl[:120], shards=1)
     base = dict(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
                 lease_index=f"{index_prefix}lease", url_field="url", templates=True,
-                template_config={"skeleton_site_echo_length": 6})
+                template_config={"skeleton": {"site_echo_length": 6}})
     summary = run_mining(MineConfig(**base), client=os_client)
     assert summary.templates["skeletons"] >= 1
     run = os_client.get(index=current_run(os_client, tpl), id="run")["_source"]

@@ -26,7 +26,7 @@ from bloomspan.corpora.quality_eval import (
     whole_line_method,
 )
 from bloomspan.corpora.real_corpus import SiteSpec, build_real_corpus, sample_evenly
-from bloomspan.engine.templates.detector import TemplateConfig
+from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.sidecar.inputs.html_text import Selector, html_to_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Not visible</title><style>p {color: red}</style></head>

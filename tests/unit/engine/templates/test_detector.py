@@ -12,8 +12,8 @@ from bloomspan.engine.mining.bloomspan import mine_bloomspan
 from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.oracles.naive_oracle import mine_naive
 from bloomspan.engine.templates.blocks import block_offsets_from_texts
+from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import (
-    TemplateConfig,
     config_record,
     coverage_char_spans,
     detect_templates,
@@ -135,10 +135,10 @@ def test_detector_finds_web_templates_without_damage(web):
          scoped_min_length=6),
     dict(sigma_floor=2, block_min_length=1, run_min_length=1, global_min_sites=2, global_min_length=3,
          scoped_min_length=3, slots=False, edge_anchors=False),
-    dict(sigma_floor=3, skeleton_anchor_fraction=0.2, skeleton_line_length=30, skeleton_echo_length=40),
-    dict(sigma_floor=3, skeleton_anchor_fraction=0.3, skeleton_site_echo_length=12),
-    dict(sigma_floor=3, skeleton_toc_lines=2, skeleton_toc_line_length=20, skeleton_box_lines=2,
-         skeleton_box_fraction=0.2, skeleton_line_length=10),
+    dict(sigma_floor=3, skeleton=dict(anchor_fraction=0.2, line_length=30, echo_length=40)),
+    dict(sigma_floor=3, skeleton=dict(anchor_fraction=0.3, site_echo_length=12)),
+    dict(sigma_floor=3, skeleton=dict(toc_min_lines=2, toc_line_length=20, box_min_lines=2,
+                                      box_fraction=0.2, line_length=10)),
     dict(skeleton=False),
     dict(middle_content_tokens=0),
     dict(sigma_floor=3, block_min_length=3, scoped_min_length=4, middle_content_tokens=3),

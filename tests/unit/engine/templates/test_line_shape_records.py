@@ -37,7 +37,7 @@ def test_a_broken_field_is_named_with_its_value(key, value, message):
     assert str(exc.value).startswith("t.jsonl: record 2: line_shape ") and message in str(exc.value)
 
 
-@pytest.mark.parametrize("key", ["edge", "fixed", "shapes", "max_gap"])
+@pytest.mark.parametrize("key", ["edge", "fixed", "shapes", "max_gap", "edge_lines", "min_fixed", "sigma", "documents"])
 def test_a_missing_field_is_named(key):
     with pytest.raises(ValueError, match=f"record 2: line_shape record lacks '{key}'; mine again"):
         LineShapeModel.from_record({k: v for k, v in GOOD.items() if k != key}, "record 2")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.mining.config import ConfigError
-from bloomspan.engine.templates.config import SkeletonConfig
-from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.config import SkeletonConfig, TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.engine.templates.page_skeleton import (
     PageSkeleton,
     SkeletonLimits,
@@ -153,15 +153,24 @@ def test_skeleton_record_round_trip_and_errors(site):
 
 
 @pytest.mark.parametrize("field,value,fix", [
-    ("skeleton", "yes", "a SkeletonConfig, its fields as a dict, or None"), ("skeleton_anchor_fraction", 0.0, "(0, 1]"),
-    ("skeleton_line_length", 0, ">= 1"), ("skeleton_echo_length", "8", ">= 1"),
-    ("skeleton_toc_lines", -1, ">= 0"), ("skeleton_toc_line_length", 0, ">= 1"),
-    ("skeleton_box_fraction", 1.5, "(0, 1]"), ("skeleton_box_lines", 2.0, ">= 0"),
+    ("skeleton", "yes", "a SkeletonConfig, its fields as a dict, or None"), ("skeleton.anchor_fraction", 0.0, "(0, 1]"),
+    ("skeleton.line_length", 0, ">= 1"), ("skeleton.echo_length", "8", ">= 1"),
+    ("skeleton.toc_min_lines", -1, ">= 0"), ("skeleton.toc_line_length", 0, ">= 1"),
+    ("skeleton.box_fraction", 1.5, "(0, 1]"), ("skeleton.box_min_lines", 2.0, ">= 0"),
 ])
 def test_skeleton_config_errors(field, value, fix):
+    name, _, knob = field.partition(".")
     with pytest.raises(ConfigError) as exc:
-        TemplateConfig(**{field: value})
+        TemplateConfig(**{name: {knob: value} if knob else value})
     assert exc.value.field == field and fix in str(exc.value)
+
+
+def test_the_flat_skeleton_names_are_gone():
+    """The skeleton's knobs live in ``skeleton`` only: a flat ``skeleton_*`` name is an unknown
+    key, named with the fix (the nested form), not a second spelling."""
+    with pytest.raises(ConfigError) as exc:
+        TemplateConfig.from_dict({"skeleton_line_length": 8})
+    assert exc.value.field == "template_config" and "skeleton.{" in str(exc.value)
 
 
 def test_a_level_without_groups_mines_nothing():
@@ -348,7 +357,7 @@ def test_a_box_of_frequent_links_mid_page_is_taken_with_its_neighbours():
     m = matcher.find(text, "s")
     assert covered_line_numbers(text, zip(m.span_char_start.tolist(), m.span_char_end.tolist())) == found
     # the four links and "See also" are five seed lines: asking for six finds no box
-    six = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton_box_lines=6))
+    six = detect_templates_in_texts(texts, ["s"] * 30, config=TemplateConfig(slots=False, skeleton={"box_min_lines": 6}))
     assert not {box[0], box[1]} & covered_line_numbers(text, six.char_spans[7])
 
 

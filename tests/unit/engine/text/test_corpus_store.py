@@ -183,8 +183,8 @@ def test_errors(tmp_path):
     with pytest.raises(CorpusStoreError, match="tokens.u32 has 4 bytes.*needs 8") as info:
         CorpusStore.open(tmp_path)
     assert info.value.path == str(tmp_path / "tokens.u32")
-    (tmp_path / "manifest.json").write_text('{"format": "bloomspan-corpus-store", "version": 2}')
-    with pytest.raises(CorpusStoreError, match="version 2"):
+    (tmp_path / "manifest.json").write_text('{"format": "bloomspan-corpus-store", "version": 99}')
+    with pytest.raises(CorpusStoreError, match="version 99"):
         CorpusStore.open(tmp_path)
 
 
@@ -234,31 +234,17 @@ def test_line_starts_of_batches_larger_than_a_chunk(tmp_path, monkeypatch):
             _check_store(store, texts, ids)
 
 
-def _make_old_store(path, texts, ids, with_offsets):
-    """A store as written before line starts existed: no "with_lines" key, no line_starts.u8."""
-    with CorpusStore.create(path, with_offsets=with_offsets, fsync=False) as store:
-        store.append(ids, texts)
-    manifest_path = path / "manifest.json"
+def test_a_store_of_version_1_is_refused_in_one_line_naming_the_manifest_and_the_fix(tmp_path):
+    """Version 1 stores could lack the "with_lines" key (no line starts); they are not read as
+    stores without lines but refused: one line naming the manifest, the versions and the fix."""
+    with CorpusStore.create(tmp_path, fsync=False) as store:
+        store.append(IDS[:2], TEXTS[:2])
+    manifest_path = tmp_path / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     del manifest["with_lines"]
-    manifest_path.write_text(json.dumps(manifest))
-    (path / "line_starts.u8").unlink()
-
-
-@pytest.mark.parametrize("with_offsets", [False, True])
-def test_store_without_line_starts_opens_and_appends_without_them(tmp_path, with_offsets):
-    _make_old_store(tmp_path, TEXTS[:2], IDS[:2], with_offsets)
-    store = CorpusStore.open(tmp_path, fsync=False)
-    assert not store.with_lines and store.line_starts is None
-    _check_store(store, TEXTS[:2], IDS[:2])
-    store.append(IDS[2:4], TEXTS[2:4])
-    store.append(IDS[4:], TEXTS[4:])
-    assert not store.with_lines and store.line_starts is None
-    _check_store(store, TEXTS, IDS)
-    store.close()
-    assert not (tmp_path / "line_starts.u8").exists()  # an old store stays consistent
-    assert "with_lines" not in json.loads((tmp_path / "manifest.json").read_text())
-    store = CorpusStore.open(tmp_path)
-    assert not store.with_lines
-    _check_store(store, TEXTS, IDS)
-    store.close()
+    manifest_path.write_text(json.dumps({**manifest, "version": 1}))
+    with pytest.raises(CorpusStoreError) as caught:
+        CorpusStore.open(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{manifest_path}: version 1, this bloomspan reads version 2") and "\n" not in message
+    assert f"delete {tmp_path} and ingest again" in message

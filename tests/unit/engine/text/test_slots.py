@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import block_offsets_from_texts
-from bloomspan.engine.templates.detector import TemplateConfig, detect_templates
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates
 from bloomspan.engine.templates.phrase import TemplatePhrase
 from bloomspan.engine.text.slots import (
     SLOT_ID,

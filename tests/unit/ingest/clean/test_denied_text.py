@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.engine.text.vocabulary import UNKNOWN
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig

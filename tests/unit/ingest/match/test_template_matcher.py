@@ -7,7 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
+from bloomspan.engine.templates.config import TemplateConfig
+from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.match.loading import load_phrase_file

@@ -46,9 +46,9 @@ def test_env_variables_configure_flags():
 
 def test_template_config_errors_name_the_option_and_the_field(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"skeleton_line_length": 0}')
+    bad.write_text('{"skeleton": {"line_length": 0}}')
     r = _run("mine", "--index", "src", "--templates", "--template-config", str(bad))
-    assert r.exit_code == 2 and "--template-config" in r.output and "skeleton_line_length" in r.output
+    assert r.exit_code == 2 and "--template-config" in r.output and "skeleton.line_length" in r.output
     bad.write_text('{"no_such_knob": 1}')
     r = _run("mine", "--index", "src", "--templates", "--template-config", str(bad))
     assert r.exit_code == 2 and "no_such_knob" in r.output and "known:" in r.output
@@ -60,7 +60,7 @@ def test_template_config_errors_name_the_option_and_the_field(tmp_path):
 def test_template_config_reaches_the_detector():
     from bloomspan.sidecar.run.mining_run import MineConfig
 
-    c = MineConfig(index="src", templates=True, template_config={"skeleton_site_echo_length": 6})
-    assert c.detector_config().skeleton_site_echo_length == 6 and c.detector_config().slots is True
+    c = MineConfig(index="src", templates=True, template_config={"skeleton": {"site_echo_length": 6}})
+    assert c.detector_config().skeleton.site_echo_length == 6 and c.detector_config().slots is True
     assert c.params()["template_config"]["skeleton"]["site_echo_length"] == 6
     assert MineConfig(index="src").params()["template_config"] is None

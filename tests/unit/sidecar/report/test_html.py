@@ -106,12 +106,25 @@ def test_missing_or_foreign_result_directories_are_clear_errors(tmp_path):
     (tmp_path / "report.json").write_text("{}")
     with pytest.raises(ReportSourceError, match="not a report"):
         results_report_model(str(tmp_path))
-    (tmp_path / "report.json").write_text('{"covered_share": 0.1}')
+    (tmp_path / "report.json").write_text('{"covered_share": 0.1, "covered_tokens": 1, "tokens_mined": 10, '
+                                          '"docs_mined": 1, "phrases": 1}')
     with pytest.raises(ReportSourceError, match="no phrases.jsonl"):
         results_report_model(str(tmp_path))
     (tmp_path / "phrases.jsonl").write_text('{"text": "a b", "df": 2, "length": 2}\nnot json\n')
     with pytest.raises(ReportSourceError, match="phrases.jsonl:2"):
         results_report_model(str(tmp_path))
+
+
+def test_a_report_json_with_the_names_of_an_earlier_version_is_refused_in_one_line(tmp_path):
+    """A report.json that spells a quantity otherwise (n_docs, n_tokens, n_phrases) is not read under
+    other names: one line names the file, the missing names and the fix (mine again)."""
+    path = tmp_path / "report.json"
+    path.write_text('{"covered_share": 0.1, "covered_tokens": 1, "n_tokens": 10, "n_docs": 1, "n_phrases": 1}')
+    with pytest.raises(ReportSourceError) as caught:
+        results_report_model(str(tmp_path))
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert "no tokens_mined, docs_mined, phrases" in message and "run `bloomspan mine --jsonl` again" in message
 
 
 def test_cli_writes_the_page_and_prints_the_text_report(results, tmp_path):

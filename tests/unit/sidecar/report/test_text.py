@@ -6,7 +6,6 @@ from hypothesis import given, strategies as st
 
 from bloomspan.engine.mining.phrases import Phrase
 from bloomspan.engine.mining.report import coverage_report
-from bloomspan.sidecar.publish.run_names import current_report
 from bloomspan.sidecar.report import text
 
 HIST = [{"lo": 0.0, "hi": 0.5, "docs": 3}, {"lo": 0.5, "hi": 1.0, "docs": 1}]
@@ -52,9 +51,3 @@ def test_the_engine_report_renders_with_names_and_top_lists():
     assert lines[lines.index("most cluttered documents:") + 1] == "   75.00%      3/4      doc-0"
     assert lines[-1].endswith("doc-0")  # --top 1 keeps one entry per list
 
-
-def test_a_report_of_an_earlier_version_renders_as_a_current_one():
-    old = {**{k: v for k, v in FILE_REPORT.items() if k not in ("docs_mined", "tokens_mined", "phrases",
-                                                                  "clutter_histogram")},
-           "n_docs": 4, "n_tokens": 40, "n_phrases": 1, "doc_covered_fraction_histogram": HIST}
-    assert text.render_report(current_report(old)) == text.render_report(FILE_REPORT)

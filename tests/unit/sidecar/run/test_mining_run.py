@@ -63,13 +63,13 @@ def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_r
     serve = ServeConfig(mine_index="crawl", mine_field="body", sigma=7, min_length=4, template_index="tpl",
                         work_dir="/tmp/w")
     previous = {"templates": True, "site_field": "site", "url_field": "url", "engine": "fhk", "keep_runs": 5,
-                "template_config": {"skeleton_site_echo_length": 6}}
+                "template_config": {"skeleton": {"site_echo_length": 6}}}
     config = mine_config_for(serve, previous)
     assert (config.index, config.field, config.sigma, config.min_length, config.template_index) == \
         ("crawl", "body", 7, 4, "tpl")
     assert (config.templates, config.site_field, config.url_field, config.engine, config.keep_runs) == \
         (True, "site", "url", "fhk", 5)
-    assert config.detector_config().skeleton_site_echo_length == 6
+    assert config.detector_config().skeleton.site_echo_length == 6
     bare = mine_config_for(serve)
     assert (bare.templates, bare.site_field, bare.url_field) == (False, None, None)
 

@@ -73,13 +73,14 @@ def test_a_run_without_site_or_url_writes_no_templates_and_removes_a_stale_file(
     assert loaded.templates is None and loaded.min_length == 10
 
 
-def test_phrases_without_a_recorded_min_length_take_the_one_of_report_json(tmp_path):
+def test_phrases_without_a_recorded_min_length_match_whole_whatever_report_json_says(tmp_path):
+    """``mine`` records min_length on every phrase; a list without it is hand-made and matched
+    whole, not given a min_length from a report.json beside it."""
     (tmp_path / "phrases.jsonl").write_text('{"text": "a b c d"}\n{"text": "b c d e f"}\n')
-    assert load_run_phrases(tmp_path / "phrases.jsonl").min_length is None
     (tmp_path / "report.json").write_text('{"min_length": 3}')
     loaded = load_run_phrases(tmp_path / "phrases.jsonl")
-    assert loaded.min_length == 3 and [p.min_length for p in loaded.phrase_set] == [3, 3]
-    assert any("report.json" in note for note in loaded.notes)
+    assert loaded.min_length is None and [p.min_length for p in loaded.phrase_set] == [None, None]
+    assert not any("report.json" in note for note in loaded.notes)
 
 
 def test_the_cli_path_mine_with_sites_then_clean_applies_everything_the_run_wrote(crawl, tmp_path):

@@ -5,12 +5,14 @@ import json
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import block_offsets_from_texts, line_start_flags
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.run.checkpoint import EMPTY, LISTED, MISSING, STORED, DocLog, keys_array
 from bloomspan.sidecar.run.incremental import _search_sorted, assemble_full, assemble_incremental, plan
 from bloomspan.sidecar.run.snapshot import Snapshot, canonical_rows, gather_runs, gather_runs_reference
@@ -72,12 +74,11 @@ def _read(store, log, key, value, seq) -> None:
 
 
 def _without_lines(store: CorpusStore) -> CorpusStore:
-    """The store as if written before line starts existed (no "with_lines", no line_starts.u8)."""
+    """The store as one that keeps no line starts ("with_lines": false, no line_starts.u8)."""
     store.close()
     path = store.work_dir / "manifest.json"
     manifest = json.loads(path.read_text())
-    del manifest["with_lines"]
-    path.write_text(json.dumps(manifest))
+    path.write_text(json.dumps({**manifest, "with_lines": False}))
     (store.work_dir / "line_starts.u8").unlink()
     store = CorpusStore.open(store.work_dir)
     assert not store.with_lines
@@ -259,26 +260,18 @@ def test_sources_without_line_starts_give_snapshots_without_them(tmp_path):
     _check_lines(inc, unchanged_only)
 
 
-def test_snapshot_written_before_line_starts_opens_without_them(tmp_path):
-    rnd = random.Random(4)
-    snap = _full(tmp_path, "base", LINES_BEFORE, rnd)
+def test_a_snapshot_of_version_1_is_refused_in_one_line_naming_it_and_the_fix(tmp_path):
+    """Version 1 snapshots could lack the "with_lines" key; they are not read as snapshots without
+    lines but refused: one line naming the folder, the versions and the fix (a full read)."""
+    snap = _full(tmp_path, "base", LINES_BEFORE, random.Random(4))
     manifest = json.loads((snap.folder / "snapshot.json").read_text())
     del manifest["with_lines"]
-    (snap.folder / "snapshot.json").write_text(json.dumps(manifest))
-    (snap.folder / "line_starts.u8").unlink()
-    old = Snapshot(snap.folder)
-    assert not old.with_lines and old.line_starts is None and old.block_offsets() is None
-    assert old.stored_keys() == ["a", "b", "c", "d"]
-    inc, _plan = _incremental(tmp_path, old, LINES_BEFORE, LINES_AFTER, rnd)
-    assert not inc.with_lines and _contents_without_lines(inc) == _contents_without_lines(
-        _full(tmp_path, "scratch", LINES_AFTER, rnd, duplicate=False))
-
-
-def _contents_without_lines(snap: Snapshot):
-    vocab = snap.vocabulary
-    off = snap.doc_offsets
-    return [k.decode() for k in snap.keys().tolist()], [vocab.tokens(snap.tokens[off[d]:off[d + 1]].tolist())
-                                                        for d in range(snap.n_docs)]
+    (snap.folder / "snapshot.json").write_text(json.dumps({**manifest, "version": 1}))
+    with pytest.raises(CheckpointError) as caught:
+        Snapshot(snap.folder)
+    message = str(caught.value)
+    assert message.startswith(f"{snap.folder}: snapshot version 1, this bloomspan reads 2") and "\n" not in message
+    assert message.endswith("run once with --full to read the documents again")
 
 
 def test_empty_snapshot_has_one_block_boundary(tmp_path):
