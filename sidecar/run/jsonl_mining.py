@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,10 +189,25 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
 
     ``progress(stage, count)`` is called after each batch while reading and once per stage.
     """
-    from bloomspan.engine.text.corpus_store import CorpusStore
-
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
+    documents = read_documents_with(path, field, id_field, template_fields(templates))
+    return mine_documents(documents, path, field, config, out_dir, work_dir, progress, top, templates)
+
+
+def template_fields(templates) -> tuple[str, ...]:
+    """The fields a run's template detector reads (site, URL), () when it does not run."""
+    return tuple(templates.fields) if templates is not None and templates.enabled else ()
+
+
+def mine_documents(documents: Iterable[tuple[str, str, tuple]], source: str, field: str, config: MiningConfig,
+                   out_dir: str, work_dir: str | None = None, progress: Callable[[str, int], None] | None = None,
+                   top: int = 20, templates=None) -> JsonlMiningSummary:
+    """:func:`mine_jsonl` over any stream of ``(id, text, template field values)`` (a file's, or
+    the documents a framework's reader yields): the same files in ``out_dir``. ``source``
+    names the stream in the report and in errors; ``field`` the text's field in them."""
+    from bloomspan.engine.text.corpus_store import CorpusStore
+
     own_work_dir = work_dir is None
     work = Path(tempfile.mkdtemp(prefix="bloomspan-work-") if own_work_dir else work_dir)
     try:
@@ -204,13 +219,13 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
         else:
             store_dir = work / "store"
         t0 = time.perf_counter()
-        # No fsync: the store is rebuilt from the file on every run, so a crash loses nothing.
+        # No fsync: the store is rebuilt from the source on every run, so a crash loses nothing.
         store = CorpusStore.create(str(store_dir), with_offsets=False, fsync=False)
         ids: list[str] = []
         texts: list[str] = []
-        extra = tuple(templates.fields) if templates is not None and templates.enabled else ()
+        extra = template_fields(templates)
         values: list[tuple] = []
-        for doc_id, text, vals in read_documents_with(path, field, id_field, extra):
+        for doc_id, text, vals in documents:
             ids.append(doc_id)
             texts.append(text)
             if extra:
@@ -227,13 +242,13 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
             progress("tokenize", store.n_docs)
         seconds_tokenize = time.perf_counter() - t0
         if store.n_docs == 0:
-            raise JsonlInputError(path, None, "empty corpus: the file holds no document")
+            raise JsonlInputError(source, None, "empty corpus: the file holds no document")
         if store.n_tokens == 0:
-            raise JsonlInputError(path, None, f"empty corpus: no document has any token in field {field!r}")
-        log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", path, store.n_docs,
+            raise JsonlInputError(source, None, f"empty corpus: no document has any token in field {field!r}")
+        log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", source, store.n_docs,
                  store.n_tokens, len(store.vocabulary), seconds_tokenize)
         columns = {name: [v[k] for v in values] for k, name in enumerate(extra)}
-        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=path,
+        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=source,
                            templates=templates if extra else None, columns=columns)
     finally:
         if own_work_dir:

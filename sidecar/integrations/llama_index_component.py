@@ -1,0 +1,54 @@
+"""LlamaIndex: :class:`BloomspanTransform`, a ``TransformComponent`` that strips (or marks) known
+boilerplate in documents and nodes, first in an ``IngestionPipeline``'s transformations:
+
+    pipeline = IngestionPipeline(transformations=[BloomspanTransform.from_run("out"), SentenceSplitter()])
+
+Each node comes back as a copy with its text cleaned and ``metadata["bloomspan"]``
+(``boilerplate_ratio`` and ``spans``, offsets into the text as it came in; :mod:`.text_cleaning`),
+a key left out of the text that embeddings and LLMs see. Relationships, ids and the other
+metadata are kept; the input nodes are not changed.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+from pydantic import PrivateAttr
+
+from .text_cleaning import METADATA_KEY, clean_texts, step_cleaner
+
+
+class BloomspanTransform(TransformComponent):
+    """Strip or mark the boilerplate of a run in each node's text (documents are nodes too).
+
+    The cleaner (from :meth:`from_run`) is given to the constructor: ``BloomspanTransform(cleaner)``.
+    """
+
+    _cleaner: Any = PrivateAttr()
+
+    def __init__(self, cleaner, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._cleaner = cleaner
+
+    @classmethod
+    def from_run(cls, run: str | os.PathLike, client=None, mode: str = "strip", **config_fields) -> BloomspanTransform:
+        """Over a ``mine --out`` directory, or a template index given an opensearch-py ``client``;
+        ``mode`` ``"strip"`` or ``"mark"``; other keywords are :class:`bloomspan.CleanerConfig` fields."""
+        return cls(step_cleaner(run, client, mode, **config_fields))
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        nodes = list(nodes)
+        cleaned = clean_texts(self._cleaner, [n.get_content(metadata_mode=MetadataMode.NONE) for n in nodes])
+        out = []
+        for node, c in zip(nodes, cleaned):
+            copy = node.model_copy(deep=True)
+            if c.changed:
+                copy.set_content(c.text)
+            copy.metadata[METADATA_KEY] = c.metadata
+            for excluded in (copy.excluded_embed_metadata_keys, copy.excluded_llm_metadata_keys):
+                if METADATA_KEY not in excluded:
+                    excluded.append(METADATA_KEY)
+            out.append(copy)
+        return out
