@@ -35,7 +35,7 @@ def mine(texts: Iterable[str], *, sigma: int = 20, min_length: int = 10, engine:
     return mine_texts(texts, MiningConfig(sigma=sigma, min_length=min_length, engine=engine))
 
 
-def cleaner_from_run(run, client=None, config=None, **config_fields):
+def cleaner_from_run(run, client=None, *, config=None, **config_fields):
     """A cleaner over the phrases and template records of a finished run: ``run`` is a
     ``bloomspan mine --out`` directory (or a file of one); with ``client`` (an opensearch-py
     ``OpenSearch``) it is a template alias or index, read with its curation applied. ``config``
@@ -44,7 +44,7 @@ def cleaner_from_run(run, client=None, config=None, **config_fields):
     """
     from bloomspan.run_cleaner import cleaner_from_run as from_run
 
-    return from_run(run, client, config, **config_fields)
+    return from_run(run, client, config=config, **config_fields)
 
 
 def __getattr__(name: str):

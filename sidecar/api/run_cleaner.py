@@ -46,7 +46,7 @@ def cleaner_config(config: CleanerConfig | None, config_fields: dict[str, Any]) 
     return CleanerConfig(**{**DEFAULT_CONFIG, **config_fields})
 
 
-def cleaner_from_run(run: str | os.PathLike, client=None, config: CleanerConfig | None = None, **config_fields):
+def cleaner_from_run(run: str | os.PathLike, client=None, *, config: CleanerConfig | None = None, **config_fields):
     """A cleaner over the phrases (and template records) of ``run`` (module docstring).
 
     ``run``: a ``mine --out`` directory or a file of one; with ``client`` (an opensearch-py
@@ -58,6 +58,9 @@ def cleaner_from_run(run: str | os.PathLike, client=None, config: CleanerConfig 
     config = cleaner_config(config, config_fields)
     if client is None:
         return _from_files(run, config)
+    if not hasattr(client, "indices"):
+        raise IngestConfigError("client", client, "must be an opensearch-py OpenSearch client (or None for a run "
+                                "directory)")
     return _from_index(client, os.fspath(run), config)
 
 
@@ -97,7 +100,7 @@ class Cleaner(IngestCleaner):
     """:class:`bloomspan.ingest.Cleaner` with one more constructor, :meth:`from_run`."""
 
     @classmethod
-    def from_run(cls, run: str | os.PathLike, client=None, config: CleanerConfig | None = None, **config_fields):
+    def from_run(cls, run: str | os.PathLike, client=None, *, config: CleanerConfig | None = None, **config_fields):
         """:func:`cleaner_from_run`: a cleaner over a ``mine --out`` directory, or over a
         template alias or index given an opensearch-py ``client``."""
-        return cleaner_from_run(run, client, config, **config_fields)
+        return cleaner_from_run(run, client, config=config, **config_fields)
