@@ -36,6 +36,7 @@ def pages(n: int, seed: int = 7) -> list[dict]:
 
 def mined_run(folder: Path, docs: list[dict]) -> Path:
     """``bloomspan mine --jsonl`` over ``docs`` into ``folder/run`` (phrases.jsonl, report.json)."""
+    folder.mkdir(parents=True, exist_ok=True)
     crawl = folder / "crawl.jsonl"
     crawl.write_text("".join(json.dumps({"id": d["id"], "text": d["text"]}) + "\n" for d in docs), encoding="utf-8")
     res = CliRunner().invoke(cli, ["mine", "--jsonl", str(crawl), "--sigma", str(SIGMA), "--min-length",
