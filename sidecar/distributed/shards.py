@@ -69,7 +69,7 @@ class ShardCorpus:
         return int(self.ids.shape[0])
 
 
-class _Tokenizer:
+class ShardTokenizer:
     """Batches of texts -> one shard's local ids (first-occurrence order)."""
 
     def __init__(self, with_lines: bool = False):
@@ -153,7 +153,7 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     (:attr:`ShardCorpus.fields`, :attr:`ShardCorpus.line_starts`).
     """
     template_fields = tuple(template_fields)
-    tok = _Tokenizer(with_lines=bool(template_fields))
+    tok = ShardTokenizer(with_lines=bool(template_fields))
     values: list[tuple] = []
     ext_ids: list[str] = []
     lines: list[int] = []
@@ -296,7 +296,7 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
     if recorder is not None:
         recorder.widen(scan)
     reader = scan._read_pit if mode == "pit" else scan._read_scroll
-    tok = _Tokenizer(with_lines=bool(template_fields))
+    tok = ShardTokenizer(with_lines=bool(template_fields))
     keys: list[str] = []
     metas: list[np.ndarray] = []
     values: list[tuple] = []

@@ -387,10 +387,10 @@ def warm_kernels(min_length: int = 10) -> None:
     """
     from bloomspan.engine.mining.config import MiningConfig
 
-    from .shards import _Tokenizer
+    from .shards import ShardTokenizer
 
     words = [f"w{i}" for i in range(3 * min_length)]
-    tok = _Tokenizer()
+    tok = ShardTokenizer()
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
     shard = tok.corpus()
     config = MiningConfig(sigma=2, min_length=min_length)

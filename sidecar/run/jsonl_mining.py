@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +51,8 @@ def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tupl
         yield doc_id, text
 
 
-def read_documents_with(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
-                        ) -> Iterator[tuple[str, str, tuple]]:
+def read_documents_with(path: str, field: str, id_field: str | None, extra: tuple[str, ...],
+                        parquet_groups: Sequence[int] | None = None) -> Iterator[tuple[str, str, tuple]]:
     """Yield ``(external_id, text, values)`` per line; ``values`` holds each ``extra`` field's
     string value (None when absent or not a string: a page without a site has no scope).
 
@@ -63,11 +63,12 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     reports a later line). A line may be of any length. The file may be gzip or Zstandard
     compressed (:mod:`bloomspan.sidecar.inputs`); damage in it raises :class:`JsonlInputError`
     naming the first line that could not be read. A Parquet file gives its ``field`` column,
-    row group by row group (:func:`_parquet_documents`).
+    row group by row group (:func:`_parquet_documents`), or only the row groups numbered in
+    ``parquet_groups`` (a Dask partition's), rows numbered as in the whole file.
     """
     try:
         if is_parquet(path):
-            yield from _parquet_documents(path, field, id_field, extra)
+            yield from _parquet_documents(path, field, id_field, extra, parquet_groups)
         else:
             yield from _documents(path, field, id_field, extra)
     except WarcRecordError as exc:
@@ -78,8 +79,8 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
         raise JsonlInputError(path, None, exc.detail) from None
 
 
-def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
-                       ) -> Iterator[tuple[str, str, tuple]]:
+def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...],
+                       groups: Sequence[int] | None = None) -> Iterator[tuple[str, str, tuple]]:
     """:func:`read_documents_with` of a Parquet file: its ``field`` and ``id_field`` columns
     (a null or non-string text names its row), ids default to the 1-based row number."""
     parquet_file = open_parquet(path)
@@ -87,7 +88,7 @@ def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple
     check_columns(path, parquet_file.schema_arrow, {"--field": field, "--id-field": id_field or ""})
     present = [name for name in extra if name in names]
     columns = list(dict.fromkeys([field, *([id_field] if id_field else []), *present]))
-    for first, table in row_groups(path, parquet_file, columns):
+    for first, table in row_groups(path, parquet_file, columns, groups):
         texts = table.column(field).to_pylist()
         ids = table.column(id_field).to_pylist() if id_field else None
         values = [table.column(name).to_pylist() if name in present else [None] * len(texts) for name in extra]

@@ -1,0 +1,80 @@
+"""How ``mine --jsonl FILE --dask`` cuts a file into partitions, and how a worker reads one.
+
+* plain JSON Lines: byte ranges (:func:`~bloomspan.sidecar.distributed.shards.byte_ranges`,
+  read by :func:`~bloomspan.sidecar.distributed.shards.read_jsonl_range`);
+* a ``.gz`` or ``.zst`` file, and a WARC/WET archive: **one partition** (a compressed stream
+  cannot be entered in the middle, so one worker reads it; split a big crawl into several files);
+* Parquet: one partition per row group.
+
+The last two are read by :func:`read_file_partition` with the single-process reader
+(:func:`~.jsonl_mining.read_documents_with`), so the documents, their ids (line or row numbers
+unless ``--id-field``) and the first error's message are the single process's, and so are the
+phrases.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bloomspan.sidecar.distributed.cluster import worker_progress
+from bloomspan.sidecar.distributed.shards import TOKENIZE_DOCS, ShardCorpus, ShardTokenizer
+from bloomspan.sidecar.inputs import Compression, detect_compression
+from bloomspan.sidecar.inputs.parquet import is_parquet, open_parquet
+from bloomspan.sidecar.inputs.warc import is_warc
+
+from .jsonl_mining import JsonlInputError, read_documents_with
+
+BYTE_RANGES, WHOLE_FILE, ROW_GROUPS = "byte ranges", "whole file", "row groups"
+
+
+@dataclass(frozen=True)
+class FilePartitions:
+    """kind: one of :data:`BYTE_RANGES`, :data:`WHOLE_FILE`, :data:`ROW_GROUPS`; parts: the byte
+    ranges ``(start, end)``, ``[None]`` for the whole file, or each partition's row groups."""
+
+    kind: str
+    parts: list
+
+    @property
+    def ids_in_shards(self) -> bool:
+        """Each shard holds its documents' ids (else they are line numbers within a byte range)."""
+        return self.kind != BYTE_RANGES
+
+
+def file_partitions(path: str, byte_ranges_of) -> FilePartitions:
+    """The partitions of ``path`` (module docstring); ``byte_ranges_of(path)`` gives a plain
+    file's ranges (how many is the caller's choice)."""
+    if is_parquet(path):
+        return FilePartitions(ROW_GROUPS, [[k] for k in range(open_parquet(path).metadata.num_row_groups)])
+    if detect_compression(path) is not Compression.PLAIN or is_warc(path):
+        return FilePartitions(WHOLE_FILE, [None])
+    return FilePartitions(BYTE_RANGES, byte_ranges_of(path))
+
+
+def read_file_partition(path: str, groups: list[int] | None, field: str, id_field: str | None, shard: int,
+                        template_fields: tuple[str, ...] = ()) -> ShardCorpus:
+    """Tokenize one partition of :data:`WHOLE_FILE` or :data:`ROW_GROUPS` kind (``groups``: its
+    row groups, None for the whole file) into a shard that holds each document's id; the
+    first bad document ends it, returned as ``error`` for the driver to raise in file order."""
+    template_fields = tuple(template_fields)
+    tok = ShardTokenizer(with_lines=bool(template_fields))
+    ids: list[str] = []
+    texts: list[str] = []
+    values: list[tuple] = []
+    error = None
+    try:
+        for doc_id, text, vals in read_documents_with(path, field, id_field, template_fields, groups):
+            ids.append(doc_id)
+            texts.append(text)
+            values.append(vals)
+            if len(texts) >= TOKENIZE_DOCS:
+                tok.add(texts)
+                texts = []
+    except JsonlInputError as exc:
+        error = (exc.line, exc.reason)
+    tok.add(texts)
+    worker_progress("read", shard, 1)  # progress counts partitions here: a stream has no byte offsets to report
+    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
+    return tok.corpus(external_ids=ids, line_numbers=np.zeros(0, dtype=np.int64), n_lines=len(ids), error=error,
+                      fields=fields)
