@@ -34,12 +34,12 @@ def pages(n: int, seed: int = 7) -> list[dict]:
     return out
 
 
-def mined_run(folder: Path, docs: list[dict]) -> Path:
-    """``bloomspan mine --jsonl`` over ``docs`` into ``folder/run`` (phrases.jsonl, report.json)."""
+def mined_run(folder: Path, docs: list[dict], name: str = "run") -> Path:
+    """``bloomspan mine --jsonl`` over ``docs`` into ``folder/name`` (phrases.jsonl, report.json)."""
     folder.mkdir(parents=True, exist_ok=True)
     crawl = folder / "crawl.jsonl"
     crawl.write_text("".join(json.dumps({"id": d["id"], "text": d["text"]}) + "\n" for d in docs), encoding="utf-8")
     res = CliRunner().invoke(cli, ["mine", "--jsonl", str(crawl), "--sigma", str(SIGMA), "--min-length",
-                                   str(MIN_LENGTH), "--out", str(folder / "run"), "--progress", "none"])
+                                   str(MIN_LENGTH), "--out", str(folder / name), "--progress", "none"])
     assert res.exit_code == 0, res.output
-    return folder / "run"
+    return folder / name

@@ -10,6 +10,7 @@ import bloomspan
 from bloomspan.ingest.clean.cleaner import Cleaner as IngestCleaner
 from bloomspan.ingest.errors import IngestConfigError
 from tests.support.boilerplate_pages import FOOTER, HEADER, mined_run, pages
+from tests.support.readme_snippets import run_block
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +50,12 @@ def test_what_is_not_a_run_is_one_error_naming_it(crawl, tmp_path):
         bloomspan.cleaner_from_run("tpl", bloomspan.CleanerConfig(fields=("text",)))
     with pytest.raises(IngestConfigError, match=r"mode='cut'"):
         bloomspan.cleaner_from_run(run, mode="cut")
+
+
+def test_the_readme_snippet_runs(tmp_path, monkeypatch):
+    docs = pages(30)
+    mined_run(tmp_path, docs, "out")
+    monkeypatch.chdir(tmp_path)
+    scope = run_block("### A cleaner from a finished run", {"text": docs[0]["text"]})
+    assert scope["page"] == "\n\n".join(docs[0]["paragraphs"])
+    assert scope["marker"].config.mode == "mark"

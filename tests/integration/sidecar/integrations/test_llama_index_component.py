@@ -1,6 +1,6 @@
 """LlamaIndex: Documents through a real IngestionPipeline, BloomspanTransform from a mined run first,
-then SentenceSplitter (a whitespace tokenizer: the default one would fetch tiktoken's files): no
-node holds the header or footer, every paragraph reaches a node, the spans stay out of the text
+then SentenceSplitter (counting words, so small chunks are a known size): no node holds the
+header or footer, every paragraph reaches a node, the spans stay out of the text
 embeddings see; nodes (not only documents) are transformed too."""
 from __future__ import annotations
 
