@@ -1,7 +1,7 @@
 """``bloomspan.cleaner_from_run`` / ``bloomspan.Cleaner.from_run`` over a ``mine --out`` directory:
 the same cleaner ``clean --phrases`` builds, config as a CleanerConfig or its fields, and one
 error naming the run for what is not a run (the template-index half runs on the real node:
-tests/integration/sidecar/api/test_run_cleaner_index.py)."""
+tests/integration/test_run_cleaner_index.py)."""
 from __future__ import annotations
 
 import pytest
