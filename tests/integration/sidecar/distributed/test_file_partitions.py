@@ -82,10 +82,15 @@ def test_damage_is_the_single_process_error(cluster, crawls, tmp_path):
     assert "row 201" in str(dist.value)
 
 
-def test_the_command_mines_a_gz_file_on_a_local_cluster(crawls, tmp_path):
-    _, paths = crawls
+def test_the_command_mines_a_gz_file_with_templates_on_a_local_cluster(tmp_path):
+    from bloomspan.corpora import corpus_by_name, write_jsonl
+
+    path = tmp_path / "web.jsonl.gz"
+    write_jsonl(corpus_by_name("web", 300, 2), path)
     for name, extra in (("single", []), ("dist", ["--dask", "local:2"])):
-        res = CliRunner().invoke(cli, ["mine", "--jsonl", str(paths["gz"]), "--sigma", "6", "--min-length", "8",
-                                       "--out", str(tmp_path / name), "--progress", "none", *extra])
+        res = CliRunner().invoke(cli, ["mine", "--jsonl", str(path), "--sigma", "10", "--site-field", "site",
+                                       "--url-field", "url", "--out", str(tmp_path / name), "--progress", "none",
+                                       *extra])
         assert res.exit_code == 0, res.output
-    assert (tmp_path / "single" / "phrases.jsonl").read_bytes() == (tmp_path / "dist" / "phrases.jsonl").read_bytes()
+    for output in ("phrases.jsonl", "templates.jsonl"):
+        assert (tmp_path / "single" / output).read_bytes() == (tmp_path / "dist" / output).read_bytes(), output
