@@ -43,12 +43,18 @@ class BloomspanTransform(TransformComponent):
         cleaned = clean_texts(self._cleaner, [n.get_content(metadata_mode=MetadataMode.NONE) for n in nodes])
         out = []
         for node, c in zip(nodes, cleaned):
-            copy = node.model_copy(deep=True)
+            # A shallow copy with new metadata and exclusion lists: the fields written here are new
+            # objects, and set_content assigns a new text, so the input node is never changed (a
+            # deep copy cost twice the cleaning).
+            copy = node.model_copy(update={
+                "metadata": {**node.metadata, METADATA_KEY: c.metadata},
+                "excluded_embed_metadata_keys": _with_key(node.excluded_embed_metadata_keys),
+                "excluded_llm_metadata_keys": _with_key(node.excluded_llm_metadata_keys)})
             if c.changed:
                 copy.set_content(c.text)
-            copy.metadata[METADATA_KEY] = c.metadata
-            for excluded in (copy.excluded_embed_metadata_keys, copy.excluded_llm_metadata_keys):
-                if METADATA_KEY not in excluded:
-                    excluded.append(METADATA_KEY)
             out.append(copy)
         return out
+
+
+def _with_key(keys: list[str]) -> list[str]:
+    return keys if METADATA_KEY in keys else [*keys, METADATA_KEY]
