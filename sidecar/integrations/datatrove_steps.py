@@ -13,16 +13,20 @@
   The phrases are those of the whole corpus only when one task sees it all, so the miner
   refuses to run in a task of several (``tasks=1``); it is the last step (it yields nothing).
 
-Both keep only the run's path (and client) until they run, so executors that pickle a pipeline
-into worker processes can; the cleaner is built once per process on first use.
+The cleaner is built when the step is made, so a bad run fails there and not in a worker; an
+executor that pickles the pipeline into worker processes ships the run's path (and client), and
+each worker builds the cleaner again on first use.
 """
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from datatrove.data import DocumentsPipeline
-from datatrove.pipeline.base import PipelineStep
+try:
+    from datatrove.data import DocumentsPipeline
+    from datatrove.pipeline.base import PipelineStep
+except ImportError as exc:
+    raise ImportError(f"{__name__} needs datatrove ({exc}): pip install 'bloomspan[datatrove]'") from exc
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.run.jsonl_mining import mine_documents

@@ -14,7 +14,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.documents import BaseDocumentTransformer, Document
+try:
+    from langchain_core.documents import BaseDocumentTransformer, Document
+except ImportError as exc:
+    raise ImportError(f"{__name__} needs langchain-core ({exc}): pip install 'bloomspan[langchain]'") from exc
 
 from .text_cleaning import METADATA_KEY, clean_texts, step_cleaner
 

@@ -14,8 +14,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
-from pydantic import PrivateAttr
+try:
+    from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+    from pydantic import PrivateAttr
+except ImportError as exc:
+    raise ImportError(f"{__name__} needs llama-index-core ({exc}): pip install 'bloomspan[llama-index]'") from exc
 
 from .text_cleaning import METADATA_KEY, clean_texts, step_cleaner
 
