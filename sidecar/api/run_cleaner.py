@@ -46,7 +46,8 @@ def cleaner_config(config: CleanerConfig | None, config_fields: dict[str, Any]) 
     return CleanerConfig(**{**DEFAULT_CONFIG, **config_fields})
 
 
-def cleaner_from_run(run: str | os.PathLike, client=None, *, config: CleanerConfig | None = None, **config_fields):
+def cleaner_from_run(run: str | os.PathLike, client=None, *, config: CleanerConfig | None = None,
+                     cleaner_type: type = IngestCleaner, **config_fields):
     """A cleaner over the phrases (and template records) of ``run`` (module docstring).
 
     ``run``: a ``mine --out`` directory or a file of one; with ``client`` (an opensearch-py
@@ -54,17 +55,19 @@ def cleaner_from_run(run: str | os.PathLike, client=None, *, config: CleanerConf
     fields as keywords (``fields=("body",)``, ``mode="mark"``, ...; default ``fields=("text",)``,
     no id field). Errors (:class:`~bloomspan.ingest.errors.IngestConfigError`,
     :class:`~bloomspan.ingest.errors.PhraseSetError`) name the run and what to give instead.
+    ``cleaner_type``: the class a run directory's cleaner is made of (``Cleaner.from_run`` gives
+    its own); a template index's is made as ``clean --template-index`` makes it.
     """
     config = cleaner_config(config, config_fields)
     if client is None:
-        return _from_files(run, config)
+        return _from_files(run, config, cleaner_type)
     if not hasattr(client, "indices"):
         raise IngestConfigError("client", client, "must be an opensearch-py OpenSearch client (or None for a run "
                                 "directory)")
     return _from_index(client, os.fspath(run), config)
 
 
-def _from_files(run: str | os.PathLike, config: CleanerConfig) -> IngestCleaner:
+def _from_files(run: str | os.PathLike, config: CleanerConfig, cleaner_type: type) -> IngestCleaner:
     path = Path(run)
     if path.is_dir():
         path = path / PHRASES_FILE
@@ -80,7 +83,7 @@ def _from_files(run: str | os.PathLike, config: CleanerConfig) -> IngestCleaner:
     if config.match == "windows" and config.min_length is None and loaded.min_length is None and len(loaded.phrase_set):
         log.warning("run %s records no min_length: its phrases are matched whole; give min_length= (the run's "
                     "--min-length) to match their windows", run)
-    return IngestCleaner(loaded.phrase_set, config, templates=loaded.templates)
+    return cleaner_type(loaded.phrase_set, config, templates=loaded.templates)
 
 
 def _from_index(client, name: str, config: CleanerConfig):
@@ -101,6 +104,7 @@ class Cleaner(IngestCleaner):
 
     @classmethod
     def from_run(cls, run: str | os.PathLike, client=None, *, config: CleanerConfig | None = None, **config_fields):
-        """:func:`cleaner_from_run`: a cleaner over a ``mine --out`` directory, or over a
-        template alias or index given an opensearch-py ``client``."""
-        return cleaner_from_run(run, client, config=config, **config_fields)
+        """:func:`cleaner_from_run`: a cleaner of this class over a ``mine --out`` directory, or
+        over a template alias or index given an opensearch-py ``client`` (then an ingest
+        ``Cleaner``, or a ``CuratedCleaner`` when its curation has site-scoped deny entries)."""
+        return cleaner_from_run(run, client, config=config, cleaner_type=cls, **config_fields)

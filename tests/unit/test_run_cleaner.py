@@ -31,7 +31,7 @@ def test_cleaner_from_run_is_cleaner_from_run_of_the_namespace(crawl):
     by_class = bloomspan.Cleaner.from_run(run / "phrases.jsonl", mode="mark")
     by_function = bloomspan.cleaner_from_run(run, config=bloomspan.CleanerConfig(fields=("text",), mode="mark",
                                                                                  id_field=None))
-    assert issubclass(bloomspan.Cleaner, IngestCleaner) and isinstance(by_class, IngestCleaner)
+    assert issubclass(bloomspan.Cleaner, IngestCleaner) and isinstance(by_class, bloomspan.Cleaner)
     one, two = by_class.clean({"text": docs[0]["text"]}), by_function.clean({"text": docs[0]["text"]})
     assert one.doc == two.doc and one.doc["text"] == docs[0]["text"]
     spans = one.doc["bloomspan"]["spans"]
