@@ -42,14 +42,14 @@ def cleaner_from_run(run, client=None, *, config=None, **config_fields):
     is a :class:`CleanerConfig`, or give its fields as keywords (default ``fields=("text",)``,
     no id field): ``cleaner_from_run("out", mode="mark")``.
     """
-    from bloomspan.run_cleaner import cleaner_from_run as from_run
+    from bloomspan.run_cleaner import cleaner_from_run as from_run  # local: `import bloomspan` stays light (no numba)
 
     return from_run(run, client, config=config, **config_fields)
 
 
 def __getattr__(name: str):
     if name == "Cleaner":  # ingest's Cleaner with from_run, which reads runs from files or the cluster
-        from bloomspan.run_cleaner import Cleaner
+        from bloomspan.run_cleaner import Cleaner  # local: the lazy exports load ingest on first use
 
         return Cleaner
     if name in _INGEST:

@@ -132,12 +132,12 @@ def _dask_workers(work: Path) -> None:
     from bloomspan.engine.distributed.sharded_growth import routing_keys
     from bloomspan.engine.distributed.window_filter import window_filter
     from bloomspan.engine.mining.counting_filter import DIRECT_MAX_CELLS, hot_any_bitmap
-    from bloomspan.sidecar.distributed.shards import ShardTokenizer
+    from bloomspan.sidecar.distributed.shards import _Tokenizer
     from bloomspan.sidecar.distributed.tasks import warm_kernels
 
     warm_kernels(MIN_LENGTH)
     words = [f"w{i}" for i in range(3 * MIN_LENGTH)]
-    tok = ShardTokenizer()
+    tok = _Tokenizer()
     tok.add([" ".join(words)] * 3)
     shard = tok.corpus()
     window_filter(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, 2 * DIRECT_MAX_CELLS)

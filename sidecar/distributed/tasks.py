@@ -387,10 +387,10 @@ def warm_kernels(min_length: int = 10) -> None:
     """
     from bloomspan.engine.mining.config import MiningConfig
 
-    from .shards import ShardTokenizer
+    from .shards import _Tokenizer
 
     words = [f"w{i}" for i in range(3 * min_length)]
-    tok = ShardTokenizer()
+    tok = _Tokenizer()
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
     shard = tok.corpus()
     config = MiningConfig(sigma=2, min_length=min_length)

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from bloomspan.sidecar.distributed.cluster import worker_progress
-from bloomspan.sidecar.distributed.shards import TOKENIZE_DOCS, ShardCorpus, ShardTokenizer
+from bloomspan.sidecar.distributed.shards import ShardCorpus, tokenize_documents
 from bloomspan.sidecar.inputs import Compression, detect_compression
 from bloomspan.sidecar.inputs.parquet import is_parquet, open_parquet
 from bloomspan.sidecar.inputs.warc import is_warc
@@ -57,24 +54,14 @@ def read_file_partition(path: str, groups: list[int] | None, field: str, id_fiel
     """Tokenize one partition of :data:`WHOLE_FILE` or :data:`ROW_GROUPS` kind (``groups``: its
     row groups, None for the whole file) into a shard that holds each document's id; the
     first bad document ends it, returned as ``error`` for the driver to raise in file order."""
-    template_fields = tuple(template_fields)
-    tok = ShardTokenizer(with_lines=bool(template_fields))
-    ids: list[str] = []
-    texts: list[str] = []
-    values: list[tuple] = []
-    error = None
-    try:
-        for doc_id, text, vals in read_documents_with(path, field, id_field, template_fields, groups):
-            ids.append(doc_id)
-            texts.append(text)
-            values.append(vals)
-            if len(texts) >= TOKENIZE_DOCS:
-                tok.add(texts)
-                texts = []
-    except JsonlInputError as exc:
-        error = (exc.line, exc.reason)
-    tok.add(texts)
-    worker_progress("read", shard, 1)  # progress counts partitions here: a stream has no byte offsets to report
-    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
-    return tok.corpus(external_ids=ids, line_numbers=np.zeros(0, dtype=np.int64), n_lines=len(ids), error=error,
-                      fields=fields)
+    found: list[tuple[int | None, str]] = []
+
+    def documents():
+        try:
+            yield from read_documents_with(path, field, id_field, tuple(template_fields), groups)
+        except JsonlInputError as exc:
+            found.append((exc.line, exc.reason))
+
+    corpus = tokenize_documents(documents(), shard, template_fields)
+    corpus.error = found[0] if found else None
+    return corpus
