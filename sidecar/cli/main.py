@@ -91,8 +91,6 @@ def mine(jsonl, id_field, out_dir, **kwargs):
                                     read_template_config(kwargs.get("template_config_path")))
     except TemplateOptionsError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
-    if kwargs.get("dask"):
-        _refuse_for_dask(jsonl)
     if templates.enabled:
         from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
 
@@ -123,24 +121,6 @@ def mine(jsonl, id_field, out_dir, **kwargs):
         click.echo(f"templates: {template_counts(found)}; covered with the phrases {found['covered_share']:.2%} of tokens")
     click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases)"
                + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
-
-
-def _refuse_for_dask(path: str) -> None:
-    """Dask workers read byte ranges of a plain JSON Lines file; a compressed, Parquet or WARC one has none."""
-    import os
-
-    from bloomspan.sidecar.inputs import Compression, detect_compression
-    from bloomspan.sidecar.inputs.parquet import is_parquet
-    from bloomspan.sidecar.inputs.warc import is_warc
-
-    for name, test in (("Parquet", is_parquet), ("WARC", is_warc)):
-        if os.path.isfile(path) and test(path):
-            raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {name}: "
-                                   "leave out --dask to mine it in one process")
-    kind = detect_compression(path) if os.path.isfile(path) else Compression.PLAIN
-    if kind is not Compression.PLAIN:
-        raise click.UsageError(f"--dask reads a plain JSON Lines file in byte ranges, and {path} is {kind} "
-                               "compressed: decompress it first, or leave out --dask to mine it in one process")
 
 
 @cli.command()

@@ -1,5 +1,6 @@
-"""Reading one shard of the input on a worker: a byte range of a JSON Lines file, or one
-slice of one shard of an index in the driver's point in time.
+"""Reading one shard of the input on a worker: a byte range of a JSON Lines file, the documents
+of another reader (a compressed file, a Parquet row group), or one slice of one shard of an index
+in the driver's point in time.
 
 A shard is tokenized with a vocabulary of its own (:class:`ShardCorpus`): local ids in
 order of first occurrence in the shard, and a 64-bit hash per local token string, so no
@@ -12,7 +13,7 @@ import io
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -205,6 +206,30 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
     return tok.corpus(external_ids=ext_ids if id_field is not None else None,
                       line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error, fields=fields)
+
+
+def tokenize_documents(documents: Iterable[tuple[str, str, tuple]], shard: int,
+                       template_fields: tuple[str, ...] = ()) -> ShardCorpus:
+    """Tokenize the ``(id, text, template field values)`` a reader yields (a compressed file's
+    or a Parquet row group's: :mod:`bloomspan.sidecar.run.file_partitions`) into a shard that
+    holds each document's id; ``template_fields`` as for :func:`read_jsonl_range`. Progress
+    counts the partition as one unit: a stream has no byte offsets to report."""
+    template_fields = tuple(template_fields)
+    tok = _Tokenizer(with_lines=bool(template_fields))
+    ids: list[str] = []
+    texts: list[str] = []
+    values: list[tuple] = []
+    for doc_id, text, vals in documents:
+        ids.append(doc_id)
+        texts.append(text)
+        values.append(vals)
+        if len(texts) >= TOKENIZE_DOCS:
+            tok.add(texts)
+            texts = []
+    tok.add(texts)
+    worker_progress("read", shard, 1)
+    fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
+    return tok.corpus(external_ids=ids, line_numbers=np.zeros(0, dtype=np.int64), n_lines=len(ids), fields=fields)
 
 
 _BLANK = ("", "", ())

@@ -10,7 +10,7 @@ Rows are numbered from 1 across the file, as lines are in JSON Lines.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from bloomspan.sidecar.errors import BloomspanSidecarError
 
@@ -66,14 +66,21 @@ def check_columns(path: str, schema, wanted: dict[str, str]) -> None:
                                           f"name the column with {flag}")
 
 
-def row_groups(path: str, parquet_file, columns: list[str] | None = None) -> Iterator[tuple[int, object]]:
-    """``(first row number, table)`` per row group, holding ``columns`` (None: all);
-    :class:`ParquetInputError` names the row group that cannot be read."""
+def row_groups(path: str, parquet_file, columns: list[str] | None = None,
+               groups: Sequence[int] | None = None) -> Iterator[tuple[int, object]]:
+    """``(first row number, table)`` per row group (only those numbered in ``groups``, None:
+    all), holding ``columns`` (None: all); :class:`ParquetInputError` names the row group that
+    cannot be read. Row numbers count every group, read or not, so a Dask partition of one
+    group numbers its rows as the whole file's reader does."""
     pa = pyarrow_or_error()
     first = 1
     meta = parquet_file.metadata
+    wanted = None if groups is None else set(groups)
     for i in range(meta.num_row_groups):
         n = meta.row_group(i).num_rows
+        if wanted is not None and i not in wanted:
+            first += n
+            continue
         try:
             table = parquet_file.read_row_group(i, columns=columns)
         except (pa.ArrowException, OSError) as exc:

@@ -1,4 +1,5 @@
-"""``bloomspan mine --jsonl FILE --dask ADDRESS``: the workers read byte ranges of the file.
+"""``bloomspan mine --jsonl FILE --dask ADDRESS``: the workers read partitions of the file (byte
+ranges of plain JSON Lines; a compressed file or WARC whole; Parquet by row group: :mod:`.file_partitions`).
 
 Writes the same ``phrases.jsonl`` and ``report.json`` as the single-node run
 (:mod:`bloomspan.sidecar.run.jsonl_mining`): same phrases in the same order, df, occurrences,
@@ -21,6 +22,7 @@ from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, sha
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 
+from .file_partitions import BYTE_RANGES, file_partitions, read_file_partition
 from .jsonl_mining import JsonlInputError, JsonlMiningSummary
 from .output_files import file_report_fields, write_outputs
 from .run_templates import TEMPLATES_FILE
@@ -52,13 +54,21 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
         try:
             n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
             size = os.path.getsize(path)
-            wanted = n_ranges or max(2 * n_workers, -(-size // RANGE_BYTES))
-            ranges = byte_ranges(path, wanted)
-            relay.totals["read"] = size
+            n_wanted = n_ranges or max(2 * n_workers, -(-size // RANGE_BYTES))
+            partitions = file_partitions(path, lambda p: byte_ranges(p, n_wanted))
+            log.info("dask partitions path=%s kind=%s count=%d", path, partitions.kind, len(partitions.parts))
             run = uuid.uuid4().hex[:12]
             t0 = time.perf_counter()
-            shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, fields,
-                                    key=f"bloomspan-read-{run}-{k}", retries=2) for k, (a, b) in enumerate(ranges)]
+            if partitions.kind == BYTE_RANGES:
+                relay.totals["read"] = size
+                shards = [client.submit(read_jsonl_range, path, a, b, field, id_field, k, fields,
+                                        key=f"bloomspan-read-{run}-{k}", retries=2)
+                          for k, (a, b) in enumerate(partitions.parts)]
+            else:
+                relay.totals["read"] = len(partitions.parts)
+                shards = [client.submit(read_file_partition, path, groups, field, id_field, k, fields,
+                                        key=f"bloomspan-read-{run}-{k}", retries=2)
+                          for k, groups in enumerate(partitions.parts)]
             checks = client.gather([client.submit(_check, s, key=f"bloomspan-check-{run}-{k}")
                                     for k, s in enumerate(shards)])
             for error, _, _ in checks:
@@ -80,7 +90,8 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
                                        "url_field": templates.url_field,
                                        "seconds": round(time.perf_counter() - t1, 4)}
             wanted = [int(entry["doc"]) for entry in report.get("most_cluttered_docs", [])]
-            id_of = _document_ids(client, shards, [c[1] for c in checks], wanted, run, id_field is not None)
+            id_of = _document_ids(client, shards, [c[1] for c in checks], wanted, run,
+                                  id_field is not None or partitions.ids_in_shards)
         finally:
             relay.detach(client)
     seconds = time.perf_counter() - t0

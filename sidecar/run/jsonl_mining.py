@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +56,8 @@ def read_documents(path: str, field: str, id_field: str | None) -> Iterator[tupl
         yield doc_id, text
 
 
-def read_documents_with(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
-                        ) -> Iterator[tuple[str, str, tuple]]:
+def read_documents_with(path: str, field: str, id_field: str | None, extra: tuple[str, ...],
+                        parquet_groups: Sequence[int] | None = None) -> Iterator[tuple[str, str, tuple]]:
     """Yield ``(external_id, text, values)`` per line; ``values`` holds each ``extra`` field's
     string value (None when absent or not a string: a page without a site has no scope).
 
@@ -68,11 +68,12 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
     reports a later line). A line may be of any length. The file may be gzip or Zstandard
     compressed (:mod:`bloomspan.sidecar.inputs`); damage in it raises :class:`JsonlInputError`
     naming the first line that could not be read. A Parquet file gives its ``field`` column,
-    row group by row group (:func:`_parquet_documents`).
+    row group by row group (:func:`_parquet_documents`), or only the row groups numbered in
+    ``parquet_groups`` (a Dask partition's), rows numbered as in the whole file.
     """
     try:
         if is_parquet(path):
-            yield from _parquet_documents(path, field, id_field, extra)
+            yield from _parquet_documents(path, field, id_field, extra, parquet_groups)
         else:
             yield from _documents(path, field, id_field, extra)
     except WarcRecordError as exc:
@@ -83,8 +84,8 @@ def read_documents_with(path: str, field: str, id_field: str | None, extra: tupl
         raise JsonlInputError(path, None, exc.detail) from None
 
 
-def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...]
-                       ) -> Iterator[tuple[str, str, tuple]]:
+def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple[str, ...],
+                       groups: Sequence[int] | None = None) -> Iterator[tuple[str, str, tuple]]:
     """:func:`read_documents_with` of a Parquet file: its ``field`` and ``id_field`` columns
     (a null or non-string text names its row), ids default to the 1-based row number."""
     parquet_file = open_parquet(path)
@@ -92,7 +93,7 @@ def _parquet_documents(path: str, field: str, id_field: str | None, extra: tuple
     check_columns(path, parquet_file.schema_arrow, {"--field": field, "--id-field": id_field or ""})
     present = [name for name in extra if name in names]
     columns = list(dict.fromkeys([field, *([id_field] if id_field else []), *present]))
-    for first, table in row_groups(path, parquet_file, columns):
+    for first, table in row_groups(path, parquet_file, columns, groups):
         texts = table.column(field).to_pylist()
         ids = table.column(id_field).to_pylist() if id_field else None
         values = [table.column(name).to_pylist() if name in present else [None] * len(texts) for name in extra]
@@ -196,6 +197,23 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--jsonl {path}: no such file")
+    documents = read_documents_with(path, field, id_field, template_fields(templates))
+    return mine_documents(documents, path, field, config, out_dir, work_dir, progress, top, templates)
+
+
+def template_fields(templates) -> tuple[str, ...]:
+    """The fields a run's template detector reads (site, URL), () when it does not run."""
+    return tuple(templates.fields) if templates is not None and templates.enabled else ()
+
+
+def mine_documents(documents: Iterable[tuple[str, str, tuple]], source: str, field: str, config: MiningConfig,
+                   out_dir: str, work_dir: str | None = None, progress: Callable[[str, int], None] | None = None,
+                   top: int = 20, templates=None) -> JsonlMiningSummary:
+    """:func:`mine_jsonl` over any stream of ``(id, text, template field values)`` (a file's, or
+    the documents a framework's reader yields): the same files in ``out_dir``. ``source``
+    names the stream in the report and in errors; ``field`` the text's field in them."""
+    from bloomspan.engine.text.corpus_store import CorpusStore
+
     own_work_dir = work_dir is None
     work = Path(tempfile.mkdtemp(prefix="bloomspan-work-") if own_work_dir else work_dir)
     try:
@@ -207,13 +225,13 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
         else:
             store_dir = work / "store"
         t0 = time.perf_counter()
-        # No fsync: the store is rebuilt from the file on every run, so a crash loses nothing.
+        # No fsync: the store is rebuilt from the source on every run, so a crash loses nothing.
         store = CorpusStore.create(str(store_dir), with_offsets=False, fsync=False)
         ids: list[str] = []
         texts: list[str] = []
-        extra = tuple(templates.fields) if templates is not None and templates.enabled else ()
+        extra = template_fields(templates)
         values: list[tuple] = []
-        for doc_id, text, vals in read_documents_with(path, field, id_field, extra):
+        for doc_id, text, vals in documents:
             ids.append(doc_id)
             texts.append(text)
             if extra:
@@ -230,13 +248,13 @@ def mine_jsonl(path: str, field: str, config: MiningConfig, out_dir: str, id_fie
             progress("tokenize", store.n_docs)
         seconds_tokenize = time.perf_counter() - t0
         if store.n_docs == 0:
-            raise JsonlInputError(path, None, "empty corpus: the file holds no document")
+            raise JsonlInputError(source, None, "empty corpus: the file holds no document")
         if store.n_tokens == 0:
-            raise JsonlInputError(path, None, f"empty corpus: no document has any token in field {field!r}")
-        log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", path, store.n_docs,
+            raise JsonlInputError(source, None, f"empty corpus: no document has any token in field {field!r}")
+        log.info("tokenized path=%s docs=%d tokens=%d vocabulary=%d seconds=%.2f", source, store.n_docs,
                  store.n_tokens, len(store.vocabulary), seconds_tokenize)
         columns = {name: [v[k] for v in values] for k, name in enumerate(extra)}
-        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=path,
+        return _mine_store(store, config, out_dir, seconds_tokenize, progress, top, source=source,
                            templates=templates if extra else None, columns=columns)
     finally:
         if own_work_dir:

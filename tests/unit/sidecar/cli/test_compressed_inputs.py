@@ -2,7 +2,8 @@
 mined phrases are the same bytes, strip-clean and dedup outputs the same documents line for
 line (in the compression the output's name asks for), templates the same records. A
 truncated .gz ends in one line naming the file and the line; clean and dedup keep every
-document before it; mine --dask refuses a compressed input in one line."""
+document before it. (`mine --dask` reads a compressed file as one partition:
+tests/integration/sidecar/distributed/test_file_partitions.py.)"""
 from __future__ import annotations
 
 import gzip
@@ -152,11 +153,3 @@ def test_dedup_on_a_truncated_gz_keeps_every_document_before_the_damage(crawls, 
     assert res.exit_code == 1
     assert res.output.splitlines()[-1].startswith(f"Error: {path}:{kept + 1}: compressed data ends early")
     assert (tmp_path / "got.jsonl").read_bytes() == (tmp_path / "want.jsonl").read_bytes()
-
-
-@pytest.mark.parametrize("suffix", FORMATS[1:])
-def test_mine_dask_refuses_a_compressed_input_in_one_line(crawls, tmp_path, suffix):
-    res = _run("mine", "--jsonl", crawls[suffix], "--field", "text", "--out", tmp_path, "--dask", "local:1")
-    assert res.exit_code == 2, res.output
-    last = res.output.strip().splitlines()[-1]
-    assert last.startswith("Error: --dask reads a plain JSON Lines file") and "decompress it first" in last

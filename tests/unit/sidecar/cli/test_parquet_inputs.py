@@ -170,8 +170,7 @@ def test_commands_that_do_not_read_parquet_refuse_it_in_one_line(crawl, tmp_path
     for args, flag in ((("dedup", "--in", parquet, "--out", tmp_path / "d.jsonl"), "--in"),
                        (("index", "--jsonl", parquet, "--index", "crawl"), "--jsonl"),
                        (("clean", "--phrases", mined / "phrases.jsonl", "--in", parquet, "--out", tmp_path / "c.jsonl"),
-                        "--out"),
-                       (("mine", "--jsonl", parquet, "--out", tmp_path / "m", "--dask", "local:1"), None)):
+                        "--out")):
         res = _run(*args)
         assert res.exit_code == 2, res.output
         last = res.output.strip().splitlines()[-1]

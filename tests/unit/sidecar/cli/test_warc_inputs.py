@@ -159,13 +159,11 @@ def test_a_truncated_warc_gz_is_one_line_and_clean_keeps_the_documents_before_it
     assert 0 < len(kept) < DOCS and kept == [d["url"] for d in docs[: len(kept)]]
 
 
-def test_the_first_bytes_decide_and_dask_refuses_warc(crawl, tmp_path):
+def test_the_first_bytes_decide(crawl, tmp_path):
     _, paths = crawl
     misnamed = tmp_path / "web.jsonl.gz"
     misnamed.write_bytes(paths["wet"].read_bytes())
     assert _mine(misnamed, tmp_path / "m").exit_code == 0
-    res = _run("mine", "--jsonl", paths["plain-warc"], "--out", tmp_path / "d", "--dask", "local:1")
-    assert res.exit_code == 2 and "is WARC: leave out --dask" in res.output, res.output
 
 
 def test_corpus_writes_a_wet_file_that_mines_like_its_json_lines(tmp_path):
