@@ -212,7 +212,6 @@ def mine_documents(documents: Iterable[tuple[str, str, tuple]], source: str, fie
     """:func:`mine_jsonl` over any stream of ``(id, text, template field values)`` (a file's, or
     the documents a framework's reader yields): the same files in ``out_dir``. ``source``
     names the stream in the report and in errors; ``field`` the text's field in them."""
-    from bloomspan.engine.text.corpus_store import CorpusStore
 
     own_work_dir = work_dir is None
     work = Path(tempfile.mkdtemp(prefix="bloomspan-work-") if own_work_dir else work_dir)
