@@ -26,7 +26,7 @@ from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
 from .scopes import scope_names
-from .spans import TemplateMatch
+from .spans import TemplateMatch, span_mask
 
 
 class SkeletonCover:
@@ -71,12 +71,11 @@ class SkeletonCover:
         ends = np.append(starts[1:], n_tok).astype(np.int64)
         doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
         # Tokens the phrases cover, and per line whether they cover at least half of it.
-        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        mask = np.zeros(n_tok, dtype=bool)
         if results:
             base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
-            np.add.at(diff, np.concatenate([m.span_token_start for m in results]) + base, 1)
-            np.add.at(diff, np.concatenate([m.span_token_end for m in results]) + base, -1)
-        mask = np.cumsum(diff[:-1]) > 0
+            mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
+                             np.concatenate([m.span_token_end for m in results]) + base, n_tok)
         lengths = ends - starts
         detected = flags_per_span(mask, starts, ends) * 2 >= lengths
         # Lines of numbers only read as lines of slots: no anchor, as in mining (slots on only).
@@ -99,10 +98,7 @@ class SkeletonCover:
                                       np.asarray(walk_page_of, dtype=np.int64), np.asarray(walk_skeleton, dtype=np.int64))
         if not added.any():
             return results
-        diff = np.zeros(n_tok + 1, dtype=np.int64)
-        np.add.at(diff, starts[added], 1)
-        np.add.at(diff, ends[added], -1)
-        mask |= np.cumsum(diff[:-1]) > 0
+        mask |= span_mask(starts[added], ends[added], n_tok)
         out = []
         for d, match in enumerate(results):
             a, b = int(tok_off[d]), int(tok_off[d + 1])
