@@ -37,7 +37,7 @@ class SkeletonCover:
         self.skeletons = tuple(skeletons)
         self._token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._token_ids.__getitem__) for k in self.skeletons]
-        self._set = SkeletonSet(self._id_skeletons)
+        self._skeleton_set = SkeletonSet(self._id_skeletons)
         tokens = list(self._token_ids)
         self._vocabulary = Vocabulary(capacity=max(len(tokens), 1))
         self._id_of = np.zeros(len(tokens), dtype=np.uint32)
@@ -94,8 +94,9 @@ class SkeletonCover:
             for k in everywhere:
                 walk_page_of.append(d)
                 walk_skeleton.append(k)
-        added = self._set.cover_walks(tokens, starts, ends, doc_lines, detected, numbers,
-                                      np.asarray(walk_page_of, dtype=np.int64), np.asarray(walk_skeleton, dtype=np.int64))
+        added = self._skeleton_set.cover_walks(tokens, starts, ends, doc_lines, detected, numbers,
+                                               np.asarray(walk_page_of, dtype=np.int64),
+                                               np.asarray(walk_skeleton, dtype=np.int64))
         if not added.any():
             return results
         mask |= span_mask(starts[added], ends[added], n_tok)
