@@ -9,8 +9,7 @@ from hypothesis import given, settings, strategies as st
 from bloomspan.engine.templates.detector import TemplateConfig, detect_templates_in_texts
 from bloomspan.engine.templates.page_skeleton import END_KEY, START_KEY, PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet, segment_lookup, segment_lookup_reference
-
-from .test_page_skeleton import apache_page, module_page
+from tests.unit.engine.templates.test_page_skeleton import apache_page, module_page
 
 
 @settings(derandomize=True, max_examples=200, deadline=None)
