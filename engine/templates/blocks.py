@@ -166,9 +166,28 @@ def block_documents(block_offsets: np.ndarray, doc_offsets: np.ndarray) -> np.nd
 # --------------------------------------------------------------------------- block types
 def flags_per_span(flags: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """int64: for each span ``[starts[k], ends[k])`` of a token array, how many of its
-    tokens are True in ``flags`` (bool (W,)); with block offsets, per block."""
+    tokens are True in ``flags`` (bool (W,)); with block offsets, per block. Counted by
+    :func:`_count_flags` over the spans' tokens (blocks cover each token once), not by a
+    cumulative sum over every token; :func:`flags_per_span_reference` is its plain twin."""
+    out = np.empty(np.shape(starts)[0], dtype=np.int64)
+    _count_flags(np.ascontiguousarray(flags, dtype=np.bool_), np.ascontiguousarray(starts, dtype=np.int64),
+                 np.ascontiguousarray(ends, dtype=np.int64), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _count_flags(flags, starts, ends, out):
+    for k in range(starts.shape[0]):
+        c = 0
+        for i in range(starts[k], ends[k]):
+            c += flags[i]
+        out[k] = c
+
+
+def flags_per_span_reference(flags, starts, ends) -> np.ndarray:
+    """Plain twin of :func:`flags_per_span`: a prefix sum."""
     counts = np.concatenate([[0], np.cumsum(flags, dtype=np.int64)])
-    return counts[ends] - counts[starts]
+    return counts[np.asarray(ends, dtype=np.int64)] - counts[np.asarray(starts, dtype=np.int64)]
 
 
 @njit(cache=True, nogil=True)

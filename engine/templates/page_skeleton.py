@@ -157,97 +157,104 @@ def skeleton_kernel(docs, lines, ok_keys, n_cls, limits, out):
     into ``lines.doc_blocks``). ``lines``: a :class:`SkeletonLines` bundle; ``ok_keys``: sorted
     int64 keys ``(a+2)*(n_cls+2)+(b+2)`` of the frequent class pairs (page start -1, page end
     -2); ``limits``: a :class:`SkeletonLimits`."""
-    doc_blocks, cls, block_len, rare = lines.doc_blocks, lines.cls, lines.block_len, lines.rare
-    echo_before, echo_after, repeats_previous = lines.echo_before, lines.echo_after, lines.repeats_previous
-    elsewhere, detected, next_same, shared, box_seed = (lines.elsewhere, lines.detected, lines.next_same, lines.shared,
-                                                         lines.box_seed)
-    line_length, echo_length, toc_min_lines = limits.line_length, limits.echo_length, limits.toc_min_lines
-    toc_line_length, box_min_lines = limits.toc_line_length, limits.box_min_lines
+    doc_blocks = lines.doc_blocks
     for k in range(docs.shape[0]):
         d = docs[k]
         b0, b1 = doc_blocks[d], doc_blocks[d + 1]
-        if b1 <= b0:
+        if b1 > b0:
+            walk_page(b0, b1, lines, ok_keys, n_cls, limits.line_length, limits.echo_length, limits.toc_min_lines,
+                      limits.toc_line_length, limits.box_min_lines, out)
+
+
+@njit(cache=True, nogil=True)
+def walk_page(b0, b1, lines, ok_keys, n_cls, line_length, echo_length, toc_min_lines, toc_line_length, box_min_lines,
+              out):
+    """:func:`skeleton_kernel` on one page, lines ``b0:b1`` (non-empty) of ``lines``, with one
+    skeleton's frequent pairs ``ok_keys`` / ``n_cls`` and its limits as integers."""
+    cls, block_len, rare = lines.cls, lines.block_len, lines.rare
+    echo_before, echo_after, repeats_previous = lines.echo_before, lines.echo_after, lines.repeats_previous
+    elsewhere, detected, next_same, shared, box_seed = (lines.elsewhere, lines.detected, lines.next_same, lines.shared,
+                                                         lines.box_seed)
+    # anchors with the page edges as sentinels: pos = block index, c = class
+    n_anchor = 0
+    for b in range(b0, b1):
+        if cls[b] >= 0:
+            n_anchor += 1
+    pos = np.empty(n_anchor + 2, dtype=np.int64)
+    cl = np.empty(n_anchor + 2, dtype=np.int64)
+    pos[0], cl[0] = b0 - 1, _START
+    j = 1
+    for b in range(b0, b1):
+        if cls[b] >= 0:
+            pos[j], cl[j] = b, cls[b]
+            j += 1
+    pos[j], cl[j] = b1, _END
+    n_steps = n_anchor + 1
+    gap_tokens = np.zeros(n_steps, dtype=np.int64)
+    largest = 0
+    for s in range(n_steps):
+        for b in range(pos[s] + 1, pos[s + 1]):
+            gap_tokens[s] += block_len[b]
+        if gap_tokens[s] > gap_tokens[largest]:
+            largest = s
+    good = np.zeros(n_steps, dtype=np.bool_)
+    for s in range(n_steps):
+        a, c = cl[s], cl[s + 1]
+        g0, g1 = pos[s] + 1, pos[s + 1]
+        if g1 == g0:
+            good[s] = (a != _START and c != _END) or _pair_ok(ok_keys, n_cls, a, c) or (
+                (a == _START or detected[pos[s]]) and (c == _END or detected[pos[s + 1]]))
             continue
-        # anchors with the page edges as sentinels: pos = block index, c = class
-        n_anchor = 0
-        for b in range(b0, b1):
-            if cls[b] >= 0:
-                n_anchor += 1
-        pos = np.empty(n_anchor + 2, dtype=np.int64)
-        cl = np.empty(n_anchor + 2, dtype=np.int64)
-        pos[0], cl[0] = b0 - 1, _START
-        j = 1
-        for b in range(b0, b1):
-            if cls[b] >= 0:
-                pos[j], cl[j] = b, cls[b]
-                j += 1
-        pos[j], cl[j] = b1, _END
-        n_steps = n_anchor + 1
-        gap_tokens = np.zeros(n_steps, dtype=np.int64)
-        largest = 0
-        for s in range(n_steps):
-            for b in range(pos[s] + 1, pos[s + 1]):
-                gap_tokens[s] += block_len[b]
-            if gap_tokens[s] > gap_tokens[largest]:
-                largest = s
-        good = np.zeros(n_steps, dtype=np.bool_)
-        for s in range(n_steps):
-            a, c = cl[s], cl[s + 1]
-            g0, g1 = pos[s] + 1, pos[s + 1]
-            if g1 == g0:
-                good[s] = (a != _START and c != _END) or _pair_ok(ok_keys, n_cls, a, c) or (
-                    (a == _START or detected[pos[s]]) and (c == _END or detected[pos[s + 1]]))
-                continue
-            if s == largest:
-                continue
-            all_echo = a != _START and c != _END
-            navigation = True
-            toc_lines = 0
-            for b in range(g0, g1):
-                echo = (echo_before[b] or echo_after[b]) and block_len[b] <= echo_length
-                if not echo:
-                    all_echo = False
-                elif echo_after[b]:
-                    toc_lines += 1
-                if not (((block_len[b] <= line_length or echo) and rare[b])
-                        or (not rare[b] and block_len[b] <= echo_length)):
-                    navigation = False
-            good[s] = all_echo or (navigation and (
-                _pair_ok(ok_keys, n_cls, a, c)
-                or (s < largest and a != _START and toc_min_lines > 0 and toc_lines >= toc_min_lines)))
-        header_end = b0 - 1  # last block reached from the start
-        footer_start = b1  # first block reached from the end
-        for direction in range(2):
-            for t in range(n_steps):
-                s = t if direction == 0 else n_steps - 1 - t
-                if not good[s]:
-                    break
-                lo = pos[s] if cl[s] != _START else pos[s] + 1
-                hi = pos[s + 1] if cl[s + 1] != _END else pos[s + 1] - 1
-                for b in range(lo, hi + 1):
-                    out[b] = True
-                if direction == 0:
-                    header_end = pos[s + 1]
-                else:
-                    footer_start = pos[s]
-        if header_end < footer_start:
-            if box_min_lines > 0:
-                _cover_boxes(header_end + 1, footer_start, block_len, rare, echo_before, echo_after, shared, box_seed,
-                             line_length, echo_length, box_min_lines, out)
-            x = header_end + 1
-            while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
-                    and not (repeats_previous[x] and x - header_end <= 2) \
-                    and block_len[x] <= echo_length:
-                out[x] = True
-                x += 1
-            stop = x
-            x = footer_start - 1
-            while x >= stop and echo_before[x] and not echo_after[x] and block_len[x] <= echo_length:
-                out[x] = True
-                x -= 1
-        if toc_min_lines > 0:
-            _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, shared, line_length,
-                                      toc_min_lines, toc_line_length, out)
+        if s == largest:
+            continue
+        all_echo = a != _START and c != _END
+        navigation = True
+        toc_lines = 0
+        for b in range(g0, g1):
+            echo = (echo_before[b] or echo_after[b]) and block_len[b] <= echo_length
+            if not echo:
+                all_echo = False
+            elif echo_after[b]:
+                toc_lines += 1
+            if not (((block_len[b] <= line_length or echo) and rare[b])
+                    or (not rare[b] and block_len[b] <= echo_length)):
+                navigation = False
+        good[s] = all_echo or (navigation and (
+            _pair_ok(ok_keys, n_cls, a, c)
+            or (s < largest and a != _START and toc_min_lines > 0 and toc_lines >= toc_min_lines)))
+    header_end = b0 - 1  # last block reached from the start
+    footer_start = b1  # first block reached from the end
+    for direction in range(2):
+        for t in range(n_steps):
+            s = t if direction == 0 else n_steps - 1 - t
+            if not good[s]:
+                break
+            lo = pos[s] if cl[s] != _START else pos[s] + 1
+            hi = pos[s + 1] if cl[s + 1] != _END else pos[s + 1] - 1
+            for b in range(lo, hi + 1):
+                out[b] = True
+            if direction == 0:
+                header_end = pos[s + 1]
+            else:
+                footer_start = pos[s]
+    if header_end < footer_start:
+        if box_min_lines > 0:
+            _cover_boxes(header_end + 1, footer_start, block_len, rare, echo_before, echo_after, shared, box_seed,
+                         line_length, echo_length, box_min_lines, out)
+        x = header_end + 1
+        while x < footer_start and (echo_after[x] or echo_before[x] or elsewhere[x]) \
+                and not (repeats_previous[x] and x - header_end <= 2) \
+                and block_len[x] <= echo_length:
+            out[x] = True
+            x += 1
+        stop = x
+        x = footer_start - 1
+        while x >= stop and echo_before[x] and not echo_after[x] and block_len[x] <= echo_length:
+            out[x] = True
+            x -= 1
+    if toc_min_lines > 0:
+        _cover_tables_of_contents(b0, b1, block_len, rare, echo_before, next_same, shared, line_length,
+                                  toc_min_lines, toc_line_length, out)
 
 
 @njit(cache=True, nogil=True)
@@ -699,6 +706,13 @@ class PageSkeleton:
         other = self._pair_table[2] - 1
         prefixes = {t: prefix_id.get(t, other) for t in self.anchor_prefixes}
         return (*table(self._line_flags), *table(line_id), *table(prefixes))
+
+    @property
+    def kernel_tables(self) -> tuple:
+        """(flag hashes, flag bits, line-class hashes, ids, prefix hashes, ids, pair keys, n_cls):
+        the sorted lookup tables :meth:`cover_token_lines` reads, for :mod:`.skeleton_set`."""
+        _, keys, n_cls = self._pair_table
+        return (*self._hashed, keys, n_cls)
 
     def cover_token_lines(self, tokens: np.ndarray, line_starts: np.ndarray, line_ends: np.ndarray,
                           page_lines: np.ndarray, detected: np.ndarray, single_use: np.ndarray) -> np.ndarray:

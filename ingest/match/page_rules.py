@@ -21,11 +21,12 @@ import numpy as np
 from bloomspan.engine.templates.blocks import flags_per_span
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
+from bloomspan.engine.templates.skeleton_set import SkeletonSet
 from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
 from .scopes import scope_names
-from .spans import TemplateMatch
+from .spans import TemplateMatch, span_mask
 
 
 class SkeletonCover:
@@ -36,6 +37,7 @@ class SkeletonCover:
         self.skeletons = tuple(skeletons)
         self._token_ids = {t: i for i, t in enumerate(sorted(set().union(*(k.tokens() for k in self.skeletons))))}
         self._id_skeletons = [k.map_tokens(self._token_ids.__getitem__) for k in self.skeletons]
+        self._skeleton_set = SkeletonSet(self._id_skeletons)
         tokens = list(self._token_ids)
         self._vocabulary = Vocabulary(capacity=max(len(tokens), 1))
         self._id_of = np.zeros(len(tokens), dtype=np.uint32)
@@ -49,7 +51,8 @@ class SkeletonCover:
         """Add the lines each page's skeleton covers (mining's walk, same kernel). ``ids`` are
         the batch's own token ids in its vocabulary ``words``, ``is_number`` its number tokens.
         Works on arrays: lines are token ranges of the batch, compared by hash
-        (:meth:`PageSkeleton.cover_token_lines`)."""
+        (:meth:`~bloomspan.engine.templates.skeleton_set.SkeletonSet.cover_walks`: every skeleton's
+        pages in one call)."""
         # Token -> the skeletons' integer id (a number token reads as the slot); a token no
         # skeleton holds gets an id of its own above theirs, so lines keep their identity for echoes.
         known = self._token_ids
@@ -68,39 +71,35 @@ class SkeletonCover:
         ends = np.append(starts[1:], n_tok).astype(np.int64)
         doc_lines = np.searchsorted(starts, tok_off).astype(np.int64)  # (D+1,) line offsets per document
         # Tokens the phrases cover, and per line whether they cover at least half of it.
-        diff = np.zeros(n_tok + 1, dtype=np.int64)
+        mask = np.zeros(n_tok, dtype=bool)
         if results:
             base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
-            np.add.at(diff, np.concatenate([m.span_token_start for m in results]) + base, 1)
-            np.add.at(diff, np.concatenate([m.span_token_end for m in results]) + base, -1)
-        mask = np.cumsum(diff[:-1]) > 0
+            mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
+                             np.concatenate([m.span_token_end for m in results]) + base, n_tok)
         lengths = ends - starts
         detected = flags_per_span(mask, starts, ends) * 2 >= lengths
         # Lines of numbers only read as lines of slots: no anchor, as in mining (slots on only).
         numbers = flags_per_span(is_number[ids] if ids.shape[0] else np.zeros(0, bool), starts, ends) == lengths
-        # Each skeleton walks all the pages it applies to in one call.
-        pages: dict[int, list[int]] = {}
+        # Every (page, skeleton) walk of the batch in one kernel call.
+        walk_page_of: list[int] = []
+        walk_skeleton: list[int] = []
         everywhere = self._skeletons_of.get(None, [])
         for d in range(len(results)):
             if tok_off[d + 1] == tok_off[d]:
                 continue
             for scope in dict.fromkeys(scope_names(scopes[d])):
                 for k in self._skeletons_of.get(scope, ()) if scope is not None else ():
-                    pages.setdefault(k, []).append(d)
+                    walk_page_of.append(d)
+                    walk_skeleton.append(k)
             for k in everywhere:
-                pages.setdefault(k, []).append(d)
-        added = np.zeros(starts.shape[0], dtype=bool)
-        for k, docs in pages.items():
-            lines = np.concatenate([np.arange(doc_lines[d], doc_lines[d + 1]) for d in docs]).astype(np.int64)
-            page_lines = np.concatenate([[0], np.cumsum([doc_lines[d + 1] - doc_lines[d] for d in docs])]).astype(np.int64)
-            added[lines] |= self._id_skeletons[k].cover_token_lines(
-                tokens, starts[lines], ends[lines], page_lines, detected[lines], numbers[lines])
+                walk_page_of.append(d)
+                walk_skeleton.append(k)
+        added = self._skeleton_set.cover_walks(tokens, starts, ends, doc_lines, detected, numbers,
+                                               np.asarray(walk_page_of, dtype=np.int64),
+                                               np.asarray(walk_skeleton, dtype=np.int64))
         if not added.any():
             return results
-        diff = np.zeros(n_tok + 1, dtype=np.int64)
-        np.add.at(diff, starts[added], 1)
-        np.add.at(diff, ends[added], -1)
-        mask |= np.cumsum(diff[:-1]) > 0
+        mask |= span_mask(starts[added], ends[added], n_tok)
         out = []
         for d, match in enumerate(results):
             a, b = int(tok_off[d]), int(tok_off[d + 1])

@@ -2,7 +2,8 @@
 
 :func:`merge_spans` (numba) merges overlapping *or adjacent* token spans of one document;
 a merged span ``[ts, te)`` maps to characters ``[starts[ts], ends[te - 1])``. Plain twin:
-:func:`merge_spans_reference`.
+:func:`merge_spans_reference`. :func:`span_mask` (numba, twin :func:`span_mask_reference`)
+marks the tokens of a batch's spans, which the rules read as masks.
 """
 from __future__ import annotations
 
@@ -45,6 +46,28 @@ def merge_spans_reference(spans: list[tuple[int, int]]) -> list[tuple[int, int]]
         else:
             merged.append([s, e])
     return [(s, e) for s, e in merged]
+
+
+@njit(cache=True, nogil=True)
+def _fill_spans(starts, ends, out):
+    for k in range(starts.shape[0]):
+        for i in range(starts[k], ends[k]):
+            out[i] = True
+
+
+def span_mask(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
+    """bool (n,): True at every position of some span ``[starts[k], ends[k])`` (int64, any
+    order, overlaps allowed, ``starts[k] <= ends[k] <= n``): one pass over the covered
+    positions instead of a difference array's scatter and cumulative sum over all n."""
+    out = np.zeros(n, dtype=np.bool_)
+    if starts.shape[0]:
+        _fill_spans(np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(ends, dtype=np.int64), out)
+    return out
+
+
+def span_mask_reference(spans: list[tuple[int, int]], n: int) -> list[bool]:
+    """Plain twin of :func:`span_mask`."""
+    return [any(s <= i < e for s, e in spans) for i in range(n)]
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from .page_rules import LineShapeCover, SkeletonCover
 from .phrase_index import window_lengths
 from .phrase_matcher import PhraseMatcher
 from .scopes import scope_names, template_scopes
-from .spans import MatchResult, TemplateMatch, merge_spans
+from .spans import MatchResult, TemplateMatch, merge_spans, span_mask
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -283,10 +283,7 @@ class TemplateMatcher:
         chain_section = (c_sc >= 0) & (c_sc != site_scope[c_d])
 
         def mask(s, e):
-            diff = np.zeros(n + 1, dtype=np.int64)
-            np.add.at(diff, s, 1)
-            np.add.at(diff, e, -1)
-            return np.cumsum(diff[:-1]) > 0
+            return span_mask(s, e, n)
         weak = mask(np.concatenate([m_start[single & section], c_s[chain_section]]),
                     np.concatenate([m_end[single & section], c_e[chain_section]]))
         strong = mask(np.concatenate([m_start[single & ~section], c_s[~chain_section]]),
@@ -316,10 +313,7 @@ class TemplateMatcher:
         pair_good[np.flatnonzero(is_pair)[c_ok]] = True
 
         def mask(which):
-            diff = np.zeros(n + 1, dtype=np.int64)
-            np.add.at(diff, m_start[which], 1)
-            np.add.at(diff, m_end[which], -1)
-            return np.cumsum(diff[:-1]) > 0
+            return span_mask(m_start[which], m_end[which], n)
         covered = mask(template | pair_good)
         middle = middle_runs(covered, tok_off, self.records.middle_tokens, mask((template | pair_good) & strong), repeated)
         keep = ~(template & middle[m_start])  # a match is in a run or out of it whole

@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import orjson
+
 from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, open_lines, open_output
 
 SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
@@ -164,7 +166,19 @@ class _Unreadable:
 
 def _parse(raw: bytes):
     """The line's JSON value, or an :class:`_Unreadable` saying why there is none. A line too
-    deeply nested for the parser may well be a valid document: it stays in the output."""
+    deeply nested for the parser may well be a valid document: it stays in the output.
+
+    orjson parses first (it checks the UTF-8 too); the standard library decides whatever it
+    refuses (NaN, escaped lone surrogates, errors worded as before) and every value holding a
+    float, since orjson reads an integer beyond 64 bits as one: a cleaned document is written
+    back by ``json.dumps``, so its values must be the standard library's, exactly."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if not _holds_float(value):
+            return value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -176,6 +190,20 @@ def _parse(raw: bytes):
     except ValueError as exc:
         where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return _Unreadable(f"invalid JSON ({getattr(exc, 'msg', exc)}{where})", keep=False)
+
+
+def _holds_float(value) -> bool:
+    """Whether a parsed JSON value holds a float anywhere (nested objects and arrays included)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, float):
+            return True
+        if isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return False
 
 
 def _count_fields(summary: CleanSummary, doc: dict) -> None:

@@ -8,6 +8,7 @@ which is how compose, Kubernetes and systemd configure it.
 """
 from __future__ import annotations
 
+import gc
 import json
 
 import click
@@ -227,6 +228,9 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
                 raise click.BadParameter(f"{path}: {in_path} is Parquet and is cleaned into Parquet (its schema plus "
                                          "bloomspan's columns): name the output .parquet", param_hint=flag)
     watched = tuple(f for f in (scope_field, url_field) if f is not None)
+    # The records' sets and tuples live as long as the command: out of the collector's reach,
+    # every full collection the documents' allocations trigger stops walking them again.
+    gc.freeze()
     try:
         with command_progress() as progress:
             if parquet:

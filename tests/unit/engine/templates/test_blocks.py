@@ -15,6 +15,8 @@ from bloomspan.engine.templates.blocks import (
     chain_cover_reference,
     check_blocks,
     distinct_documents,
+    flags_per_span,
+    flags_per_span_reference,
     line_start_flags,
     mine_blocks,
     mine_blocks_reference,
@@ -230,3 +232,18 @@ def test_line_starts_batch_equals_line_start_flags_per_document(texts, chunk):
     finally:
         blocks.CHUNK_CHARS = saved
     assert got.dtype == np.uint8 and got.astype(bool).tolist() == want
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), max_size=40), st.data())
+def test_flags_per_span_equals_plain_twin(flags, data):
+    n = len(flags)
+    spans = data.draw(st.lists(st.integers(0, n).flatmap(lambda s: st.tuples(st.just(s), st.integers(s, n))),
+                               max_size=10))
+    starts = np.asarray([s for s, _ in spans], dtype=np.int64)
+    ends = np.asarray([e for _, e in spans], dtype=np.int64)
+    flags = np.asarray(flags, dtype=bool)
+    got = flags_per_span(flags, starts, ends)
+    assert got.dtype == np.int64
+    assert got.tolist() == flags_per_span_reference(flags, starts, ends).tolist()
+    assert got.tolist() == [int(flags[s:e].sum()) for s, e in spans]

@@ -211,3 +211,20 @@ def test_mine_a_sigma_above_the_documents_is_refused_as_the_cluster_form_refuses
     assert res.exit_code == 0 and "(0 phrases)" in res.output, res.output
     res = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(out), "--sigma", "12"])
     assert res.exit_code == 0, res.output
+
+
+def test_clean_writes_back_numbers_exactly_as_the_standard_library_reads_them(tmp_path):
+    # orjson parses the lines first; it reads an integer beyond 64 bits as a float and refuses
+    # NaN, so such documents must be read (and written back) as before, not rounded or dropped.
+    big = 123456789012345678901234567890
+    lines = [_doc(0, n=big), _doc(1, score=0.1, nested={"x": [1, 2.5e-7, big]}), _doc(2, n=7),
+             b'{"id": "nan", "text": "unique words here. ' + BOILER.encode() + b'!", "v": NaN}\n']
+    res, _, out, errors = _clean(tmp_path, lines)
+    assert res.exit_code == 0, res.output
+    assert errors == []
+    written = out.read_bytes().splitlines()
+    assert b'"n": ' + str(big).encode() in written[0]
+    assert b'"score": 0.1, "nested": {"x": [1, 2.5e-07, ' + str(big).encode() + b"]}" in written[1]
+    assert b'"n": 7' in written[2]
+    assert b'"v": NaN' in written[3]
+    assert all(b"acme corporation" not in line for line in written)  # every one was cleaned
