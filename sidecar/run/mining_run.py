@@ -35,6 +35,7 @@ moves the alias to it.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -51,7 +52,7 @@ from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
+from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.run_names import current_summary
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
@@ -363,7 +364,20 @@ class _Run:
     def run(self) -> RunSummary:
         """Load or start the run, then go through its phases holding the lease. A new run's
         state is made only once the lease is held: a run the lease turns away leaves nothing
-        behind to resume later."""
+        behind to resume later. A full work directory stops the run with a
+        :class:`WorkDirFullError` naming it; its checkpoint (replaced atomically) stays, so
+        the same run resumes once there is space."""
+        try:
+            return self._run()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            where = f" (writing {exc.filename})" if exc.filename else ""
+            raise WorkDirFullError(f"no space left in the work dir {self.work}{where}: free space there, or give "
+                                   "--work-dir on a larger disk, and run the same command again (it resumes "
+                                   "from its checkpoint)", item=str(self.work)) from exc
+
+    def _run(self) -> RunSummary:
         c = self.config
         state = self._load_state()
         self.resumed = state is not None
