@@ -122,6 +122,7 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk", type=int, default=100, help="documents per bulk request")
     ap.add_argument("--sample-seconds", type=float, default=5.0)
     ap.add_argument("--name", default="proxy-soak", help="result file name (bench/results/NAME.json)")
+    ap.add_argument("--samples-out", help="write the (seconds, RSS MiB, fds) samples as JSON here")
     args = ap.parse_args(argv)
     node = OpenSearch(hosts=[args.url], timeout=120)
     prefix = f"bloomspan-soak-{os.getpid()}-"
@@ -185,11 +186,15 @@ def main(argv=None) -> int:
                     "slope_per_min": round(slope_per_minute([s[0] for s in warm], [s[1] for s in warm]), 2)},
         "fds": {"first": warm[0][2], "last": warm[-1][2], "max": max(s[2] for s in warm),
                 "slope_per_min": round(slope_per_minute([s[0] for s in warm], [s[2] for s in warm]), 3)},
+        "rss_mib_second_half_slope_per_min": round(slope_per_minute(
+            [t for t, _, _ in samples if t >= args.minutes * 30], [r for t, r, _ in samples if t >= args.minutes * 30]), 2),
         "mining_run": run_outcome,
         "serve_log_lines": len(serve_log),
         "serve_log_errors": [line for line in serve_log if " ERROR " in line or "Traceback" in line][:5],
     }
     print(json.dumps(result, indent=1, default=str))
+    if args.samples_out:
+        Path(args.samples_out).write_text(json.dumps({"seconds_rss_mib_fds": samples}) + "\n")
     lat_ms = result["latency_ms"]
     section = "\n".join([
         f"## Proxy soak ({args.minutes:g} min, {args.clients} parallel_bulk clients)", "",
@@ -200,7 +205,8 @@ def main(argv=None) -> int:
         f"| latency p50 / p99 / max (ms) | {lat_ms.get('p50')} / {lat_ms.get('p99')} / {lat_ms.get('max')} |",
         f"| RSS first / last / max (MiB) | {result['rss_mib']['first']} / {result['rss_mib']['last']} / "
         f"{result['rss_mib']['max']} |",
-        f"| RSS slope (MiB/min) | {result['rss_mib']['slope_per_min']} |",
+        f"| RSS slope (MiB/min), after warm-up / second half | {result['rss_mib']['slope_per_min']} / "
+        f"{result['rss_mib_second_half_slope_per_min']} |",
         f"| open fds first / last / max | {result['fds']['first']} / {result['fds']['last']} / {result['fds']['max']} |",
         f"| fd slope (per min) | {result['fds']['slope_per_min']} |",
         f"| POST /runs | {run_outcome.get('post_status')}, {run_outcome.get('published')} published run(s) |", ""])

@@ -121,6 +121,7 @@ class MineConfig:
     scan_mode: str = "auto"
     pit_keep_alive: str = "10m"
     checkpoint_seconds: float = 5.0
+    outage_seconds: float = 180.0  # how long the scan waits for a cluster that went away (a restart)
     bulk_docs: int = 500
     top: int = 20
     bins: int = 10
@@ -163,10 +164,11 @@ class MineConfig:
             self.detector_config()  # validates every field
         if self.scan_mode not in MODES:
             bad("scan_mode", f"must be one of {', '.join(MODES)}")
-        for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
+        for name in ("lease_ttl", "checkpoint_seconds", "outage_seconds", "timeout"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name != "checkpoint_seconds" and v == 0):
-                bad(name, "must be a positive number of seconds")
+            may_be_zero = name in ("checkpoint_seconds", "outage_seconds")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (not may_be_zero and v == 0):
+                bad(name, "must be a number of seconds >= 0" if may_be_zero else "must be a positive number of seconds")
         try:
             MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
                          engine=self.engine)
@@ -426,7 +428,7 @@ class _Run:
                               ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
                               keep_alive=c.pit_keep_alive, mode=self.state.scan_mode,
                               positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
-                              pit_ids=sec.get("pit_ids", {}))
+                              pit_ids=sec.get("pit_ids", {}), outage_seconds=c.outage_seconds)
             stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
                                  progress=self.progress, total=total, stage=section)
             sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None
