@@ -29,10 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import helpers
 
 from bench.result_file import ROOT
 from bloomspan.corpora.web import generate_web
+from bloomspan.sidecar.cluster.connection import ClusterConfig
+from bloomspan.sidecar.cluster.engine import engine_of
 
 NODE_SCRIPT = ROOT / "deploy" / "local" / "opensearch.sh"
 RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "covered_share", "phrases",
@@ -42,7 +44,7 @@ RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "co
 def node(action: str, port: int, root: str) -> float:
     """Run the node script's ``action`` (start/stop) on this port and root; its seconds."""
     t0 = time.monotonic()
-    env = {**os.environ, "BLOOMSPAN_NODE_PORT": str(port), "BLOOMSPAN_NODE_ROOT": root}
+    env = {"BLOOMSPAN_START_TIMEOUT": "600", **os.environ, "BLOOMSPAN_NODE_PORT": str(port), "BLOOMSPAN_NODE_ROOT": root}
     subprocess.run([str(NODE_SCRIPT), action], env=env, check=True, stdout=subprocess.DEVNULL)
     return time.monotonic() - t0
 
@@ -68,6 +70,7 @@ def mine_command(url: str, args, src: str, template_index: str, lease: str, work
             "--template-index", template_index, "--lease-index", lease, "--work-dir", str(work),
             "--sigma", "5", "--min-length", "5", "--batch-size", str(args.batch_size), "--slices", "2",
             "--checkpoint-seconds", "0", "--pit-keep-alive", "1m", "--scan-mode", args.scan_mode,
+            "--outage-seconds", str(args.outage_seconds),
             "--progress", "lines", "--no-report", "--json"]
 
 
@@ -98,6 +101,7 @@ def interrupted_run(cmd: list[str], args, log_path: Path) -> dict:
                 proc.wait()
     lines = log_path.read_text().splitlines()
     out["last_line"] = lines[-1] if lines else ""
+    out["wait_lines"] = [line for line in lines if "waiting up to" in line]
     return out
 
 
@@ -110,16 +114,17 @@ def main(argv=None) -> int:
     ap.add_argument("--at", type=float, default=0.3, help="share of the scan read before the restart")
     ap.add_argument("--down", type=float, default=5.0, help="seconds the node stays down")
     ap.add_argument("--reruns", type=int, default=3)
+    ap.add_argument("--outage-seconds", type=float, default=600.0,
+                    help="mine's --outage-seconds (0: the run stops at the restart and is rerun)")
     ap.add_argument("--scan-mode", default="auto", choices=("auto", "pit", "scroll"))
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json-out", help="write the outcome as JSON here")
     args = ap.parse_args(argv)
     url = f"http://127.0.0.1:{args.node_port}"
-    client = OpenSearch(hosts=[url], timeout=60)
+    client = ClusterConfig(url=url, timeout=60).checked_client()  # speaks OpenSearch and Elasticsearch
     prefix = f"bloomspan-restart-{os.getpid()}-"
     src, ref, tpl, lease = (prefix + s for s in ("src", "ref", "tpl", "lease"))
-    result: dict = {"node": client.info()["version"].get("distribution", "elasticsearch") + " "
-                    + client.info()["version"]["number"], "docs": args.docs, "scan_mode": args.scan_mode}
+    result: dict = {"node": engine_of(client).name, "docs": args.docs, "scan_mode": args.scan_mode}
     try:
         client.indices.create(index=src, body={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
         docs = generate_web(args.docs, seed=3, n_sites=10)

@@ -21,10 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import helpers
 
 from bench.cluster_restart_bench import publication
 from bloomspan.corpora.web import generate_web
+from bloomspan.sidecar.cluster.connection import ClusterConfig
 
 
 def mine(url: str, src: str, template_index: str, lease: str, work: Path) -> subprocess.CompletedProcess:
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--size-kib", type=int, default=1024, help="the tmpfs's size while the run fills it")
     ap.add_argument("--json-out")
     args = ap.parse_args(argv)
-    client = OpenSearch(hosts=[args.url], timeout=60)
+    client = ClusterConfig(url=args.url, timeout=60).checked_client()  # speaks OpenSearch and Elasticsearch
     prefix = f"bloomspan-diskfull-{os.getpid()}-"
     src, ref, tpl, lease = (prefix + s for s in ("src", "ref", "tpl", "lease"))
     mount_point = Path(tempfile.mkdtemp(prefix="bloomspan-diskfull-"))

@@ -14,9 +14,10 @@ from .compression import (
     compression_of_name,
     detect_compression,
     iter_lines,
+    not_utf8,
     open_lines,
     open_output,
 )
 
 __all__ = ["Compression", "DamagedInputError", "compression_of_name", "detect_compression", "iter_lines",
-           "open_lines", "open_output"]
+           "not_utf8", "open_lines", "open_output"]
