@@ -113,6 +113,22 @@ def writer(url: str, index: str, pages: list[dict], stop: threading.Event, laten
         round_no += 1
 
 
+def soak_section(result: dict) -> str:
+    """The soak's figure as a results-page section (one table row)."""
+    lat, rss, fds, run = result["latency_ms"], result["rss_mib"], result["fds"], result["mining_run"]
+    return "\n".join([
+        f"## Proxy soak ({result['minutes']:g} min, {result['clients']} parallel_bulk clients)", "",
+        f"`nice .venv/bin/python -m bench.proxy_soak --url URL --minutes {result['minutes']:g} "
+        f"--clients {result['clients']}`", "",
+        "| bulk requests | items acked | lost | latency p50 / p99 / max ms | RSS first → last MiB | "
+        "RSS slope MiB/min (after warm-up / second half) | fds first → last (max) | fd slope /min | POST /runs |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        f"| {result['bulk_requests']:,} | {result['acknowledged']:,} | {result['lost']} | {lat.get('p50')} / "
+        f"{lat.get('p99')} / {lat.get('max')} | {rss['first']} → {rss['last']} | {rss['slope_per_min']} / "
+        f"{result['rss_mib_second_half_slope_per_min']} | {fds['first']} → {fds['last']} ({fds['max']}) | "
+        f"{fds['slope_per_min']} | {run.get('post_status')}, {run.get('published')} run published |", ""])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", required=True, help="the node (loopback)")
@@ -195,22 +211,7 @@ def main(argv=None) -> int:
     print(json.dumps(result, indent=1, default=str))
     if args.samples_out:
         Path(args.samples_out).write_text(json.dumps({"seconds_rss_mib_fds": samples}) + "\n")
-    lat_ms = result["latency_ms"]
-    section = "\n".join([
-        f"## Proxy soak ({args.minutes:g} min, {args.clients} parallel_bulk clients)", "",
-        f"`nice .venv/bin/python -m bench.proxy_soak --url URL --minutes {args.minutes:g} --clients {args.clients}`", "",
-        "| quantity | value |", "|---|---:|",
-        f"| bulk requests | {len(lat)} |", f"| items acknowledged | {counts['acknowledged']} |",
-        f"| items lost | {result['lost']} |", f"| failed items | {counts['failed']} |",
-        f"| latency p50 / p99 / max (ms) | {lat_ms.get('p50')} / {lat_ms.get('p99')} / {lat_ms.get('max')} |",
-        f"| RSS first / last / max (MiB) | {result['rss_mib']['first']} / {result['rss_mib']['last']} / "
-        f"{result['rss_mib']['max']} |",
-        f"| RSS slope (MiB/min), after warm-up / second half | {result['rss_mib']['slope_per_min']} / "
-        f"{result['rss_mib_second_half_slope_per_min']} |",
-        f"| open fds first / last / max | {result['fds']['first']} / {result['fds']['last']} / {result['fds']['max']} |",
-        f"| fd slope (per min) | {result['fds']['slope_per_min']} |",
-        f"| POST /runs | {run_outcome.get('post_status')}, {run_outcome.get('published')} published run(s) |", ""])
-    write_section(args.name, "Bulk proxy and ingest pipeline", section)
+    write_section(args.name, "Bulk proxy and ingest pipeline", soak_section(result))
     return 0 if result["lost"] == 0 else 1
 
 
