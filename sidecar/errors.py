@@ -50,6 +50,10 @@ class CheckpointError(BloomspanSidecarError):
     """A checkpoint or doc log in the work directory cannot be used; ``item`` is its path."""
 
 
+class WorkDirFullError(BloomspanSidecarError):
+    """The run's work directory ran out of space (or quota); ``item`` is the directory."""
+
+
 class PublishError(BloomspanSidecarError):
     """Writing the template index failed; ``index`` is the physical index, ``item`` the
     first failed bulk item (or a list of them)."""

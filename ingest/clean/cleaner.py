@@ -71,16 +71,27 @@ a gap without whitespace has neither. Then ``J = A + W + B``:
   if either holds a line break, else ``" "``;
 * ``B`` = ``lead(g_j)``.
 
-At the start of the text ``J = B``, at the end ``J = A`` (the text's trailing gap counts
-as trail when it has no whitespace); if the span covers every token ``J = ""``. So the
-stripped text keeps every character outside the removed regions byte for byte, and its
-tokens are the original tokens without the matched ones.
+The span owns the whitespace, punctuation and separator symbols (``| / + = > ~ ^`` and
+the like: Unicode ``P*``, ``Sm``, ``Sk``) of the rest of the two gaps (``mid`` and ``lead``
+of ``g_{i-1}``, ``trail`` and ``mid`` of ``g_j``). Every other non-token character there
+(emoji and other symbols such as ``©`` or ``€``, control characters such as NUL) stays,
+in order: the kept characters of each whitespace-separated chunk of ``g_{i-1}`` follow
+``A`` with a space before each (``Kl``), those of ``g_j`` precede ``B`` with a space after
+each (``Kr``), so ``J = A + Kl + W + Kr + B`` ("Intro 😀 <span> 😀 outro" -> "Intro 😀 😀 outro").
+
+At the start of the text ``J = Kr + B`` (with ``Kl``'s chunks first), at the end
+``J = A + Kl`` (with ``Kr``'s chunks last; the text's trailing gap counts as trail when it
+has no whitespace); if the span covers every token, the kept chunks joined by spaces
+(``""`` when there are none). So the stripped text keeps every character outside the
+removed regions byte for byte, and its tokens are the original tokens without the
+matched ones.
 """
 from __future__ import annotations
 
 import functools
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -308,30 +319,59 @@ def _sentence_end(trail: str) -> str:
     return trail[:end]
 
 
+# Gap characters a span does not own (Strip rule): anything but whitespace, punctuation and
+# separator symbols. ASCII gaps (most of them) hold such a character only as "$" or a control.
+_OWNED_CATEGORIES = frozenset(("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sk", "Zs", "Zl", "Zp"))
+_ASCII_KEPT_RE = re.compile(r"[$\x00-\x08\x0e-\x1b\x7f]")
+
+
+@functools.lru_cache(maxsize=65536)
+def _kept_char(c: str) -> bool:
+    return not c.isspace() and c not in _SEPARATORS and unicodedata.category(c) not in _OWNED_CATEGORIES
+
+
+def _kept_chunks(part: str) -> list[str]:
+    """The characters of ``part`` a removed span does not own, one string per
+    whitespace-separated chunk that holds any (Strip rule)."""
+    if not part or (part.isascii() and _ASCII_KEPT_RE.search(part) is None):
+        return []
+    chunks = ("".join(c for c in chunk if _kept_char(c)) for chunk in part.split())
+    return [chunk for chunk in chunks if chunk]
+
+
 def junction(left_gap: str, right_gap: str, at_start: bool, at_end: bool) -> str:
     """The text that replaces ``left_gap + span + right_gap`` (Strip rule, module docstring).
 
     ``at_start``: no token before the span (``left_gap`` is the text's leading gap);
     ``at_end``: no token after it (``right_gap`` is the trailing gap).
     """
-    if at_start and at_end:
-        return ""
-    left_trail, left_mid, _ = _split_gap(left_gap)
+    left_trail, left_mid, left_lead = _split_gap(left_gap)
     right_trail, right_mid, lead = _split_gap(right_gap)
-    if at_end and not any(c.isspace() for c in right_gap):  # trailing gap of the text: all trail
-        right_trail = right_gap
+    if at_end:  # the text's trailing gap: no token after the span to open (all trail without whitespace)
+        right_trail, right_mid, lead = (right_gap, "", "") if not any(c.isspace() for c in right_gap) else \
+            (right_trail, right_mid + " " + lead, "")
+    if at_start:  # the text's leading gap: nothing closes a token before the span
+        left_trail, left_mid, left_lead = "", left_gap, ""
+    kept_left = _kept_chunks(left_mid + " " + left_lead)
+    kept_right = _kept_chunks(right_trail + " " + right_mid)
+    if at_start and at_end:
+        return " ".join(kept_left + kept_right)
     if at_start:
-        return lead
-    closing = _closing(left_trail) or _sentence_end(right_trail)
+        kept = kept_left + kept_right
+        return "".join(k + " " for k in kept) + lead
+    # A: what closes the token before the span, else the span's sentence end (after Kl: it
+    # ends the text before the span, which Kl's characters belong to).
+    closing = _closing(left_trail)
+    sentence_end = "" if closing else _sentence_end("".join(c for c in right_trail if not _kept_char(c)))
     if at_end:
-        return closing
+        return closing + "".join(" " + k for k in kept_left + kept_right) + sentence_end
     if _BLANK_LINE_RE.search(left_mid) or _BLANK_LINE_RE.search(right_mid):
         ws = "\n\n"
     elif "\n" in left_mid or "\n" in right_mid or "\r" in left_mid or "\r" in right_mid:
         ws = "\n"
     else:
         ws = " "
-    return closing + ws + lead
+    return closing + "".join(" " + k for k in kept_left) + sentence_end + ws + "".join(k + " " for k in kept_right) + lead
 
 
 # Short gaps repeat endlessly (" ", ". ", "\n\n"): memoize the rule for them only, so

@@ -211,13 +211,16 @@ class PhraseSet:
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike) -> PhraseSet:
-        """Load a ``phrases.jsonl`` file (UTF-8, blank lines skipped); errors name the 1-based line."""
+        """Load a ``phrases.jsonl`` file (UTF-8, a byte order mark before line 1 read past as
+        every command's input is, blank lines skipped); errors name the 1-based line."""
         source = os.fspath(path)
         parsed: list[PhraseRecord] = []
         lines: list[int] = []
         skipped = 0
         with open(source, "rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, open_lines, open_output
+from bloomspan.sidecar.inputs import DamagedInputError, compression_of_name, not_utf8, open_lines, open_output
 
 SHOWN_ERRORS = 5  # error lines kept in the summary for the terminal
 SHOWN_KEYS = 20  # top-level keys of the documents kept for a "fields seen" note
@@ -182,7 +182,7 @@ def _parse(raw: bytes):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _Unreadable(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", keep=False)
+        return _Unreadable(not_utf8(exc), keep=False)
     try:
         return json.loads(text)
     except RecursionError:

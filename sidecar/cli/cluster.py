@@ -100,6 +100,9 @@ def cluster_mine_options(f):
                      help="Keep-alive of points in time (a killed run's PIT lingers this long)."),
         click.option("--checkpoint-seconds", type=float, default=5.0, show_default=True,
                      help="Seconds between checkpoints while reading."),
+        click.option("--outage-seconds", type=float, default=180.0, show_default=True,
+                     help="How long reading waits for a cluster that went away (a restart: new points in time, "
+                          "from the saved positions) before the run stops; 0: stop at once."),
         click.option("--bulk-docs", type=int, default=500, show_default=True, help="Documents per bulk request."),
         click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "lines", "none"]),
                      default="auto", show_default=True, help="Progress on stderr."),

@@ -29,14 +29,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from bloomspan.sidecar.errors import BloomspanSidecarError
-from bloomspan.sidecar.inputs import Compression, DamagedInputError, detect_compression, open_lines
+from bloomspan.sidecar.inputs import Compression, DamagedInputError, detect_compression, not_utf8, open_lines
+from bloomspan.sidecar.inputs.compression import UTF8_BOM
 
 log = logging.getLogger(__name__)
 
 RETRIES = 4
 MAX_ID_BYTES = 512             # OpenSearch's limit on _id
 MAX_BATCH_BYTES = 10 << 20     # a request stays far below the usual http.max_content_length (100 MB)
-_BOM = b"\xef\xbb\xbf"
 _BAD_INDEX_CHARS = re.compile(r'[*?"<>|,#:\\/ ]')
 
 
@@ -117,7 +117,7 @@ def parse_line(raw: bytes, id_field: str | None) -> tuple[bytes, str | None]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not valid UTF-8 (byte {exc.start + 1}: {exc.reason})") from None
+        raise ValueError(not_utf8(exc)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -215,6 +215,11 @@ class _Loader:
             batch = again
 
 
+def _starts_with_bom(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(UTF8_BOM)) == UTF8_BOM
+
+
 def _lines(path: str) -> Iterator[tuple[int, bytes]]:
     """``(line number, raw line)`` of the file, decompressed (:mod:`bloomspan.sidecar.inputs`)."""
     with open_lines(path) as f:
@@ -239,9 +244,8 @@ def index_jsonl(client, config: IndexJsonlConfig, *, on_error: Callable[[int, st
     try:
         for lineno, raw in _lines(config.path):
             summary.lines = lineno
-            summary.bytes_read += len(raw)
-            if lineno == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
+            # the line read, and on line 1 a byte order mark before it that open_lines left out
+            summary.bytes_read += len(raw) + (lineno == 1 and bool(total_bytes) and _starts_with_bom(config.path)) * len(UTF8_BOM)
             raw = raw.rstrip(b"\r\n")
             if not raw.strip():
                 summary.blank += 1

@@ -244,7 +244,9 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     except ParquetInputError as exc:
         raise click.ClickException(str(exc)) from None
     mb = summary.bytes_in / 1e6
-    click.echo(f"{summary.documents:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
+    # one count: every line read (not blank) is cleaned, unchanged or an error, unreadable lines included
+    read = summary.cleaned + summary.unchanged + summary.errors
+    click.echo(f"{read:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
                f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
     if summary.documents and not summary.tokens and not summary.errors:

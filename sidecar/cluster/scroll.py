@@ -32,6 +32,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -223,6 +224,13 @@ class SourceScan:
     pit_ids:   concrete index -> a PIT id from a checkpoint (tried, replaced if expired);
                :attr:`pit_ids` holds the ids in use, to be saved in the next checkpoint.
     field:     source field to read; None lists keys and versions only.
+    outage_seconds: how long a unit whose page fails for a reason the cluster recovers from
+               (connection refused or reset, a timeout, 429/5xx, failed shards, a point in
+               time the cluster no longer knows: a node restart loses them all) waits for
+               it, trying again with backoff; PIT mode then goes on from the unit's last
+               ``_seq_no`` in a new point in time, scroll mode reads the unit again from its
+               start (the duplicates are dropped at assembly). 0: the first failure ends
+               the scan (the run resumes from its checkpoint when started again).
     """
 
     client: Any
@@ -237,6 +245,7 @@ class SourceScan:
     positions: dict = field(default_factory=dict)
     done: set = field(default_factory=set)
     pit_ids: dict = field(default_factory=dict)
+    outage_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if self.mode not in ("pit", "scroll"):
@@ -286,8 +295,7 @@ class SourceScan:
             body["pit"] = {"id": pit, "keep_alive": self.keep_alive}
             if after is not None:
                 body["search_after"] = [after]
-            resp = self.client.search(body=body)
-            _check_shards(resp, unit)
+            resp = self._search_through_outages(unit, body)
             if resp.get("pit_id") and resp["pit_id"] != pit:
                 with self._lock:
                     self.pit_ids[unit.index] = resp["pit_id"]
@@ -300,7 +308,78 @@ class SourceScan:
             if done:
                 return
 
+    def _search_through_outages(self, unit: ScanUnit, body: dict) -> dict:
+        """One PIT page of ``unit`` (``body`` holds its PIT and position); across an outage
+        (see ``outage_seconds``) the page is asked again, in a new point in time once the
+        cluster answers."""
+        outage = None
+        while True:
+            try:
+                resp = self.client.search(body=body)
+                _check_shards(resp, unit)
+            except Exception as exc:
+                if not recoverable(exc):
+                    raise
+                outage = self._wait_out(unit, exc, outage)
+                pit = self._replace_pit(unit.index, body["pit"]["id"])
+                if pit is None:
+                    continue
+                body["pit"]["id"] = pit
+                continue
+            if outage is not None:
+                log.info("scan: %s read again after %.0f s (cluster back)", unit.name, time.monotonic() - outage)
+            return resp
+
+    def _wait_out(self, unit: ScanUnit, exc: BaseException, outage: float | None) -> float:
+        """Sleep before the next try of ``unit``; the outage's start. Raises ``exc`` once the
+        outage has lasted ``outage_seconds``."""
+        now = time.monotonic()
+        if outage is None:
+            if self.outage_seconds <= 0:
+                raise exc
+            log.warning("scan: reading %s failed (%s); waiting up to %.0f s for the cluster", unit.name,
+                        _short(exc), self.outage_seconds)
+            outage = now
+        elif now - outage >= self.outage_seconds:
+            raise ScanError(f"reading {unit.name} failed and the cluster did not recover within "
+                            f"{self.outage_seconds:.0f} s ({_short(exc)}); run the same command again to resume "
+                            "from the checkpoint", index=unit.index, item=unit.name) from exc
+        if self._stop.wait(min(5.0, 0.5 * 2 ** min(4, int(now - outage) // 5))):
+            raise exc  # the scan is closing
+        return outage
+
+    def _replace_pit(self, index: str, failed: str) -> str | None:
+        """A new point in time on ``index`` in place of ``failed`` (shared with the other
+        units of the index: only the first to ask opens one); None while the cluster
+        cannot open it yet."""
+        with self._lock:
+            current = self.pit_ids.get(index)
+            if current != failed:
+                return current
+            try:
+                pit = open_pit(self.client, index, self.keep_alive)
+            except Exception as exc:
+                if recoverable(exc):
+                    return None
+                raise
+            self.pit_ids[index] = pit
+        delete_pits(self.client, [failed])  # gone with a restart; released if it still lives
+        log.info("scan: new point in time on %s (continuing from the saved _seq_no positions)", index)
+        return pit
+
     def _read_scroll(self, unit: ScanUnit) -> Iterator[Page]:
+        outage = None
+        while True:
+            try:
+                yield from self._read_scroll_once(unit)
+                return
+            except Exception as exc:
+                if not recoverable(exc):
+                    raise
+                outage = self._wait_out(unit, exc, outage)
+                log.info("scan: reading %s again from its start (its scroll is lost)", unit.name)
+
+    def _read_scroll_once(self, unit: ScanUnit) -> Iterator[Page]:
         from opensearchpy import helpers
 
         body = self._body(unit)
@@ -407,6 +486,31 @@ class _Failure:
 
 
 _WORKER_DONE = object()
+
+
+# Statuses a cluster answers while it restarts or sheds load; 404: the point in time or
+# scroll context it lost.
+_RECOVERABLE_STATUSES = frozenset((404, 429, 500, 502, 503, 504))
+
+
+def recoverable(exc: BaseException) -> bool:
+    """Whether a failed page may succeed once the cluster is back (``SourceScan.outage_seconds``)."""
+    from opensearchpy.exceptions import ConnectionError as ClientConnectionError, TransportError
+
+    if isinstance(exc, (ClientConnectionError, ConnectionError, TimeoutError)):
+        return True
+    if isinstance(exc, ScanError):  # failed shards: recovering after a restart, or lost contexts
+        return True
+    return (isinstance(exc, TransportError) and exc.status_code in _RECOVERABLE_STATUSES
+            and exc.error != "index_not_found_exception")  # a deleted source does not come back
+
+
+def _short(exc: BaseException) -> str:
+    """``exc`` in a few words for a log line (the client's messages repeat their cause)."""
+    status = getattr(exc, "status_code", None)
+    text = getattr(exc, "error", None) or str(exc)
+    text = str(text).split(" caused by:")[0]
+    return f"{type(exc).__name__}{f' {status}' if isinstance(status, int) else ''}: {text[:160]}"
 
 
 def _check_shards(resp: dict, unit: ScanUnit) -> None:

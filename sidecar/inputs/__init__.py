@@ -16,9 +16,10 @@ from .compression import (
     compression_of_name,
     detect_compression,
     iter_lines,
+    not_utf8,
     open_output,
 )
 from .lines import open_lines
 
 __all__ = ["Compression", "DamagedInputError", "compression_of_name", "detect_compression", "iter_lines",
-           "open_lines", "open_output"]
+           "not_utf8", "open_lines", "open_output"]

@@ -71,6 +71,14 @@ def compression_of_name(path: str) -> Compression:
     return Compression.PLAIN
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """The one wording of a line that is not UTF-8, at its 0-based byte in the line."""
+    return f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
+
+
 @contextmanager
 def open_decompressed(path: str, kind: Compression | None = None) -> Iterator:
     """The lines of ``path`` (bytes, each with its newline but perhaps the last), decompressed
@@ -79,10 +87,14 @@ def open_decompressed(path: str, kind: Compression | None = None) -> Iterator:
     A plain file gives the file object itself (iterating it is the fast path); a compressed
     one a generator that raises :class:`DamagedInputError` where the data stops making sense.
     Commands open files with :func:`.lines.open_lines`, which reads WARC and WET files first.
+    A UTF-8 byte order mark that starts the data is not part of its first line (every command
+    reads it the same way).
     """
     kind = detect_compression(path) if kind is None else kind
     with open(path, "rb") as raw:
         if kind is Compression.PLAIN:
+            if raw.read(len(UTF8_BOM)) != UTF8_BOM:
+                raw.seek(0)
             yield raw
             return
         stream = (gzip.GzipFile(fileobj=raw, mode="rb") if kind is Compression.GZIP
@@ -101,6 +113,8 @@ def iter_lines(stream, path: str) -> Iterator[bytes]:
         for raw in stream:
             line += 1
             position += len(raw)
+            if line == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
             yield raw
     except EOFError:
         raise DamagedInputError(path, line + 1, position, "compressed data ends early (a truncated file)") from None

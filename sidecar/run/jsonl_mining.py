@@ -29,7 +29,7 @@ from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.report import coverage_report
 from bloomspan.engine.templates.blocks import block_offsets_from_flags
 from bloomspan.engine.text.corpus_store import CorpusStore
-from bloomspan.sidecar.inputs import DamagedInputError, open_lines
+from bloomspan.sidecar.inputs import DamagedInputError, not_utf8, open_lines
 from bloomspan.sidecar.inputs.parquet import ParquetInputError, check_columns, is_parquet, open_parquet, row_groups
 from bloomspan.sidecar.inputs.warc import WarcRecordError
 
@@ -156,7 +156,7 @@ def parse_line(path: str, lineno: int, raw: bytes, exact_numbers: bool = False):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise JsonlInputError(path, lineno, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise JsonlInputError(path, lineno, not_utf8(exc)) from None
     try:
         return json.loads(text)
     except RecursionError:

@@ -35,6 +35,7 @@ moves the alias to it.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -51,7 +52,7 @@ from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError
+from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
     new_run_id,
@@ -120,6 +121,7 @@ class MineConfig:
     scan_mode: str = "auto"
     pit_keep_alive: str = "10m"
     checkpoint_seconds: float = 5.0
+    outage_seconds: float = 180.0  # how long the scan waits for a cluster that went away (a restart)
     bulk_docs: int = 500
     top: int = 20
     bins: int = 10
@@ -162,10 +164,11 @@ class MineConfig:
             self.detector_config()  # validates every field
         if self.scan_mode not in MODES:
             bad("scan_mode", f"must be one of {', '.join(MODES)}")
-        for name in ("lease_ttl", "checkpoint_seconds", "timeout"):
+        for name in ("lease_ttl", "checkpoint_seconds", "outage_seconds", "timeout"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name != "checkpoint_seconds" and v == 0):
-                bad(name, "must be a positive number of seconds")
+            may_be_zero = name in ("checkpoint_seconds", "outage_seconds")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (not may_be_zero and v == 0):
+                bad(name, "must be a number of seconds >= 0" if may_be_zero else "must be a positive number of seconds")
         try:
             MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
                          engine=self.engine)
@@ -361,7 +364,20 @@ class _Run:
     def run(self) -> RunSummary:
         """Load or start the run, then go through its phases holding the lease. A new run's
         state is made only once the lease is held: a run the lease turns away leaves nothing
-        behind to resume later."""
+        behind to resume later. A full work directory stops the run with a
+        :class:`WorkDirFullError` naming it; its checkpoint (replaced atomically) stays, so
+        the same run resumes once there is space."""
+        try:
+            return self._run()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            where = f" (writing {exc.filename})" if exc.filename else ""
+            raise WorkDirFullError(f"no space left in the work dir {self.work}{where}: free space there, or give "
+                                   "--work-dir on a larger disk, and run the same command again (it resumes "
+                                   "from its checkpoint)", item=str(self.work)) from exc
+
+    def _run(self) -> RunSummary:
         c = self.config
         state = self._load_state()
         self.resumed = state is not None
@@ -410,7 +426,7 @@ class _Run:
                               ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
                               keep_alive=c.pit_keep_alive, mode=self.state.scan_mode,
                               positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
-                              pit_ids=sec.get("pit_ids", {}))
+                              pit_ids=sec.get("pit_ids", {}), outage_seconds=c.outage_seconds)
             stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
                                  progress=self.progress, total=total, stage=section)
             sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None

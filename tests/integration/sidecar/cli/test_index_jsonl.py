@@ -47,6 +47,8 @@ def test_cli_indexes_every_good_line_and_names_every_bad_one(os_client, opensear
     assert "expected a JSON object, got list" in errors[3] and "invalid JSON" in errors[4]
     assert "id field 'id' is missing" in errors[5] and "mapper_parsing_exception" in errors[8]
     assert "not valid UTF-8" in errors[10] and "nested too deeply" in errors[11] and "string or an integer" in errors[12]
+    # the wording and 0-based byte clean and mine give for the same line (index said "byte 1: ...")
+    assert errors[10].endswith(":10: not valid UTF-8 (invalid start byte at byte 0)"), errors[10]
     assert "bloomspan: index" in r.stderr and "Traceback" not in r.output
     assert "indexed 5 of 12 documents" in r.stdout and "4 created, 1 updated, 7 failed, 1 blank lines skipped" in r.stdout
     assert "7 line(s)" in r.stderr

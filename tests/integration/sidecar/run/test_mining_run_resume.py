@@ -130,13 +130,14 @@ def test_kill_during_scan_and_publish_then_restart(os_client, index_prefix, open
 
 @pytest.mark.parametrize("mode", ["pit", "scroll"])
 def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensearch_url, tmp_path, mode):
-    """An exception mid-scan (the 5th search fails) leaves a checkpoint; the next run resumes
-    from it (PIT: from the saved _seq_no positions; scroll: unfinished units re-read, the
-    duplicates dropped) and publishes what an uninterrupted run does."""
+    """An exception mid-scan (the 5th search fails) that the run does not wait out
+    (outage_seconds=0) leaves a checkpoint; the next run resumes from it (PIT: from the saved
+    _seq_no positions; scroll: unfinished units re-read, the duplicates dropped) and
+    publishes what an uninterrupted run does."""
     src = f"{index_prefix}src"
     make_source(os_client, src, web_docs(300), shards=3)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
-                batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode)
+                batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode, outage_seconds=0)
     run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
 
@@ -149,6 +150,75 @@ def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensea
     assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
 
 
+class OutageClient:
+    """The real client, except that from its Nth search on the cluster is "down" for
+    ``seconds``: every search, scroll and new point in time is refused as by a closed port,
+    and the points in time opened before are gone afterwards, as after a node restart."""
+
+    def __init__(self, client, fail_at: int, seconds: float):
+        self._c, self.calls, self.fail_at, self.seconds = client, 0, fail_at, seconds
+        self.down_since: float | None = None
+        self.pits: list[str] = []
+        self.refused = 0
+
+    def __getattr__(self, name):
+        return getattr(self._c, name)
+
+    def _gate(self) -> None:
+        from opensearchpy.exceptions import ConnectionError as ClientConnectionError
+
+        self.calls += 1
+        if self.down_since is None and self.calls >= self.fail_at:
+            self.down_since = time.monotonic()
+            if self.pits:
+                self._c.delete_pit(body={"pit_id": self.pits})  # a restart loses every point in time
+        if self.down_since is not None and time.monotonic() - self.down_since < self.seconds:
+            self.refused += 1
+            raise ClientConnectionError("N/A", "[Errno 111] Connection refused (injected)", None)
+
+    def search(self, *a, **kw):
+        self._gate()
+        return self._c.search(*a, **kw)
+
+    def scroll(self, *a, **kw):
+        self._gate()
+        return self._c.scroll(*a, **kw)
+
+    def create_pit(self, *a, **kw):
+        if self.down_since is not None:
+            self._gate()
+        pit = self._c.create_pit(*a, **kw)
+        self.pits.append(pit["pit_id"])
+        return pit
+
+
+@pytest.mark.parametrize("mode", ["pit", "scroll"])
+def test_a_cluster_that_goes_away_mid_scan_is_waited_for_in_the_same_run(os_client, index_prefix, opensearch_url,
+                                                                         tmp_path, mode, caplog):
+    """The cluster refuses connections for 3 s from the 5th search on and forgets its points
+    in time (a restart): the run waits, goes on in new points in time from the saved
+    positions (scroll: re-reads the units), and publishes what an uninterrupted run does,
+    in one run, with a line when the wait starts (it was a failed run to start again)."""
+    src = f"{index_prefix}src"
+    make_source(os_client, src, web_docs(300), shards=3)
+    base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
+                batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode)
+    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+               client=os_client)
+    client = OutageClient(os_client, 5, seconds=3.0)
+    with caplog.at_level("INFO", logger="bloomspan"):
+        summary = run_mining(MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w")),
+                             client=client)
+    assert client.refused > 0 and not summary.resumed and summary.docs_seen == 300
+    assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
+    waits = [r.getMessage() for r in caplog.records if "waiting up to" in r.getMessage()]
+    # one line per unit that met the outage (a page in flight when the contexts went sees them lost)
+    assert 1 <= len(waits) <= 2 and all("\n" not in w for w in waits), waits
+    assert any("Connection refused" in w for w in waits), waits
+    if mode == "pit":
+        assert any("new point in time" in r.getMessage() for r in caplog.records)
+
+
 def test_a_checkpoint_of_another_version_is_refused_and_kept(os_client, index_prefix, opensearch_url, tmp_path):
     """The checkpoint of a run stopped mid-scan, rewritten with another version (an older or a
     newer bloomspan's), is refused with a one-line message naming the file and the fix, and
@@ -158,7 +228,7 @@ def test_a_checkpoint_of_another_version_is_refused_and_kept(os_client, index_pr
     src = f"{index_prefix}src"
     make_source(os_client, src, web_docs(200), shards=2)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
-                batch_size=25, slices=2, checkpoint_seconds=0)
+                batch_size=25, slices=2, checkpoint_seconds=0, outage_seconds=0)
     run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
     cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))

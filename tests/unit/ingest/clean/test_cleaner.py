@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.ingest.clean.chunking import chunk_text
-from bloomspan.ingest.clean.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _split_gap, junction
+from bloomspan.ingest.clean.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _kept_char, _split_gap, junction
 from bloomspan.ingest.errors import (
     CleaningFailedError,
     DocumentTooLargeError,
@@ -185,6 +185,15 @@ def test_downweight_keeps_original_and_adds_stripped_copy(case):
         (". ", "", False, True, "."),
         (" — ", "!\n", False, True, "!"),
         ("  ", "  ", True, True, ""),
+        # characters other than whitespace, punctuation and separator symbols are not the span's
+        (" 😀 ", " 😀 ", False, False, " 😀 😀 "),
+        (" © ", ". ", False, False, " ©. "),         # the sentence end follows what it ends
+        (" \x00 ", " — ", False, False, " \x00 "),    # NUL kept, the dash goes with the span
+        (" — ", " €, ", False, False, " € "),
+        ("", " © ", True, False, "© "),
+        (", ", " 😀", False, True, " 😀"),
+        (" ", "😀.", False, True, " 😀."),
+        (" 👨‍👩 ", " ", True, True, "👨‍👩"),         # a joined emoji stays whole
     ],
 )
 def test_junction_examples(left, right, at_start, at_end, expected):
@@ -211,6 +220,42 @@ def test_strip_examples():
     assert res.doc["body"] == "Great news today. the rest.\n\nCopyright 2024."
     assert res.doc_id == "d1" and res.action == "keep"
     assert doc["body"].startswith("Main menu")  # input never mutated
+
+
+def test_strip_keeps_the_symbols_and_control_characters_around_a_removed_phrase():
+    # Strip used to remove every non-token character of both gaps: emoji, ©, NUL went with the phrase.
+    c = _cleaner("read more")
+    for text, expected in [("Intro 😀 read more 😀 outro", "Intro 😀 😀 outro"),
+                           ("Intro © read more — outro", "Intro © outro"),
+                           ("Intro \x00 read more \x00 outro", "Intro \x00 \x00 outro"),
+                           ("😀 read more. Outro", "😀 Outro"),
+                           ("Intro, read more 😀", "Intro 😀")]:
+        stripped = c.clean({"body": text}).doc["body"]
+        assert stripped == expected
+        assert c.clean({"body": stripped}).doc["body"] == stripped  # idempotent
+
+
+def _unowned_symbols(text, merged=()):
+    """The characters of ``text`` outside the merged token spans that no span owns and that
+    are not letters or digits (Strip rule); a span's own inner gaps go with it."""
+    _, starts, ends = token_spans(text)
+    inside = {i for ts, te in merged for i in range(int(starts[ts]), int(ends[te - 1]))}
+    return [ch for i, ch in enumerate(text) if i not in inside and not ch.isalnum() and _kept_char(ch)]
+
+
+_symbol_gaps = st.sampled_from([" 😀 ", "© ", " \x00 ", " €, ", "😀", " (©", "😀) ", " | ¦ ", " — ", ". "])
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_words, _symbol_gaps), min_size=1, max_size=12),
+       st.lists(st.integers(0, 11), min_size=1, max_size=3))  # fmt: skip
+def test_strip_never_removes_a_symbol_or_control_character(pieces, picks):
+    text = "".join(w + g for w, g in pieces)
+    toks = tokenize(text)
+    phrases = sorted({tuple(toks[i % len(toks):i % len(toks) + 2]) for i in picks})
+    stripped = _cleaner(*(" ".join(p) for p in phrases)).clean({"body": text}).doc["body"]
+    merged, _ = _reference_spans(text, phrases)
+    assert _unowned_symbols(stripped) == _unowned_symbols(text, merged)
 
 
 def test_regression_trailing_gap_without_whitespace_keeps_sentence_end():

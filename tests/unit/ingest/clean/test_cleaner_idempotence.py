@@ -11,7 +11,7 @@ from bloomspan.ingest.records.phrase_set import PhraseSet
 
 # Few words, so phrases formed across a junction are frequent in generated cases.
 _words = st.sampled_from(["a", "b", "c", "Жук", "x1", "ΟΔΟΣ"])
-_gaps = st.sampled_from([" ", ", ", ". ", "\n", "\n\n", " | ", " (", ") ", " — ", "»"])
+_gaps = st.sampled_from([" ", ", ", ". ", "\n", "\n\n", " | ", " (", ") ", " — ", "»", " 😀 ", "© ", " \x00 "])
 _phrase = st.lists(_words, min_size=1, max_size=4).map(lambda ws: tuple(tokenize(" ".join(ws))))
 
 

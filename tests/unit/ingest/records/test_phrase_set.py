@@ -159,3 +159,12 @@ def test_tokens_are_accepted_exactly_when_each_token_is_valid(tokens):
     else:
         with pytest.raises(PhraseSetError, match=r"tokens\[\d+\]"):
             parse_phrase_record({"tokens": tokens})
+
+
+def test_a_byte_order_mark_before_the_first_record_is_read_past(tmp_path):
+    # It was "line 1: invalid JSON: Unexpected UTF-8 BOM", while the documents' files take one.
+    record = json.dumps({"tokens": ["all", "rights", "reserved"], "id": "p1"}).encode() + b"\n"
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + record)
+    (tmp_path / "plain.jsonl").write_bytes(record)
+    bom, plain = PhraseSet.from_jsonl(tmp_path / "bom.jsonl"), PhraseSet.from_jsonl(tmp_path / "plain.jsonl")
+    assert [p.tokens for p in bom] == [p.tokens for p in plain] == [("all", "rights", "reserved")]

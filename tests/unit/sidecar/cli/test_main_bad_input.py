@@ -228,3 +228,36 @@ def test_clean_writes_back_numbers_exactly_as_the_standard_library_reads_them(tm
     assert b'"n": 7' in written[2]
     assert b'"v": NaN' in written[3]
     assert all(b"acme corporation" not in line for line in written)  # every one was cleaned
+
+
+def test_one_wording_and_one_count_for_bad_lines_in_clean_and_mine(tmp_path):
+    """The same bad byte is named at the same (0-based) byte by clean and mine, and clean's
+    summary counts every line it read: 3 lines were "1 documents: 1 cleaned, 2 errors"."""
+    lines = [_doc(0), b'{"id": "x", "text": nope}\n', b'{"id": "b", "text": "bad \xff byte"}\n']
+    res, src, _, _ = _clean(tmp_path, lines)
+    assert res.exit_code == 0, res.output
+    assert "3 documents: 1 cleaned, 0 unchanged, 2 errors" in res.output
+    assert f"{src}:3: not valid UTF-8 (invalid start byte at byte 25)" in res.output
+    mined = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / "m"), "--sigma", "2"])
+    assert mined.exit_code == 1
+    assert f"{src}:2: invalid JSON (Expecting value at column 21)" in mined.output
+    src.write_bytes(lines[0] + lines[2])
+    mined = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / "m"), "--sigma", "2"])
+    assert f"{src}:2: not valid UTF-8 (invalid start byte at byte 25)" in mined.output, mined.output
+
+
+def test_a_byte_order_mark_starting_the_file_is_read_past_by_clean_and_mine(tmp_path):
+    """index read past a UTF-8 BOM, clean and mine refused line 1 ("Unexpected UTF-8 BOM")."""
+    docs = [_doc(i) for i in range(6)]
+    outputs = {}
+    for name, head in (("plain", b""), ("bom", b"\xef\xbb\xbf")):
+        src = tmp_path / f"{name}.jsonl"
+        src.write_bytes(head + b"".join(docs))
+        out = tmp_path / f"{name}-clean.jsonl"
+        res = CliRunner().invoke(cli, ["clean", "--phrases", _phrases(tmp_path), "--in", str(src), "--out", str(out)])
+        assert res.exit_code == 0 and "6 documents: 6 cleaned, 0 unchanged, 0 errors" in res.output, res.output
+        mined = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / name), "--sigma", "3",
+                                         "--min-length", "5"])
+        assert mined.exit_code == 0, mined.output
+        outputs[name] = (out.read_bytes(), (tmp_path / name / "phrases.jsonl").read_bytes())
+    assert outputs["bom"] == outputs["plain"]

@@ -2,6 +2,14 @@
 from __future__ import annotations
 
 import pytest
+from opensearchpy.exceptions import (
+    AuthenticationException,
+    ConnectionError as ClientConnectionError,
+    ConnectionTimeout,
+    NotFoundError,
+    RequestError,
+    TransportError,
+)
 
 from bloomspan.sidecar.cluster.scroll import (
     ScanUnit,
@@ -9,9 +17,11 @@ from bloomspan.sidecar.cluster.scroll import (
     extract_text,
     lookup_field,
     parse_hits,
+    recoverable,
     split_key,
     ts_fingerprint,
 )
+from bloomspan.sidecar.errors import ScanError
 from bloomspan.sidecar.run.checkpoint import EMPTY, LISTED, MISSING, NOT_TEXT, STORED
 
 
@@ -69,3 +79,16 @@ def test_parse_hits_meta_columns():
 def test_scan_unit_slices_only_multi_shard_indices():
     assert ScanUnit("i", 0, 1).slice() is None
     assert ScanUnit("i", 2, 3).slice() == {"id": 2, "max": 3} and ScanUnit("i", 2, 3).name == "i/2"
+
+
+def test_what_a_scan_waits_out_and_what_it_does_not():
+    """A restarting or overloaded cluster, and lost contexts, are waited for; a refused
+    request, bad credentials or a deleted source are not (they would fail again)."""
+    waited = [ClientConnectionError("N/A", "refused", None), ConnectionTimeout("TIMEOUT", "slow", None),
+              ConnectionResetError(), TransportError(503, "cluster_block_exception", {}),
+              TransportError(429, "es_rejected_execution_exception", {}),
+              NotFoundError(404, "search_context_missing_exception", {}), ScanError("src/0: 2 shard(s) failed")]
+    not_waited = [RequestError(400, "parsing_exception", {}), AuthenticationException(401, "security_exception", {}),
+                  NotFoundError(404, "index_not_found_exception", {}), ValueError("a bug")]
+    assert all(recoverable(e) for e in waited)
+    assert not any(recoverable(e) for e in not_waited)
