@@ -50,12 +50,20 @@ def free_port() -> int:
 
 
 def start_serve(upstream: str, phrases: Path, extra: list[str], log: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    return launch_serve(["--upstream-url", upstream, "--phrases", str(phrases), "--clean-index", f"{PREFIX}clean-*",
+                         "--field", "text", "--workers", str(workers), *extra], log,
+                        ready=lambda proc: len(_tree(proc.pid)) >= workers)
+
+
+def launch_serve(serve_args: list[str], log: Path, ready=None, log_level: str | None = None
+                 ) -> tuple[subprocess.Popen, str]:
+    """``bloomspan serve`` on a free port with ``serve_args`` (stderr to ``log``), once its
+    ``/readyz`` answers 200 and ``ready(proc)`` holds (default: nothing more); its process and URL."""
     import requests
 
     port = free_port()
-    cmd = [str(Path(sys.executable).with_name("bloomspan")), "serve", "--port", str(port), "--upstream-url", upstream,
-           "--phrases", str(phrases), "--clean-index", f"{PREFIX}clean-*", "--field", "text",
-           "--workers", str(workers), *extra]
+    cmd = [str(Path(sys.executable).with_name("bloomspan")), *(["--log-level", log_level] if log_level else []),
+           "serve", "--port", str(port), *serve_args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
@@ -63,7 +71,7 @@ def start_serve(upstream: str, phrases: Path, extra: list[str], log: Path, worke
         if proc.poll() is not None:
             raise SystemExit(f"bloomspan serve exited {proc.returncode}: {log.read_text()[-2000:]}")
         try:
-            if requests.get(url + "/readyz", timeout=2).status_code == 200 and len(_tree(proc.pid)) >= workers:
+            if requests.get(url + "/readyz", timeout=2).status_code == 200 and (ready is None or ready(proc)):
                 return proc, url
         except requests.RequestException:
             pass

@@ -30,8 +30,8 @@ import numpy as np
 import requests
 from opensearchpy import OpenSearch, helpers
 
-from bench.proxy_bench import _tree, free_port
-from bench.result_file import ROOT, write_section
+from bench.proxy_bench import _tree, launch_serve
+from bench.result_file import write_section
 from bloomspan.corpora.web import generate_web
 
 ADMIN_TOKEN = "soak-admin-token-0123456789"
@@ -72,26 +72,10 @@ def slope_per_minute(times: list[float], values: list[float]) -> float:
 
 
 def start_serve(args, prefix: str, work: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [str(Path(sys.executable).with_name("bloomspan")), "--log-level", "info", "serve", "--port", str(port), "--upstream-url", args.url,
-           "--clean-index", f"{prefix}clean-*", "--field", "text", "--template-index", f"{prefix}tpl",
-           "--no-require-template", "--reload-every", "10s", "--mine-index", f"{prefix}src",
-           "--lease-index", f"{prefix}lease", "--work-dir", str(work), "--sigma", "5", "--min-length", "8",
-           "--admin-token", ADMIN_TOKEN]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"bloomspan serve exited {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            if requests.get(url + "/readyz", timeout=2).status_code == 200:
-                return proc, url
-        except requests.RequestException:
-            pass
-        time.sleep(0.3)
-    proc.kill()
-    raise SystemExit(f"bloomspan serve did not answer within 180 s: {log.read_text()[-2000:]}")
+    return launch_serve(["--upstream-url", args.url, "--clean-index", f"{prefix}clean-*", "--field", "text",
+                         "--template-index", f"{prefix}tpl", "--no-require-template", "--reload-every", "10s",
+                         "--mine-index", f"{prefix}src", "--lease-index", f"{prefix}lease", "--work-dir", str(work),
+                         "--sigma", "5", "--min-length", "8", "--admin-token", ADMIN_TOKEN], log, log_level="info")
 
 
 def writer(url: str, index: str, pages: list[dict], stop: threading.Event, latencies: list, counts: dict,
