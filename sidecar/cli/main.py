@@ -178,8 +178,8 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
+    from bloomspan.ingest.base.errors import IngestError
     from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.errors import IngestError
     from bloomspan.ingest.match.loading import load_run_phrases
     from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
@@ -317,7 +317,7 @@ def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_
     """Export the run as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.errors import IngestConfigError, IngestError
+    from bloomspan.ingest.base.errors import IngestConfigError, IngestError
     from bloomspan.ingest.pipeline_export.export import export_pipeline
     from bloomspan.ingest.records.phrase_set import PhraseSet
     from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
