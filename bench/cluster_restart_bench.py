@@ -31,38 +31,19 @@ from pathlib import Path
 
 from opensearchpy import helpers
 
+from bench.published_run import published
 from bench.result_file import ROOT
 from bloomspan.corpora.web import generate_web
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.engine import engine_of
 
 NODE_SCRIPT = ROOT / "deploy" / "local" / "opensearch.sh"
-RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "covered_share", "phrases",
-              "coverage_bitmap", "coverage_chunks", "doc_id_chunks", "source_index", "field")
-
-
 def node(action: str, port: int, root: str) -> float:
     """Run the node script's ``action`` (start/stop) on this port and root; its seconds."""
     t0 = time.monotonic()
     env = {"BLOOMSPAN_START_TIMEOUT": "600", **os.environ, "BLOOMSPAN_NODE_PORT": str(port), "BLOOMSPAN_NODE_ROOT": root}
     subprocess.run([str(NODE_SCRIPT), action], env=env, check=True, stdout=subprocess.DEVNULL)
     return time.monotonic() - t0
-
-
-def publication(client, alias: str) -> dict:
-    """What a run published behind ``alias``, without what differs between equal runs."""
-    phrases, docmap, run = {}, {}, None
-    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
-        src = dict(hit["_source"])
-        src.pop("run_id", None)
-        if src["kind"] == "phrase":
-            phrases[hit["_id"]] = src
-        elif src["kind"] == "docmap":
-            docmap[src["first_member"]] = src["ids"]
-        elif src["kind"] == "run":
-            run = src
-    return {"phrases": phrases, "doc_ids": [i for first in sorted(docmap) for i in docmap[first]],
-            "run": {k: run.get(k) for k in RUN_FIELDS}, "report": run["report"]}
 
 
 def mine_command(url: str, args, src: str, template_index: str, lease: str, work: Path) -> list[str]:
@@ -149,7 +130,7 @@ def main(argv=None) -> int:
             summary = json.loads(final["stdout"]) if final["exit"] == 0 and final["stdout"].strip() else {}
             result["attempts"] = [{k: v for k, v in a.items() if k != "stdout"} for a in attempts]
             result["resumed"] = summary.get("resumed")
-            result["identical"] = final["exit"] == 0 and publication(client, tpl) == publication(client, ref)
+            result["identical"] = final["exit"] == 0 and published(client, tpl) == published(client, ref)
     finally:
         for index in (src, lease):
             client.indices.delete(index=index, ignore_unavailable=True)

@@ -37,7 +37,7 @@ def _child(corpus: str, field: str) -> dict:
 
     from bloomspan.engine.text.tokenizer import encode_batch
     from bloomspan.engine.text.vocabulary import Vocabulary
-    from bloomspan.ingest.batch_tokens import tokenize_batch
+    from bloomspan.ingest.base.batch_tokens import tokenize_batch
 
     c = time.process_time()
     with open(corpus, "rb") as f:

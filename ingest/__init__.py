@@ -11,14 +11,14 @@ files), ``clean/`` (the cleaner, its strip rule, chunks, curated cleaners),
 ``pipeline_export/`` (a native ingest pipeline of a run), ``companions/`` (emerging
 boilerplate, near-duplicates, paragraph dedup); ``errors`` and ``batch_tokens`` serve them all.
 
-The names below load lazily (PEP 562), so ``import bloomspan.ingest.errors`` or another
+The names below load lazily (PEP 562), so ``import bloomspan.ingest.base.errors`` or another
 submodule does not import numba.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .lazy_exports import lazy_exports
+from .base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "Chunk": "clean",
@@ -29,17 +29,17 @@ _EXPORTS = {
     "FieldReport": "clean",
     "junction": "clean",
     "strip_spans": "clean",
-    "CleaningFailedError": "errors",
-    "DocumentError": "errors",
-    "DocumentTooLargeError": "errors",
-    "EmptyFieldError": "errors",
-    "FieldTypeError": "errors",
-    "IngestConfigError": "errors",
-    "IngestError": "errors",
-    "InvalidDocumentError": "errors",
-    "InvalidTextError": "errors",
-    "MissingFieldError": "errors",
-    "PhraseSetError": "errors",
+    "CleaningFailedError": "base.errors",
+    "DocumentError": "base.errors",
+    "DocumentTooLargeError": "base.errors",
+    "EmptyFieldError": "base.errors",
+    "FieldTypeError": "base.errors",
+    "IngestConfigError": "base.errors",
+    "IngestError": "base.errors",
+    "InvalidDocumentError": "base.errors",
+    "InvalidTextError": "base.errors",
+    "MissingFieldError": "base.errors",
+    "PhraseSetError": "base.errors",
     "MatchResult": "match",
     "PhraseMatcher": "match",
     "TemplateMatcher": "match",
@@ -50,8 +50,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .clean import Chunk, Cleaner, CleanerConfig, CleanResult, FieldReport, chunk_text, junction, strip_spans
-    from .errors import (
+    from .base.errors import (
         CleaningFailedError,
         DocumentError,
         DocumentTooLargeError,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
         MissingFieldError,
         PhraseSetError,
     )
+    from .clean import Chunk, Cleaner, CleanerConfig, CleanResult, FieldReport, chunk_text, junction, strip_spans
     from .match import MatchResult, PhraseMatcher, TemplateMatcher
     from .records import PhraseRecord, PhraseSet
 

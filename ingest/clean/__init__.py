@@ -6,7 +6,7 @@ operator's allow and deny entries; :func:`chunk_text` cuts cleaned text into RAG
 """
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "Cleaner": "cleaner",

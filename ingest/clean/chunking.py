@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import IngestConfigError
+from ..base.errors import IngestConfigError
 
 _PARAGRAPH_RE = re.compile(r"\n[^\S\n]*\n")
 _SENTENCE_END_RE = re.compile(r"[.!?\u2026][\"'\u00bb\u201d\u2019)\]]*(?=\s)")

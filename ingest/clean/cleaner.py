@@ -3,7 +3,7 @@ r"""Clean documents: strip, mark or down-weight the boilerplate phrases of a :cl
 ``Cleaner(phrase_set, config).clean_batch(docs)`` (or ``.clean(doc)``) returns one
 :class:`CleanResult` per document, in order. It never raises for a bad document and never
 loses one: a bad document comes back untouched (the same object) with ``action ==
-"error"`` and a :class:`~bloomspan.ingest.errors.DocumentError` naming the document id
+"error"`` and a :class:`~bloomspan.ingest.base.errors.DocumentError` naming the document id
 and field: not a dict, a configured field missing/None or "" (unless ``skip_missing``),
 not a string (number, nested object, list, bytes), holding lone surrogates, or longer
 than ``max_chars``. A field of only whitespace/punctuation has no tokens: nothing to do,
@@ -98,8 +98,8 @@ from typing import Any
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 
-from ..batch_tokens import BatchTokens, tokenize_batch, tokens_after_strip
-from ..errors import (
+from ..base.batch_tokens import BatchTokens, tokenize_batch, tokens_after_strip
+from ..base.errors import (
     CleaningFailedError,
     DocumentError,
     DocumentTooLargeError,
@@ -474,7 +474,7 @@ class Cleaner:
         records or protected text each changed text is matched again until a pass removes
         nothing (the phrase matcher's spans alone are already closed under removal; a protected
         phrase cut out of a span can leave a new junction). ``tokens``: the texts' tokens, from
-        which each pass's are derived (:mod:`~bloomspan.ingest.batch_tokens`) instead of tokenizing again."""
+        which each pass's are derived (:mod:`~bloomspan.ingest.base.batch_tokens`) instead of tokenizing again."""
         pairs = [strip_spans_with_junctions(t, m) for t, m in zip(texts, matches)]
         stripped, joins = [p[0] for p in pairs], [p[1] for p in pairs]
         extra = [0] * len(texts)

@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "EmergingConfig": "emerging",

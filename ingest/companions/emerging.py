@@ -43,7 +43,7 @@ from bloomspan.engine.mining.config import ConfigError
 from bloomspan.engine.sketches.forgetful_bloom import ForgetfulBloomConfig, IncrementalForgetfulBloom, splitmix64
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
 
-from ..errors import IngestConfigError
+from ..base.errors import IngestConfigError
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from bloomspan.engine.sketches.chunk_fingerprint import decode_fingerprint
 
-from ..errors import IngestConfigError
+from ..base.errors import IngestConfigError
 
 MEASURES = ("jaccard", "containment", "overlap")
 

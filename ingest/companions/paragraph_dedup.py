@@ -51,7 +51,7 @@ import numpy as np
 
 from bloomspan.engine.sketches.bloom_filter import BloomFilter, bloom_bits, bloom_hashes
 
-from ..errors import FieldTypeError, IngestConfigError, InvalidDocumentError
+from ..base.errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 
 log = logging.getLogger(__name__)
 

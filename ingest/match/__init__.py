@@ -10,7 +10,7 @@ tokens)`` -> :class:`MatchResult` per text, ``document_scopes(site, url)``, ``sp
 """
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "MatchResult": "spans",

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import PhraseSetError
+from ..base.errors import PhraseSetError
 from ..records.phrase_set import PhraseSet
 from ..records.template_records import is_template_record, read_records
 from .template_matcher import TemplateMatcher

@@ -43,7 +43,7 @@ from bloomspan.engine.templates.detector import middle_runs, section_only_long_l
 from bloomspan.engine.templates.page_skeleton import echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
 
-from ..batch_tokens import BatchTokens, tokenize_batch
+from ..base.batch_tokens import BatchTokens, tokenize_batch
 from ..records.template_records import RULE_ANY, RULE_PAIR, TemplateRecords, parse_template_records, read_records
 from .page_rules import LineShapeCover, SkeletonCover
 from .phrase_index import window_lengths
@@ -175,7 +175,7 @@ class TemplateMatcher:
     def find_batch(self, texts: Sequence[str], scopes: Sequence[str | Sequence[str] | None] | None = None,
                    tokens: BatchTokens | None = None) -> list[TemplateMatch]:
         """Covered spans of each text; ``scopes[d]``: a scope, a list of scopes or None.
-        ``tokens``: the texts' tokens when the caller has them (:mod:`~bloomspan.ingest.batch_tokens`)."""
+        ``tokens``: the texts' tokens when the caller has them (:mod:`~bloomspan.ingest.base.batch_tokens`)."""
         texts = list(texts)
         scopes = [None] * len(texts) if scopes is None else list(scopes)
         if len(scopes) != len(texts):

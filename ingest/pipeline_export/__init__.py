@@ -6,7 +6,7 @@ body, with its regular expressions (:mod:`.regex`) and the Painless scope condit
 """
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "export_pipeline": "export",

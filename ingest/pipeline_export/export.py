@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import IngestConfigError
+from ..base.errors import IngestConfigError
 from .regex import (
     BEFORE_SENTINEL,
     INLINE_FLAGS,

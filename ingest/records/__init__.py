@@ -7,7 +7,7 @@ compiles what these return.
 """
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..base.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "PhraseRecord": "phrase_set",

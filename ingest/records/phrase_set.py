@@ -22,7 +22,7 @@ of dicts, e.g. read back from the template index)::
   tokens is itself frequent, so the window matcher (:mod:`~bloomspan.ingest.match.phrase_matcher`, ``match="windows"``)
   finds the phrase's windows anywhere; a phrase without it is matched whole.
 
-Unknown keys are ignored. Every error is a :class:`~bloomspan.ingest.errors.PhraseSetError`
+Unknown keys are ignored. Every error is a :class:`~bloomspan.ingest.base.errors.PhraseSetError`
 naming the file and line (1-based) or the record index (0-based) and the key.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PhraseSetError
+from ..base.errors import PhraseSetError
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from bloomspan.engine.templates.line_shapes import LineShapeModel
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.text.slots import SLOT_TOKEN
 
-from ..errors import PhraseSetError
+from ..base.errors import PhraseSetError
 from .phrase_set import PhraseSet
 
 RULE_ANY, RULE_LINE, RULE_PAIR = 0, 1, 2  # anywhere (mcfp); one whole line; a pair of lines / an edge line

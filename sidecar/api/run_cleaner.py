@@ -21,8 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import Cleaner as IngestCleaner, CleanerConfig
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.match.loading import load_run_phrases
 from bloomspan.sidecar.publish.template_reader import current_run, load_cleaner
 
@@ -53,8 +53,8 @@ def cleaner_from_run(run: str | os.PathLike, client=None, *, config: CleanerConf
     ``run``: a ``mine --out`` directory or a file of one; with ``client`` (an opensearch-py
     ``OpenSearch``), a template alias or index. ``config``: a :class:`CleanerConfig`, or its
     fields as keywords (``fields=("body",)``, ``mode="mark"``, ...; default ``fields=("text",)``,
-    no id field). Errors (:class:`~bloomspan.ingest.errors.IngestConfigError`,
-    :class:`~bloomspan.ingest.errors.PhraseSetError`) name the run and what to give instead.
+    no id field). Errors (:class:`~bloomspan.ingest.base.errors.IngestConfigError`,
+    :class:`~bloomspan.ingest.base.errors.PhraseSetError`) name the run and what to give instead.
     ``cleaner_type``: the class a run directory's cleaner is made of (``Cleaner.from_run`` gives
     its own); a template index's is made as ``clean --template-index`` makes it.
     """

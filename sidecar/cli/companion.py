@@ -48,7 +48,7 @@ def dedup(in_path, out_path, index, dest_index, annotate, field, bloom_bytes, ex
         raise click.BadParameter(f"--batch-size={batch_size}: must be >= 1", param_hint="--batch-size")
     if file_mode:
         refuse_parquet(in_path, "--in", "dedup")
-    from bloomspan.ingest.errors import IngestConfigError
+    from bloomspan.ingest.base.errors import IngestConfigError
     from bloomspan.sidecar.cli.dedup_index import DedupIndexError, dedup_index, dedup_jsonl
     from bloomspan.sidecar.cli.progress import command_progress
 
@@ -117,7 +117,7 @@ def collapse(index, query_text, body, field, k, threshold, measure, fingerprint_
         query_body = json.loads(body) if body else {"query": {"match": {field: query_text}}}
     except ValueError as exc:
         raise click.BadParameter(f"not valid JSON ({exc})", param_hint="--body") from None
-    from bloomspan.ingest.errors import IngestConfigError
+    from bloomspan.ingest.base.errors import IngestConfigError
     from bloomspan.sidecar.cluster.source_checks import check_source
     from bloomspan.sidecar.serve.near_dup_search import DEFAULT_THRESHOLD, search_collapsed
 

@@ -133,3 +133,32 @@ SERVE_FLAGS = FlagBinding(
         "workers": "how many processes run the app (http_errors.run_workers), not a setting of one app",
     },
 )
+
+_CONNECTION = "a field of the command's ClusterConfig (CONNECTION_FLAGS)"
+_CONNECTION_PARAMS = ("url", "username", "password", "api_key", "ca_certs", "verify_certs", "timeout")
+_CLEAN_FILE = "a field of CleanFileConfig: the run and the files, beside the cleaner's config"
+
+# `bloomspan clean`: the cleaner's knobs; the run, the files and the cluster fill CleanFileConfig.
+CLEAN_FLAGS = FlagBinding(
+    "bloomspan.ingest.clean.cleaner:CleanerConfig",
+    fields_without_flag={
+        "max_chars": "the cleaner's limit per field, the same for every caller",
+        "skip_missing": "True: a document without the field is written as it came",
+        "id_field": "None: an error names its line, not an id",
+        "meta_field": "the cleaner's namespace, the same for every caller",
+        "clean_suffix": "the cleaner's output names, the same for every caller",
+        "chunks_suffix": "the cleaner's output names, the same for every caller",
+    },
+    flags_without_field={
+        **{name: _CLEAN_FILE for name in ("phrases_path", "template_index", "in_path", "out_path", "errors_path",
+                                          "over_ratio_out")},
+        **{name: _CONNECTION for name in _CONNECTION_PARAMS},
+    },
+)
+
+# `bloomspan pipeline`.
+PIPELINE_FLAGS = FlagBinding(
+    "bloomspan.sidecar.cli.ingest_pipeline:PipelineConfig",
+    fields_without_flag={"cluster": "the connection flags, one ClusterConfig (CONNECTION_FLAGS)"},
+    flags_without_field={name: _CONNECTION for name in _CONNECTION_PARAMS},
+)

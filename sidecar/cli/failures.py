@@ -52,8 +52,8 @@ def user_error_message(exc: BaseException, cluster_url: str | None = None) -> st
 
     if isinstance(exc, BloomspanSidecarError):
         return str(exc)
-    if "bloomspan.ingest.errors" in sys.modules:
-        from bloomspan.ingest.errors import IngestError
+    if "bloomspan.ingest.base.errors" in sys.modules:
+        from bloomspan.ingest.base.errors import IngestError
 
         if isinstance(exc, IngestError):
             return str(exc)

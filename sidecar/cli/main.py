@@ -8,9 +8,6 @@ which is how compose, Kubernetes and systemd configure it.
 """
 from __future__ import annotations
 
-import gc
-import json
-
 import click
 
 from bloomspan.sidecar.cli.cluster import (
@@ -19,6 +16,7 @@ from bloomspan.sidecar.cli.cluster import (
     mine_cluster_command,
     shared_mine_options,
 )
+from bloomspan.sidecar.cli.config_flags import CLEAN_FLAGS, CONNECTION_FLAGS, PIPELINE_FLAGS
 from bloomspan.sidecar.cli.connection_flags import checked_client, cluster_config, connection_options
 from bloomspan.sidecar.cli.failures import BloomspanGroup, configure_logging
 
@@ -166,8 +164,7 @@ def corpus(kind, docs, seed, out_path):
                    "phrases only.")
 @click.option("--min-length", "min_length", type=click.IntRange(min=1), default=None,
               help="Window length for --match windows (default: the min_length the phrases were mined with).")
-def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, mode, max_ratio, over_ratio_out,
-          chunk_size, chunk_overlap, scope_field, url_field, fingerprint, match, min_length, **conn):
+def clean(phrases_path, template_index, in_path, out_path, errors_path, over_ratio_out, **params):
     """Strip, mark or down-weight known boilerplate in a JSON Lines file.
 
     --phrases takes `bloomspan mine` phrases (with the templates.jsonl that run wrote next to
@@ -178,93 +175,18 @@ def clean(phrases_path, template_index, in_path, out_path, errors_path, fields, 
     """
     if bool(phrases_path) == bool(template_index):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
-    from bloomspan.ingest.errors import IngestError
-    from bloomspan.ingest.match.loading import load_run_phrases
-    from bloomspan.sidecar.cli.clean_jsonl import clean_jsonl
-    from bloomspan.sidecar.cli.progress import command_progress
+    from bloomspan.ingest.base.errors import IngestError
+    from bloomspan.ingest.clean.cleaner import CleanerConfig
+    from bloomspan.sidecar.cli.clean_file import CleanFileConfig, clean_file
 
     try:
-        config = CleanerConfig(fields=tuple(fields), mode=mode, max_ratio=max_ratio, chunk_size=chunk_size,
-                               chunk_overlap=chunk_overlap, skip_missing=True, id_field=None, scope_field=scope_field,
-                               url_field=url_field, fingerprint=fingerprint, match=match, min_length=min_length)
-        if phrases_path:
-            loaded = load_run_phrases(phrases_path)
-            for note in loaded.notes:
-                click.echo(f"note: {note}", err=True)
-            if match == "windows" and min_length is None and loaded.min_length is None and len(loaded.phrase_set):
-                click.echo(f"note: {phrases_path} records no min_length: its phrases are matched whole; give "
-                           "--min-length L (the run's --min-length) to match their windows", err=True)
-            templates = loaded.templates
-            cleaner = Cleaner(loaded.phrase_set, config, templates=templates)
-        else:
-            from bloomspan.sidecar.publish.template_reader import current_run, load_cleaner
-
-            cluster = cluster_config(**conn)
-            client = checked_client(cluster)
-            physical = current_run(client, template_index)
-            if physical is None:
-                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}; "
-                                           "run `bloomspan mine` first")
-            from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
-
-            for note in field_mismatch_notes(run_fields(client, physical), scope_field, url_field):
-                click.echo(note, err=True)
-            # The template index's allow and deny lists apply (bloomspan curate).
-            cleaner, curation, _ = load_cleaner(client, physical, config)
-            templates = cleaner.templates
-            if curation.entries:
-                click.echo(f"curation: {curation.denied} deny and {curation.allowed} allow entries applied", err=True)
+        cleaner = CleanerConfig(**CLEAN_FLAGS.config_kwargs(params), skip_missing=True, id_field=None)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
-    if templates is not None and scope_field is None:
-        click.echo("note: template records are scoped per site; without --site-field only global ones apply", err=True)
-    from bloomspan.sidecar.inputs.parquet import ParquetInputError, is_parquet
-
-    parquet = is_parquet(in_path)
-    if parquet:
-        for flag, path in (("--out", out_path), ("--over-ratio-out", over_ratio_out)):
-            if path and not path.lower().endswith(".parquet"):
-                raise click.BadParameter(f"{path}: {in_path} is Parquet and is cleaned into Parquet (its schema plus "
-                                         "bloomspan's columns): name the output .parquet", param_hint=flag)
-    watched = tuple(f for f in (scope_field, url_field) if f is not None)
-    # The records' sets and tuples live as long as the command: out of the collector's reach,
-    # every full collection the documents' allocations trigger stops walking them again.
-    gc.freeze()
-    try:
-        with command_progress() as progress:
-            if parquet:
-                from bloomspan.sidecar.cli.clean_parquet import clean_parquet
-
-                summary = clean_parquet(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
-                                        over_ratio_out, progress=progress, watched_fields=watched)
-            else:
-                summary = clean_jsonl(cleaner, in_path, out_path, errors_path or out_path + ".errors.jsonl",
-                                      over_ratio_out, progress=progress, watched_fields=watched)
-    except ParquetInputError as exc:
-        raise click.ClickException(str(exc)) from None
-    mb = summary.bytes_in / 1e6
-    # one count: every line read (not blank) is cleaned, unchanged or an error, unreadable lines included
-    read = summary.cleaned + summary.unchanged + summary.errors
-    click.echo(f"{read:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
-               f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
-               f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
-    if summary.documents and not summary.tokens and not summary.errors:
-        click.echo(f"note: no document of {in_path} has a token in --field {', '.join(fields)}; check the field name",
-                   err=True)
-    for flag, name, what in (("--site-field", scope_field, "site-scoped records"),
-                             ("--url-field", url_field, "section records")):
-        if name is not None and summary.documents and not summary.with_field[name]:
-            click.echo(f"note: {flag} {name}: no document of {in_path} has this field, so no {what} applied "
-                       f"(fields seen: {', '.join(summary.keys_seen)}); name the field that holds it", err=True)
-    for line in summary.first_errors:
-        click.echo(line, err=True)
-    if summary.errors:
-        more = summary.errors - len(summary.first_errors) - bool(summary.damaged)  # the damage: said below
-        click.echo(f"{'... ' + format(more, ',') + ' more; ' if more else ''}"
-                   f"errors described in {summary.outputs['errors']}", err=True)
-    if summary.damaged:
-        raise click.ClickException(f"{summary.damaged}; {out_path} holds every document before it")
+    cluster = cluster_config(**CONNECTION_FLAGS.config_kwargs(params)) if template_index else None
+    clean_file(CleanFileConfig(cleaner=cleaner, in_path=in_path, out_path=out_path, phrases_path=phrases_path,
+                               template_index=template_index, cluster=cluster,
+                               errors_path=errors_path, over_ratio_out=over_ratio_out))
 
 
 @cli.command()
@@ -312,87 +234,14 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
 @click.option("--engine", "target_engine", type=click.Choice(["auto", "opensearch", "elasticsearch"]), default="auto",
               show_default=True, help="Processors of which engine; auto: the cluster's (OpenSearch with --print alone).")
 @click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
-def pipeline(phrases_path, template_index, pipeline_id, field, scope_field, url_field, mode, top, target_engine,
-             print_only, **conn):
+def pipeline(**params):
     """Export the run as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
-    if bool(phrases_path) == bool(template_index):
+    if bool(params["phrases_path"]) == bool(params["template_index"]):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.ingest.errors import IngestConfigError, IngestError
-    from bloomspan.ingest.pipeline_export.export import export_pipeline
-    from bloomspan.ingest.records.phrase_set import PhraseSet
-    from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
+    from bloomspan.sidecar.cli.ingest_pipeline import PipelineConfig, export_run_pipeline
 
-    cluster = cluster_config(**conn)
-    client = checked_client(cluster) if template_index or not print_only else None
-    engine = None
-    if client is not None:
-        from bloomspan.sidecar.cluster.engine import engine_of
-
-        engine = engine_of(client)
-    flavour = target_engine if target_engine != "auto" else (engine.product if engine is not None else "opensearch")
-    templates = None  # the template detector's records, when the run has them
-    try:
-        if phrases_path:
-            from bloomspan.ingest.match.loading import run_template_records
-
-            phrase_set = PhraseSet.from_jsonl(phrases_path)
-            templates = run_template_records(phrases_path)
-        else:
-            from bloomspan.sidecar.publish.template_reader import (
-                cleaning_records,
-                current_run,
-                load_phrase_set,
-                run_curation,
-            )
-
-            physical = current_run(client, template_index)
-            if physical is None:
-                raise click.ClickException(f"--template-index {template_index}: no such alias on {cluster.safe_url}")
-            for note in field_mismatch_notes(run_fields(client, physical), scope_field, url_field):
-                click.echo(note, err=True)
-            phrase_set = load_phrase_set(client, physical)
-            records, with_templates = cleaning_records(client, physical)
-            curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere
-            if with_templates and curation.entries:
-                from bloomspan.ingest.records.curation import curate_records
-
-                records = curate_records(records, curation.entries, strict=True).records
-            templates = records if with_templates else None
-        export = export_pipeline(phrase_set, field=field, mode=mode, top=top, templates=templates,
-                                 scope_field=scope_field, url_field=url_field, engine=flavour)
-    except IngestConfigError as exc:
-        flag = {"field": "--field", "scope_field": "--site-field", "url_field": "--url-field", "top": "--top"}
-        if exc.field in flag:
-            raise click.BadParameter(str(exc), param_hint=flag[exc.field]) from None
-        raise click.ClickException(str(exc)) from None
-    except IngestError as exc:
-        raise click.ClickException(str(exc)) from None
-    body = export.body
-    if templates:
-        a = export.applied
-        click.echo(f"pipeline: {a['exact_phrases']:,} exact phrases, {a['site_records']:,} site records on "
-                   f"{a['sites']:,} sites, {a['section_records']:,} section records on {a['sections']:,} sections, "
-                   f"{a['global_records']:,} global records, {len(body['processors']):,} processors", err=True)
-        for note in export.notes:
-            click.echo(f"note: {note}", err=True)
-        click.echo(export.left_out_line(), err=True)
-        if scope_field is None:
-            click.echo("note: template records are scoped per site; without --site-field only global ones apply",
-                       err=True)
-    if print_only:
-        click.echo(json.dumps(body, indent=1, ensure_ascii=False))
-        return
-    if engine.product != flavour:
-        raise click.BadParameter(f"{cluster.safe_url} runs {engine.name}, not {flavour}: drop --engine to install "
-                                 f"it there, or add --print to write the {flavour} form", param_hint="--engine")
-    missing = engine.missing_processors(sorted({kind for processor in body["processors"] for kind in processor}))
-    if missing:  # Elasticsearch's integ-test zip has neither ingest-common nor lang-painless
-        raise click.ClickException(f"--url {cluster.safe_url}: {engine.name} lacks the ingest processor(s) "
-                                   f"{', '.join(missing)} the pipeline needs (modules ingest-common and "
-                                   "lang-painless); clean through `bloomspan serve` instead")
-    client.ingest.put_pipeline(id=pipeline_id, body=body)
-    click.echo(f"put ingest pipeline {pipeline_id} on {engine.name}: {body['description']}; index with "
-               f"?pipeline={pipeline_id} or set index.default_pipeline")
+    cluster = cluster_config(**CONNECTION_FLAGS.config_kwargs(params))
+    export_run_pipeline(PipelineConfig(cluster=cluster, **PIPELINE_FLAGS.config_kwargs(params)))
 
 
 from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402

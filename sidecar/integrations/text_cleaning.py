@@ -15,7 +15,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from bloomspan.ingest.errors import IngestConfigError
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.run_cleaner import cleaner_from_run
 
 log = logging.getLogger(__name__)

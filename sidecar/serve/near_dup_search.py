@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from bloomspan.engine.sketches.chunk_fingerprint import decode_fingerprint
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.companions.near_duplicates import MEASURES, collapse, similarity_matrix
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.field_paths import MISSING, lookup_field
 

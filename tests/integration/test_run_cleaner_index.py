@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from langchain_core.documents import Document
 
 import bloomspan
-from bloomspan.ingest.errors import IngestConfigError
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.integrations.langchain_transformer import BloomspanTransformer
 from bloomspan.sidecar.publish.template_reader import current_run

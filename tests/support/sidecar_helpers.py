@@ -1,5 +1,6 @@
-"""Shared helpers of the sidecar's cluster tests: small generated crawls, reading back what
-a run published, and an alias reader that checks it only ever sees complete sets."""
+"""Shared helpers of the sidecar's cluster tests: small generated crawls and an alias reader
+that checks it only ever sees complete sets (reading back what a run published, to compare
+two runs, is :mod:`bench.published_run`, which the benches share)."""
 from __future__ import annotations
 
 import functools
@@ -12,8 +13,6 @@ from opensearchpy import helpers
 # identical output for identical corpora, and the oracle keeps a comparison failure about
 # the sidecar (BloomSpan's exactness is the engine suite's job).
 ENGINE = "fhk"
-RUN_FIELDS = ("docs_seen", "docs_skipped", "tokens_mined", "covered_tokens", "covered_share", "phrases",
-              "coverage_bitmap", "coverage_chunks", "doc_id_chunks", "source_index", "field")
 
 
 CRAWL_DOCS = 400
@@ -43,24 +42,6 @@ def make_source(client, index: str, docs, shards: int = 2, mappings: dict | None
                                         "_source": {k: v for k, v in d.items() if k != "id"}} for d in docs),
                               refresh=True)
     assert ok == len(docs) and not errors
-
-
-def published(client, alias: str) -> dict:
-    """Everything a run published behind ``alias``, minus what differs between equal runs
-    (run id, timings, template name): phrases by id, the doc map, the run's counts and report."""
-    phrases, docmap, run = {}, {}, None
-    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
-        src = dict(hit["_source"])
-        src.pop("run_id", None)
-        if src["kind"] == "phrase":
-            phrases[hit["_id"]] = src
-        elif src["kind"] == "docmap":
-            docmap[src["first_member"]] = src["ids"]
-        elif src["kind"] == "run":
-            run = src
-    ids = [i for first in sorted(docmap) for i in docmap[first]]
-    report = dict(run["report"])
-    return {"phrases": phrases, "doc_ids": ids, "run": {k: run.get(k) for k in RUN_FIELDS}, "report": report}
 
 
 class AliasReader(threading.Thread):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import bloomspan
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import Cleaner as IngestCleaner
-from bloomspan.ingest.errors import IngestConfigError
 from tests.support.boilerplate_pages import FOOTER, HEADER, mined_run, pages
 from tests.support.readme_snippets import run_block
 

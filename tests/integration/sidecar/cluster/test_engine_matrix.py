@@ -19,6 +19,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
+from bench.published_run import published
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.engine import ELASTICSEARCH, OPENSEARCH, engine_of
@@ -28,7 +29,7 @@ from bloomspan.sidecar.serve.state import ServeConfig
 from tests.conftest import SCRIPT, TEST_PREFIX, _in_ci
 from tests.support.cluster_cleanup import remove_test_objects
 from tests.support.service_thread import serve_in_thread
-from tests.support.sidecar_helpers import make_source, published, web_docs
+from tests.support.sidecar_helpers import make_source, web_docs
 
 FOOTER = "all rights reserved by acme corporation"
 

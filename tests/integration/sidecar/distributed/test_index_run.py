@@ -9,12 +9,13 @@ import threading
 
 import pytest
 
+from bench.published_run import published
 from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster, planted_docs
-from tests.support.sidecar_helpers import make_source, published, web_docs
+from tests.support.sidecar_helpers import make_source, web_docs
 
 
 @pytest.fixture(scope="module")

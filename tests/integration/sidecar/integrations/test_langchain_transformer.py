@@ -7,7 +7,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from bloomspan.ingest.errors import IngestConfigError
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.sidecar.integrations.langchain_transformer import BloomspanTransformer
 from tests.support.boilerplate_pages import FOOTER, HEADER, mined_run, pages
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
+from bench.published_run import published
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.errors import PublishError, RunNotFoundError
 from bloomspan.sidecar.publish.bitmaps import bitmap_from_array, coverage_from_bitmaps, decode_bitmap
@@ -21,7 +22,7 @@ from bloomspan.sidecar.publish.template_index import (
     setup,
 )
 from bloomspan.sidecar.run.mining_run import MineConfig, RunRefusedError, run_mining
-from tests.support.sidecar_helpers import AliasReader, make_source, published, web_docs
+from tests.support.sidecar_helpers import AliasReader, make_source, web_docs
 
 
 def _starts(doc: list[str], phrase: list[str]) -> list[int]:

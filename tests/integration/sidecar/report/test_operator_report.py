@@ -6,6 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from bench.published_run import published
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.cli.cluster import cluster_cli
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
@@ -13,7 +14,7 @@ from bloomspan.sidecar.publish.bitmaps import decode_bitmap
 from bloomspan.sidecar.report.operator_report import explain, render_explain, report
 from bloomspan.sidecar.report.text import render_report
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 
 @pytest.fixture

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from opensearchpy import helpers
 
+from bench.published_run import published
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.sidecar.report.operator_report import explain
 from bloomspan.sidecar.run.annotate import MIN_RATIO
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 
 def _config(prefix, url, work, **kw):

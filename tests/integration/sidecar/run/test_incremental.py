@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 from opensearchpy import helpers
 
+from bench.published_run import published
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 N = 300
 

@@ -13,11 +13,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from bench.published_run import published
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.publish.template_index import physical_indices
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, AliasReader, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, AliasReader, make_source, web_docs
 
 N_DOCS = 300
 

@@ -14,9 +14,10 @@ import os
 import pytest
 from click.testing import CliRunner
 
+from bench.published_run import published
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
+from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 pytestmark = pytest.mark.integration
 

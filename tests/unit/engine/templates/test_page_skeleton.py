@@ -19,7 +19,7 @@ from bloomspan.engine.templates.page_skeleton import (
     skeleton_kernel,
     skeleton_reference,
 )
-from bloomspan.ingest.errors import PhraseSetError
+from bloomspan.ingest.base.errors import PhraseSetError
 from bloomspan.ingest.match.template_matcher import TemplateMatcher
 
 # ----------------------------------------------------------------------------- kernel vs twin

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.chunking import chunk_text, validate_chunking
-from bloomspan.ingest.errors import IngestConfigError
 
 _pieces = st.sampled_from(["word", "Слово", "a", "longerword", "x" * 30, ".", "!", "?", ",", " ", "  ", "\n", "\n\n", "\t"])
 

@@ -7,9 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
-from bloomspan.ingest.clean.chunking import chunk_text
-from bloomspan.ingest.clean.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _kept_char, _split_gap, junction
-from bloomspan.ingest.errors import (
+from bloomspan.ingest.base.errors import (
     CleaningFailedError,
     DocumentTooLargeError,
     EmptyFieldError,
@@ -19,6 +17,8 @@ from bloomspan.ingest.errors import (
     InvalidTextError,
     MissingFieldError,
 )
+from bloomspan.ingest.clean.chunking import chunk_text
+from bloomspan.ingest.clean.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig, _kept_char, _split_gap, junction
 from bloomspan.ingest.match.automaton import find_matches_reference
 from bloomspan.ingest.match.spans import merge_spans_reference
 from bloomspan.ingest.records.phrase_set import PhraseSet

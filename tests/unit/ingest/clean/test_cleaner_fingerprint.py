@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint, fingerprint_b64
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import RATIO_FLOOR, Cleaner, CleanerConfig
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.records.phrase_set import PhraseSet
 
 FOOTER = "all rights reserved by acme corporation"

@@ -123,7 +123,7 @@ _template_gap = st.sampled_from([" ", " | ", "\n", "\n\n", ". ", ", ", " (", ") 
 @given(st.lists(st.lists(st.tuples(_template_words, _template_gap), min_size=1, max_size=14)
                 .map(lambda ps: "".join(w + g for w, g in ps)), min_size=1, max_size=5))
 def test_template_passes_on_carried_tokens_equal_tokenizing_every_pass(bodies):
-    """The cleaner derives each later pass's tokens from the first pass's (ingest/batch_tokens.py);
+    """The cleaner derives each later pass's tokens from the first pass's (ingest/base/batch_tokens.py);
     the result is what matching every stripped text afresh gives."""
     from bloomspan.ingest.clean.cleaner import strip_spans
     from bloomspan.ingest.match.template_matcher import TemplateMatcher

@@ -12,10 +12,10 @@ from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import detect_templates_in_texts
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
 from bloomspan.engine.text.vocabulary import UNKNOWN
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
 from bloomspan.ingest.clean.denied_text import DeniedText, occurrence_mask, occurrence_mask_reference
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.records.curation import CurationEntry
 from bloomspan.ingest.records.phrase_set import PhraseSet
 from tests.support.navigation_pages import texinfo_site

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.companions.emerging import (
     EmergingConfig,
     EmergingDetector,
@@ -16,7 +17,6 @@ from bloomspan.ingest.companions.emerging import (
     token_hash,
     zipf_words,
 )
-from bloomspan.ingest.errors import IngestConfigError
 
 # small filter so that a test stream of ~100 short documents sweeps it several times
 SMALL = dict(filter_bits=1 << 14, threshold=8)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint, fingerprint_b64
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.companions.emerging import zipf_words
 from bloomspan.ingest.companions.near_duplicates import (
     MEASURES,
@@ -19,7 +20,6 @@ from bloomspan.ingest.companions.near_duplicates import (
     similarity,
     similarity_matrix,
 )
-from bloomspan.ingest.errors import IngestConfigError
 
 
 def words(rng, n=300):

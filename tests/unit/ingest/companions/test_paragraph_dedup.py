@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.sketches.bloom_filter import bloom_bits
+from bloomspan.ingest.base.errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 from bloomspan.ingest.companions import paragraph_dedup as pd
 from bloomspan.ingest.companions.paragraph_dedup import (
     PARAGRAPH_JOINER,
@@ -23,7 +24,6 @@ from bloomspan.ingest.companions.paragraph_dedup import (
     rebuild_text,
     sort_merge,
 )
-from bloomspan.ingest.errors import FieldTypeError, IngestConfigError, InvalidDocumentError
 
 P1, P2, P3 = "The cat sat.", "The dog ran.", "A bird sang."
 

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import detect_templates_in_texts
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.match.loading import load_phrase_file
 from bloomspan.ingest.match.scopes import template_scopes
 from bloomspan.ingest.match.template_matcher import TEMPLATE_SPAN_ID, TemplateMatcher

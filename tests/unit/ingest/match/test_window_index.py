@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
-from bloomspan.ingest.errors import IngestConfigError
 from bloomspan.ingest.match.phrase_index import window_lengths
 from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
 from bloomspan.ingest.match.template_matcher import TemplateMatcher

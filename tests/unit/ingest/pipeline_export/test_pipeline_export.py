@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bloomspan.ingest.errors import IngestConfigError
+from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.pipeline_export.export import build_pipeline, export_pipeline, phrase_regex
 from bloomspan.ingest.pipeline_export.regex import BEFORE_SENTINEL, tokens_after_below
 from bloomspan.ingest.pipeline_export.scopes import CONDITION, STATE_FIELD

@@ -6,7 +6,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.ingest.errors import PhraseSetError
+from bloomspan.ingest.base.errors import PhraseSetError
 from bloomspan.ingest.records.phrase_set import PhraseRecord, PhraseSet, parse_phrase_record, stable_phrase_id
 
 

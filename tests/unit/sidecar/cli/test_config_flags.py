@@ -9,7 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from bloomspan.sidecar.cli import cluster
-from bloomspan.sidecar.cli.config_flags import CONNECTION_FLAGS, MINE_FLAGS, SERVE_FLAGS, FlagBinding
+from bloomspan.sidecar.cli.config_flags import (
+    CLEAN_FLAGS,
+    CONNECTION_FLAGS,
+    MINE_FLAGS,
+    PIPELINE_FLAGS,
+    SERVE_FLAGS,
+    FlagBinding,
+)
 from bloomspan.sidecar.cli.connection_flags import connection_options
 from bloomspan.sidecar.cli.main import cli
 
@@ -18,7 +25,9 @@ from bloomspan.sidecar.cli.main import cli
     (MINE_FLAGS, cli.commands["mine"]),        # the merged JSON Lines + cluster command
     (MINE_FLAGS, cluster.mine),                 # python -m bloomspan.sidecar.cli.cluster mine
     (SERVE_FLAGS, cli.commands["serve"]),
-], ids=["mine", "cluster-mine", "serve"])
+    (CLEAN_FLAGS, cli.commands["clean"]),       # the cleaner's knobs; the run and files fill CleanFileConfig
+    (PIPELINE_FLAGS, cli.commands["pipeline"]),
+], ids=["mine", "cluster-mine", "serve", "clean", "pipeline"])
 def test_flags_match_the_config_dataclass(binding, command):
     assert binding.mismatches(command) == []
 

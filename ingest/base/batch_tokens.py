@@ -1,9 +1,9 @@
 """A batch's tokens, carried from one strip pass to the next instead of tokenizing again.
 
-:class:`~bloomspan.ingest.template_matcher.TemplateMatcher` reads a batch through one
+:class:`~bloomspan.ingest.match.template_matcher.TemplateMatcher` reads a batch through one
 :func:`~bloomspan.engine.text.tokenizer.encode_batch` call. With template records the
 cleaner matches each stripped text again until a pass removes nothing, and the strip rule
-(:mod:`.cleaner`) guarantees that a stripped text's tokens are the original tokens without
+(:mod:`bloomspan.ingest.clean.cleaner`) guarantees that a stripped text's tokens are the original tokens without
 the removed ones: the kept pieces are the original characters, and a junction holds only
 non-token characters (a gap's closing punctuation, a sentence end, whitespace, a gap's
 opening punctuation). So the next pass's tokens follow from this pass's:

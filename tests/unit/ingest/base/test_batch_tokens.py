@@ -1,10 +1,10 @@
-"""Tokens carried across strip passes (ingest/batch_tokens.py): equal to tokenizing the stripped text."""
+"""Tokens carried across strip passes (ingest/base/batch_tokens.py): equal to tokenizing the stripped text."""
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.ingest.batch_tokens import tokenize_batch, tokens_after_strip
+from bloomspan.ingest.base.batch_tokens import tokenize_batch, tokens_after_strip
 from bloomspan.ingest.clean.cleaner import strip_spans_with_junctions
 from bloomspan.ingest.match.spans import MatchResult
 
