@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bloomspan.sidecar.inputs.html_text import html_to_text
+from bloomspan.sidecar.inputs.html_text import decode_page, html_to_text
 
 from .jsonl import write_jsonl
 
@@ -174,7 +174,7 @@ def site_documents(spec: SiteSpec, max_pages: int | None = None, stats: dict | N
           "empty": 0, "chars": 0}
     for path in chosen:
         rel = path.relative_to(root).as_posix()
-        html = path.read_bytes().decode("utf-8", errors="replace")
+        html = decode_page(path.read_bytes())
         text, spans, found = html_to_text(html, spec.main, spec.exclude)
         if not found:
             st["no_main"] += 1
