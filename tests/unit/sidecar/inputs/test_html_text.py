@@ -40,7 +40,7 @@ def test_the_http_charset_wins_over_the_meta_tag_and_unknown_labels_are_passed_o
 
 
 def test_an_undeclared_page_is_utf_8_when_it_decodes_else_windows_1252():
-    assert decode_page("<p>Пред. След. café</p>".encode("utf-8")) == "<p>Пред. След. café</p>"
+    assert decode_page("<p>Пред. След. café</p>".encode()) == "<p>Пред. След. café</p>"
     assert decode_page("<p>café naïve</p>".encode("latin-1")) == "<p>café naïve</p>"
     assert decode_page(b"<p>\x81</p>") == "<p>\ufffd</p>"  # a byte windows-1252 leaves undefined
 
