@@ -192,6 +192,28 @@ def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
         assert s.main, s
 
 
+def test_new_unseen_sites_are_in_no_earlier_set_and_use_no_earlier_generator_root():
+    from bloomspan.corpora.real_corpus import DEBIAN_DOC_SITES, NEW_UNSEEN_DOC_SITES, UNSEEN_DOC_SITES
+
+    earlier = DEBIAN_DOC_SITES + UNSEEN_DOC_SITES
+    names = {s.name for s in earlier} | {s.package for s in earlier}
+    roots = {s.root for s in earlier}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    assert len(NEW_UNSEEN_DOC_SITES) >= 6
+    for s in NEW_UNSEEN_DOC_SITES:
+        assert s.name not in names and s.package not in names and s.root not in roots, s
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
+
+
+def test_quality_eval_reports_each_site_set_under_its_own_name():
+    from bench.quality_eval import SITE_SETS
+
+    assert list(SITE_SETS) == ["real", "unseen", "new-unseen"]
+    assert "tuning" in SITE_SETS["real"][1] and "tuning" in SITE_SETS["unseen"][1]
+    assert "never tuned on" in SITE_SETS["new-unseen"][1]
+
+
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
     from bloomspan.corpora.quality_eval import (
         default_path_method,
