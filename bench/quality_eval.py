@@ -23,7 +23,10 @@
    fixing since, so they count as tuning and their section says so.
 5. ``--new-unseen``: the same tables for the sites never used to choose anything
    (:data:`bloomspan.corpora.real_corpus.NEW_UNSEEN_DOC_SITES`, issue 27), defaults only.
-6. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
+6. Per documentation set, the damage audit
+   (:func:`bloomspan.corpora.quality_eval.damage_audit`): per site, the content tokens the
+   default path removes, by the record kind and rule that took them (``--no-audit`` skips it).
+7. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
 """
 from __future__ import annotations
 
@@ -116,6 +119,12 @@ def site_section(args, site_set: str, sections: list, dump: dict):
     pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
     sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
     dump[site_set] = results
+    if not args.no_audit:
+        from bloomspan.corpora.quality_eval import damage_audit, damage_audit_table
+
+        sections.append((f"damage audit, {title}: the content tokens the default path removes, per site, "
+                         "by the record kind and rule that took them", damage_audit_table(corpus, damage_audit(corpus)),
+                         ""))
     return corpus
 
 
@@ -132,6 +141,8 @@ def main(argv=None) -> int:
                     help="Also score the earlier unseen sites, tuning now (real_corpus.UNSEEN_DOC_SITES).")
     ap.add_argument("--new-unseen", action="store_true",
                     help="Also score the sites never tuned on (real_corpus.NEW_UNSEEN_DOC_SITES).")
+    ap.add_argument("--no-audit", action="store_true",
+                    help="Skip the damage audit (which record kind and rule removed each content token).")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

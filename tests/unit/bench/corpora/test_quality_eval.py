@@ -232,3 +232,34 @@ def test_the_default_path_is_measured_through_the_cleaners_matcher():
     path = token_scores(c, default_path_method().run(c))
     detector = token_scores(c, detector_method().run(c))
     assert path.recall >= detector.recall - 1e-9  # the run's phrases and their windows only add
+
+
+def test_the_damage_audit_attributes_every_damaged_token_of_the_default_path_once():
+    from bloomspan.corpora.quality_eval import (
+        EXACT_PHRASES,
+        INGEST_ONLY,
+        damage_audit,
+        damage_audit_table,
+        default_path_method,
+        pass_kind,
+        prepare_corpus,
+    )
+
+    docs = list(generate_web(300, 4))
+    for d in docs[::3]:  # a third of the pages: their first line is content in the truth
+        end = d["text"].find("\n")
+        spans = d["truth"]["template_spans"]
+        d["truth"] = {**d["truth"], "template_spans": [[max(a, end + 1), b] for a, b in spans if b > end + 1]}
+    c = prepare_corpus(docs)
+    audit = damage_audit(c)
+    damaged = default_path_method().run(c) & ~c.template
+    assert damaged.any() and sum(sum(v.values()) for v in audit.values()) == int(damaged.sum())
+    kinds = {"block", "template phrase (mcfp)", "skeleton", "line_shape"}
+    for rules in audit.values():
+        for label in rules:
+            assert label in (EXACT_PHRASES, INGEST_ONLY) or label.split(":")[0] in kinds, label
+    table = damage_audit_table(c, audit)
+    assert table.count("\n") == 1 + len(c.site_names)
+    assert pass_kind("level1_blocks") == "block" and pass_kind("skeleton0") == "skeleton"
+    with pytest.raises(ValueError, match="no record kind"):
+        pass_kind("new_pass")
