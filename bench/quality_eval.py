@@ -128,6 +128,16 @@ def site_section(args, site_set: str, sections: list, dump: dict):
     return corpus
 
 
+def result_name(args) -> str:
+    """The result file a run writes: ``quality-eval`` when it scores the generated crawl or the
+    tuning sites, else one per set it scores (``quality-eval-new-unseen``), so scoring one set
+    alone does not replace the full run's tables."""
+    if args.web_docs or not args.no_real:
+        return "quality-eval"
+    sets = [s for s in ("unseen", "new-unseen") if getattr(args, s.replace("-", "_"))]
+    return "quality-eval-" + "-".join(sets) if sets else "quality-eval-empty"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--web-docs", type=int, default=3000, help="Documents of the generated crawl (0: skip).")
@@ -182,7 +192,7 @@ def main(argv=None) -> int:
     lines = ["## Template quality", f"`{command}`", ""]
     for head, a, b in sections:
         lines += [f"### {head}", "", a, "", b, ""]
-    write_section("quality-eval", "Template quality", "\n".join(lines))
+    write_section(result_name(args), "Template quality", "\n".join(lines))
     return 0
 
 

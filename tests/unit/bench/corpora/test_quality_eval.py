@@ -214,6 +214,19 @@ def test_quality_eval_reports_each_site_set_under_its_own_name():
     assert "never tuned on" in SITE_SETS["new-unseen"][1]
 
 
+def test_scoring_one_set_alone_writes_its_own_result_file():
+    from argparse import Namespace
+
+    from bench.quality_eval import result_name
+
+    def args(**kw):
+        return Namespace(**{"web_docs": 0, "no_real": True, "unseen": False, "new_unseen": False, **kw})
+
+    assert result_name(args(web_docs=3000)) == result_name(args(no_real=False)) == "quality-eval"
+    assert result_name(args(new_unseen=True)) == "quality-eval-new-unseen"
+    assert result_name(args(unseen=True, new_unseen=True)) == "quality-eval-unseen-new-unseen"
+
+
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
     from bloomspan.corpora.quality_eval import (
         default_path_method,
