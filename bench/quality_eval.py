@@ -189,10 +189,13 @@ def main(argv=None) -> int:
         from bloomspan.corpora.quality_eval import results_to_dict
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
-    lines = ["## Template quality", f"`{command}`", ""]
+    name = result_name(args)
+    heading = "Template quality" + ("" if name == "quality-eval" else ": " + ", ".join(
+        SITE_SETS[k][1] for k in ("unseen", "new-unseen") if getattr(args, k.replace("-", "_"))))
+    lines = [f"## {heading}", f"`{command}`", ""]
     for head, a, b in sections:
         lines += [f"### {head}", "", a, "", b, ""]
-    write_section(result_name(args), "Template quality", "\n".join(lines))
+    write_section(name, "Template quality", "\n".join(lines))
     return 0
 
 
