@@ -46,8 +46,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.parse_args(argv)  # --help only
     sections = []
-    for unseen, label in ((False, "tuning sites"), (True, "unseen sites (never tuned on)")):
-        path, _sites = real_corpus(1000, False, unseen=unseen)
+    for site_set, label in (("real", "tuning sites"), ("unseen", "earlier unseen sites (tuning now)")):
+        path, _sites = real_corpus(1000, False, site_set)
         if path is None:
             print(f"no {label} installed: skipped", file=sys.stderr)
             continue

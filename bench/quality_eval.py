@@ -18,9 +18,15 @@
    --site-field site --url-field url``, then ``clean`` with window matching, through the
    cleaner's own matcher), then its ablations: whole phrases instead of windows, and exact
    phrases without the detector.
-4. ``--unseen``: the same tables for sites never used to choose a parameter
-   (:data:`bloomspan.corpora.real_corpus.UNSEEN_DOC_SITES`), scored after the defaults were fixed.
-5. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
+4. ``--unseen``: the same tables for the earlier unseen sites
+   (:data:`bloomspan.corpora.real_corpus.UNSEEN_DOC_SITES`); they have been looked at while
+   fixing since, so they count as tuning and their section says so.
+5. ``--new-unseen``: the same tables for the sites never used to choose anything
+   (:data:`bloomspan.corpora.real_corpus.NEW_UNSEEN_DOC_SITES`, issue 27), defaults only.
+6. Per documentation set, the damage audit
+   (:func:`bloomspan.corpora.quality_eval.damage_audit`): per site, the content tokens the
+   default path removes, by the record kind and rule that took them (``--no-audit`` skips it).
+7. The tables and this command go to ``bench/results/quality-eval.json`` (every run).
 """
 from __future__ import annotations
 
@@ -48,19 +54,22 @@ def web_corpus(n_docs: int, seed: int) -> Path:
     return path
 
 
-def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> tuple[Path | None, dict]:
-    """The real corpus (or, with ``unseen``, the sites never used for tuning), cached."""
-    from bloomspan.corpora.real_corpus import (
-        DEBIAN_DOC_SITES,
-        UNSEEN_DOC_SITES,
-        build_real_corpus,
-        installed_sites,
-    )
+# The site sets, by the name their cached corpus, their section and their JSON key use.
+SITE_SETS = {
+    "real": ("DEBIAN_DOC_SITES", "real documentation sites (tuning)"),
+    "unseen": ("UNSEEN_DOC_SITES", "earlier unseen documentation sites (looked at while fixing: tuning now)"),
+    "new-unseen": ("NEW_UNSEEN_DOC_SITES", "new unseen documentation sites (never tuned on)"),
+}
 
-    sites = UNSEEN_DOC_SITES if unseen else DEBIAN_DOC_SITES
-    path = OUT / f"{'unseen' if unseen else 'real'}-docs-p{max_pages or 'all'}.jsonl"
+
+def real_corpus(max_pages: int | None, rebuild: bool, site_set: str = "real") -> tuple[Path | None, dict]:
+    """The corpus of one of :data:`SITE_SETS` (its installed sites), cached under bench/out."""
+    from bloomspan.corpora import real_corpus as rc
+
+    sites = getattr(rc, SITE_SETS[site_set][0])
+    path = OUT / f"{'real' if site_set == 'real' else site_set}-docs-p{max_pages or 'all'}.jsonl"
     meta = path.with_suffix(".sites.json")
-    present = installed_sites(sites)
+    present = rc.installed_sites(sites)
     if path.exists() and meta.exists() and not rebuild:
         cached = json.loads(meta.read_text())
         if sorted(cached) == sorted(s.name for s in present):  # a site added or installed since: convert again
@@ -68,7 +77,7 @@ def real_corpus(max_pages: int | None, rebuild: bool, unseen: bool = False) -> t
     if not present:
         return None, {}
     OUT.mkdir(parents=True, exist_ok=True)
-    summary = build_real_corpus(path, sites, max_pages_per_site=max_pages)
+    summary = rc.build_real_corpus(path, sites, max_pages_per_site=max_pages)
     meta.write_text(json.dumps(summary.sites, indent=1))
     return path, summary.sites
 
@@ -98,22 +107,35 @@ def evaluate(path: Path, title: str):
     return corpus, results, head, summary, per_site_table(results)
 
 
-def site_section(args, unseen: bool, sections: list, dump: dict):
-    """Score the real documentation corpus (or, ``unseen``, the sites never tuned on): one
-    section appended to ``sections``, its results under "real"/"unseen" in ``dump``; returns
-    the corpus, or None when none of its sites is installed."""
-    path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real, unseen=unseen)
+def site_section(args, site_set: str, sections: list, dump: dict):
+    """Score one of :data:`SITE_SETS`: one section appended to ``sections``, its results under
+    the set's name in ``dump``; returns the corpus, or None when none of its sites is installed."""
+    path, sites = real_corpus(args.real_max_pages or None, args.rebuild_real, site_set)
+    variable, title = SITE_SETS[site_set]
     if path is None:
-        print("no unseen documentation site installed: skipping them (see real_corpus.UNSEEN_DOC_SITES)" if unseen
-              else "no documentation site installed: skipping the real corpus (see the module docstring)",
-              file=sys.stderr)
+        print(f"no site of {title} installed: skipping them (see real_corpus.{variable})", file=sys.stderr)
         return None
-    title = "unseen documentation sites (never tuned on)" if unseen else "real documentation sites"
     corpus, results, head, summary, per_site = evaluate(path, title)
     pages = ", ".join(f"{k} {v['documents']}/{v['pages_found']}" for k, v in sites.items())
     sections.append((head + f"; pages used/found per site: {pages}", summary, per_site))
-    dump["unseen" if unseen else "real"] = results
+    dump[site_set] = results
+    if not args.no_audit:
+        from bloomspan.corpora.quality_eval import damage_audit, damage_audit_table
+
+        sections.append((f"damage audit, {title}: the content tokens the default path removes, per site, "
+                         "by the record kind and rule that took them", damage_audit_table(corpus, damage_audit(corpus)),
+                         ""))
     return corpus
+
+
+def result_name(args) -> str:
+    """The result file a run writes: ``quality-eval`` when it scores the generated crawl or the
+    tuning sites, else one per set it scores (``quality-eval-new-unseen``), so scoring one set
+    alone does not replace the full run's tables."""
+    if args.web_docs or not args.no_real:
+        return "quality-eval"
+    sets = [s for s in ("unseen", "new-unseen") if getattr(args, s.replace("-", "_"))]
+    return "quality-eval-" + "-".join(sets) if sets else "quality-eval-empty"
 
 
 def main(argv=None) -> int:
@@ -126,7 +148,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-real", action="store_true", help="Skip the real documentation corpus.")
     ap.add_argument("--sweep", action="store_true", help="Sweep detector configs on the real corpus.")
     ap.add_argument("--unseen", action="store_true",
-                    help="Also score the sites never used for tuning (real_corpus.UNSEEN_DOC_SITES).")
+                    help="Also score the earlier unseen sites, tuning now (real_corpus.UNSEEN_DOC_SITES).")
+    ap.add_argument("--new-unseen", action="store_true",
+                    help="Also score the sites never tuned on (real_corpus.NEW_UNSEEN_DOC_SITES).")
+    ap.add_argument("--no-audit", action="store_true",
+                    help="Skip the damage audit (which record kind and rule removed each content token).")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -138,7 +164,7 @@ def main(argv=None) -> int:
         _c, results, head, summary, per_site = evaluate(path, f"generated web crawl (seed {args.seed})")
         sections.append((head, summary, per_site))
         dump["web"] = results
-    corpus = None if args.no_real else site_section(args, unseen=False, sections=sections, dump=dump)
+    corpus = None if args.no_real else site_section(args, "real", sections, dump)
     if corpus is not None and args.sweep:
         from bloomspan.corpora.quality_eval import (
             best_row,
@@ -154,18 +180,22 @@ def main(argv=None) -> int:
                      + (config_diff(best.config) if best else "none within the damage limit"))
         sections.append((f"detector sweep on the real corpus: {len(rows)} configs "
                          "(token level; differences from the defaults)", text, best_line))
-    if args.unseen:
-        site_section(args, unseen=True, sections=sections, dump=dump)
+    for site_set in ("unseen", "new-unseen"):
+        if getattr(args, site_set.replace("-", "_")):
+            site_section(args, site_set, sections, dump)
     for head, a, b in sections:
         print(f"\n## {head}\n\n{a}\n\n{b}")
     if args.json:
         from bloomspan.corpora.quality_eval import results_to_dict
 
         args.json.write_text(json.dumps({k: results_to_dict(v) for k, v in dump.items()}, indent=1))
-    lines = ["## Template quality", f"`{command}`", ""]
+    name = result_name(args)
+    heading = "Template quality" + ("" if name == "quality-eval" else ": " + ", ".join(
+        SITE_SETS[k][1] for k in ("unseen", "new-unseen") if getattr(args, k.replace("-", "_"))))
+    lines = [f"## {heading}", f"`{command}`", ""]
     for head, a, b in sections:
         lines += [f"### {head}", "", a, "", b, ""]
-    write_section("quality-eval", "Template quality", "\n".join(lines))
+    write_section(name, "Template quality", "\n".join(lines))
     return 0
 
 

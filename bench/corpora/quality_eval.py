@@ -44,7 +44,7 @@ from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.ingest.records.template_records import is_template_record
 from bloomspan.sidecar.publish.phrase_records import phrase_records
-from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
+from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates, exact_phrases_applied
 
 from .evaluate import RecoveryReport, evaluate_template_recovery
 
@@ -428,3 +428,66 @@ def ablation_table(c: EvalCorpus, config: TemplateConfig | None = None) -> str:
         s = sweep(c, [cfg])[0].score
         lines.append(f"| {name} | {_pct(s.mean_site_recall)} | {_pct(s.recall)} | {_pct(s.damage, 2)} |")
     return "\n".join(lines)
+
+
+# The record kind each detector pass writes (TemplateDetection.pass_coverage), in the order a damaged
+# token is attributed: the first pass whose coverage holds it. Pass names end in their level.
+_PASS_KINDS = (("blocks", "block"), ("mcfp", "template phrase (mcfp)"), ("skeleton", "skeleton"),
+               ("line_shapes", "line_shape"))
+EXACT_PHRASES = "exact phrase (mcfp 20/10)"
+INGEST_ONLY = "ingest window matching"
+
+
+def pass_kind(name: str) -> str:
+    """The record kind a detector pass writes (``level1_blocks`` -> ``block``)."""
+    for key, kind in _PASS_KINDS:
+        if key in name:
+            return kind
+    raise ValueError(f"detector pass {name!r}: no record kind known; add it to _PASS_KINDS")
+
+
+def damage_audit(c: EvalCorpus, config: TemplateConfig | None = None) -> dict[str, dict[str, int]]:
+    """Per site, the content tokens the default path (mine + clean, defaults) removes, by the
+    record kind and rule that took each: ``{site: {"<kind>: <pass>": tokens}}``.
+
+    A damaged token (removed by the cleaner, not template in the truth) goes to the first of: the
+    run's exact phrases as ingest applies them, then the detector's passes in the order of
+    :data:`_PASS_KINDS` (the pass name says the rule and its scope level), else
+    :data:`INGEST_ONLY` (window matching found it where mining's coverage did not)."""
+    config = config or TemplateConfig()
+    removed = ingest_coverage(c, run_records(c, config=config))
+    result = mine_bloomspan(c.tokens, c.doc_offsets, MiningConfig(sigma=20, min_length=10))
+    levels = scope_levels(c.sites, c.urls, config.section_depth)
+    detection = detect_templates(c.tokens, c.doc_offsets, c.block_offsets, config, levels, c.is_number,
+                                 anchor_coverage=result.coverage)
+    rules = [(EXACT_PHRASES, exact_phrases_applied(result.coverage, c.doc_offsets, levels, detection, config))]
+    order = {kind: k for k, (_, kind) in enumerate(_PASS_KINDS)}
+    for name in sorted(detection.pass_coverage, key=lambda n: (order[pass_kind(n)], n)):
+        rules.append((f"{pass_kind(name)}: {name}", np.asarray(detection.pass_coverage[name], dtype=bool)))
+    damaged = removed & ~c.template
+    doc_of = np.searchsorted(c.doc_offsets, np.arange(c.tokens.shape[0]), side="right") - 1
+    site_of = np.asarray(c.sites, dtype=object)[doc_of] if doc_of.size else np.asarray([], dtype=object)
+    left = damaged.copy()
+    audit: dict[str, dict[str, int]] = {s: {} for s in c.site_names}
+    for label, mask in rules + [(INGEST_ONLY, np.ones_like(damaged))]:
+        took = left & mask
+        left &= ~took
+        for site, n in zip(*np.unique(site_of[took], return_counts=True)) if took.any() else ():
+            audit[str(site)][label] = int(n)
+    return audit
+
+
+def damage_audit_table(c: EvalCorpus, audit: dict[str, dict[str, int]]) -> str:
+    """Markdown: per site its content tokens, those removed (share) and the rules that took them,
+    largest first."""
+    doc_of = np.searchsorted(c.doc_offsets, np.arange(c.tokens.shape[0]), side="right") - 1
+    site_of = np.asarray(c.sites, dtype=object)[doc_of] if doc_of.size else np.asarray([], dtype=object)
+    rows = ["| site | content tokens | removed | share | by record kind: rule (tokens) |", "|---|---:|---:|---:|---|"]
+    for site in c.site_names:
+        content = int((~c.template[site_of == site]).sum())
+        taken = audit.get(site, {})
+        total = sum(taken.values())
+        rules = ", ".join(f"{k} ({v:,})" for k, v in sorted(taken.items(), key=lambda kv: -kv[1])) or "none"
+        rows.append(f"| {site} | {content:,} | {total:,} | {_pct(total / content if content else math.nan, 2)} "
+                    f"| {rules} |")
+    return "\n".join(rows)

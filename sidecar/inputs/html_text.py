@@ -1,7 +1,8 @@
 """A page's text as a simple crawler sees it, from its HTML (WARC pages, the real-site corpus).
 
 Every visible text node is kept (navigation, headers, footers and sidebars included);
-``script``, ``style``, ``template``, ``svg`` and everything in ``head`` are dropped; block
+``script``, ``style``, ``template``, ``svg`` and everything in ``head`` are dropped (a head
+left open ends at the first element a head cannot hold, as browsers parse it); block
 elements (``div``, ``p``, ``li``, ``tr``, headings, ...) and ``br`` end a line; whitespace
 runs collapse to one space except inside ``pre``, whose line breaks are kept.
 
@@ -9,6 +10,12 @@ runs collapse to one space except inside ``pre``, whose line breaks are kept.
 :class:`Selector` values: ``tag``, ``#id``, ``.class``, ``[attr=value]`` and combinations such as
 ``div.body[role=main]``; no combinators): the real-site corpus with known templates
 (:mod:`bloomspan.corpora.real_corpus`) labels that text as template.
+
+:func:`decode_page` turns a page's bytes into text as a browser picks the encoding: a byte-order
+mark, else the charset the HTTP headers declare, else the one a ``<meta>`` tag declares in the
+first :data:`META_PRESCAN_BYTES` bytes, else UTF-8 when the whole page decodes as UTF-8, else
+windows-1252. Decoding an ISO-8859-1 page as UTF-8 with replacement would
+split every word at its accented letters.
 """
 from __future__ import annotations
 
@@ -27,9 +34,19 @@ BLOCK_TAGS = frozenset({
     "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
 })
 CELL_TAGS = frozenset({"td", "th"})  # separated by a space, like innerText's tab
+# Elements a document's head may hold: any other start tag ends an unclosed <head> (the HTML
+# parsing rules), so a page that never writes </head> still shows its body (RDoc's pages).
+HEAD_TAGS = frozenset({"head", "title", "meta", "link", "script", "style", "base", "noscript", "template"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 _SPACE_RE = re.compile(r"\s+")
+META_PRESCAN_BYTES = 4096  # where a page's <meta charset> must be (the HTML standard's prescan: 1024)
+_META_CHARSET_RE = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.I)
+# Labels browsers read as windows-1252 (the WHATWG Encoding standard): a page that says
+# ISO-8859-1 or ASCII and uses the 0x80-0x9f range means windows-1252's curly quotes and dashes.
+_WINDOWS_1252_LABELS = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii",
+                                  "iso_8859-1", "cp819", "ibm819", "windows-1252", "cp1252", "x-cp1252"})
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 _SELECTOR_RE = re.compile(r"([a-zA-Z][a-zA-Z0-9-]*)|#([\w-]+)|\.([\w-]+)|\[([\w-]+)=['\"]?([^'\"\]]*)['\"]?\]")
 
 
@@ -156,6 +173,8 @@ class _CrawlerText(HTMLParser):
     # -- HTMLParser callbacks ------------------------------------------------------------
     def handle_starttag(self, tag, attrs):
         attrs_d = {k: (v or "") for k, v in attrs}
+        if len(self.skip) == 1 and self.skip[0].tag == "head" and tag not in HEAD_TAGS:
+            self.skip.pop()  # the body began without </head>
         if tag in VOID_TAGS:
             if tag in ("br", "hr") and not self.skip:
                 self._break()
@@ -190,6 +209,30 @@ class _CrawlerText(HTMLParser):
     def handle_data(self, data):
         if not self.skip:
             self._add(data)
+
+
+def decode_page(payload: bytes, declared: str | None = None) -> str:
+    """The text of a page's bytes, the encoding chosen as the module docstring says: ``declared``
+    is the HTTP ``Content-Type`` charset, or None. A declared charset (header or meta) that
+    Python knows is the page's, its undecodable bytes replaced, as a browser shows them; a page
+    that declares none (or none Python knows) is UTF-8 when it decodes as UTF-8, else
+    windows-1252 (its five undefined bytes replaced)."""
+    for bom, name in _BOMS:
+        if payload.startswith(bom):
+            return payload.decode(name, errors="replace")
+    found = _META_CHARSET_RE.search(payload[:META_PRESCAN_BYTES])
+    for label in (declared, found.group(1).decode("ascii") if found else None):
+        if not label:
+            continue
+        name = "windows-1252" if label.strip().lower() in _WINDOWS_1252_LABELS else label.strip()
+        try:
+            return payload.decode(name, errors="replace")
+        except LookupError:  # a charset Python does not know: the next clue decides
+            continue
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return payload.decode("windows-1252", errors="replace")
 
 
 def html_to_text(html: str, main: Sequence[str | Selector] = (), exclude: Sequence[str | Selector] = ()

@@ -6,8 +6,9 @@ A file whose (decompressed) first bytes are ``WARC/`` is read as WARC, whatever 
 (:func:`~bloomspan.sidecar.inputs.html_text.html_to_text`), one with a ``text/*`` payload
 its text; a WET ``conversion`` record gives its text as it is. Each document is
 ``{"id", "url", "site", "text", "warc_type", "date"}``: the ``WARC-Record-ID``, the
-``WARC-Target-URI`` and its host, and the ``WARC-Date``. Payloads are decoded in the charset
-the HTTP headers name (UTF-8 otherwise), undecodable bytes replaced.
+``WARC-Target-URI`` and its host, and the ``WARC-Date``. Payloads are decoded as a browser
+does (:func:`~bloomspan.sidecar.inputs.html_text.decode_page`: a byte-order mark, the charset the
+HTTP headers name, a ``<meta>`` charset, UTF-8, then windows-1252).
 
 :func:`warc_lines` hands the documents on as JSON Lines lines, so every command reads a WARC
 file as it reads JSON Lines: line N is record N of the file, and a record that holds no page
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from .compression import GZIP_MAGIC, DamagedInputError
-from .html_text import html_to_text
+from .html_text import decode_page, html_to_text
 
 WARC_MAGIC = b"WARC/"
 PAGE_RECORDS = ("response", "resource", "conversion")
@@ -120,10 +121,7 @@ def _document(record) -> dict | None:
         if not mime.startswith("text/") and mime not in ("application/xhtml+xml", ""):
             return None
         found = _CHARSET.search(content_type)
-        try:
-            text = payload.decode(found.group(1) if found else "utf-8", errors="replace")
-        except LookupError:  # a charset Python does not know
-            text = payload.decode("utf-8", errors="replace")
+        text = decode_page(payload, found.group(1) if found else None)
         if mime in ("text/html", "application/xhtml+xml", ""):
             text = html_to_text(text)[0]
     url = headers.get_header("WARC-Target-URI")

@@ -192,6 +192,41 @@ def test_unseen_sites_are_neither_tuning_sites_nor_the_issue_held_out_sets():
         assert s.main, s
 
 
+def test_new_unseen_sites_are_in_no_earlier_set_and_use_no_earlier_generator_root():
+    from bloomspan.corpora.real_corpus import DEBIAN_DOC_SITES, NEW_UNSEEN_DOC_SITES, UNSEEN_DOC_SITES
+
+    earlier = DEBIAN_DOC_SITES + UNSEEN_DOC_SITES
+    names = {s.name for s in earlier} | {s.package for s in earlier}
+    roots = {s.root for s in earlier}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    assert len(NEW_UNSEEN_DOC_SITES) >= 6
+    for s in NEW_UNSEEN_DOC_SITES:
+        assert s.name not in names and s.package not in names and s.root not in roots, s
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
+
+
+def test_quality_eval_reports_each_site_set_under_its_own_name():
+    from bench.quality_eval import SITE_SETS
+
+    assert list(SITE_SETS) == ["real", "unseen", "new-unseen"]
+    assert "tuning" in SITE_SETS["real"][1] and "tuning" in SITE_SETS["unseen"][1]
+    assert "never tuned on" in SITE_SETS["new-unseen"][1]
+
+
+def test_scoring_one_set_alone_writes_its_own_result_file():
+    from argparse import Namespace
+
+    from bench.quality_eval import result_name
+
+    def args(**kw):
+        return Namespace(**{"web_docs": 0, "no_real": True, "unseen": False, "new_unseen": False, **kw})
+
+    assert result_name(args(web_docs=3000)) == result_name(args(no_real=False)) == "quality-eval"
+    assert result_name(args(new_unseen=True)) == "quality-eval-new-unseen"
+    assert result_name(args(unseen=True, new_unseen=True)) == "quality-eval-unseen-new-unseen"
+
+
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
     from bloomspan.corpora.quality_eval import (
         default_path_method,
@@ -210,3 +245,34 @@ def test_the_default_path_is_measured_through_the_cleaners_matcher():
     path = token_scores(c, default_path_method().run(c))
     detector = token_scores(c, detector_method().run(c))
     assert path.recall >= detector.recall - 1e-9  # the run's phrases and their windows only add
+
+
+def test_the_damage_audit_attributes_every_damaged_token_of_the_default_path_once():
+    from bloomspan.corpora.quality_eval import (
+        EXACT_PHRASES,
+        INGEST_ONLY,
+        damage_audit,
+        damage_audit_table,
+        default_path_method,
+        pass_kind,
+        prepare_corpus,
+    )
+
+    docs = list(generate_web(300, 4))
+    for d in docs[::3]:  # a third of the pages: their first line is content in the truth
+        end = d["text"].find("\n")
+        spans = d["truth"]["template_spans"]
+        d["truth"] = {**d["truth"], "template_spans": [[max(a, end + 1), b] for a, b in spans if b > end + 1]}
+    c = prepare_corpus(docs)
+    audit = damage_audit(c)
+    damaged = default_path_method().run(c) & ~c.template
+    assert damaged.any() and sum(sum(v.values()) for v in audit.values()) == int(damaged.sum())
+    kinds = {"block", "template phrase (mcfp)", "skeleton", "line_shape"}
+    for rules in audit.values():
+        for label in rules:
+            assert label in (EXACT_PHRASES, INGEST_ONLY) or label.split(":")[0] in kinds, label
+    table = damage_audit_table(c, audit)
+    assert table.count("\n") == 1 + len(c.site_names)
+    assert pass_kind("level1_blocks") == "block" and pass_kind("skeleton0") == "skeleton"
+    with pytest.raises(ValueError, match="no record kind"):
+        pass_kind("new_pass")
