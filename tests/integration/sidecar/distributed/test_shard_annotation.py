@@ -1,13 +1,19 @@
 """`mine --index --dask --annotate`: the workers write the same ``bloomspan.*`` fields as the
 single process (ratio, spans; the run id of their own run), on a 2-worker LocalCluster and on an
 external ``dask scheduler`` + ``dask worker`` pair, and a page the crawler rewrote after the read
-is not annotated (conflict), as in one process."""
+is not annotated (conflict), as in one process; a worker SIGKILLed while it annotates leaves
+the same values on every document."""
 from __future__ import annotations
+
+import os
+import signal
+import threading
 
 import pytest
 from opensearchpy import helpers
 
 from bloomspan.sidecar.distributed.cluster import DaskConfig
+from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import ExternalCluster, local_cluster
 from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
@@ -101,3 +107,48 @@ def test_a_page_rewritten_after_the_read_is_not_annotated_on_dask(cluster, os_cl
                          dask=DaskConfig(cluster.scheduler_address), client=client)
     assert client.raced and summary.annotate == {"updated": 79, "noop": 0, "failed_by_reason": {"conflict": 1}}
     assert "bloomspan" not in os_client.get(index=src, id=victim)["_source"]
+
+
+class _KillFirstAnnotator:
+    """SIGKILLs the worker that reports the first annotate task starting (its nanny restarts it)."""
+
+    def __init__(self, cluster):
+        from distributed import Client
+
+        self.cluster = cluster
+        self.client = Client(cluster.scheduler_address)
+        self.killed: list[int] = []
+        self.lock = threading.Lock()
+        self.client.subscribe_topic(PROGRESS_TOPIC, self.on_event)
+
+    def on_event(self, event) -> None:
+        _, msg = event
+        with self.lock:
+            if msg["stage"] != "annotate" or msg["done"] != 0 or self.killed:
+                return
+            pids = {n.worker_address: n.process.process.pid for n in self.cluster.workers.values()
+                    if n.process is not None and n.process.process is not None}
+            if pids.get(msg["worker"]):
+                os.kill(pids[msg["worker"]], signal.SIGKILL)
+                self.killed.append(pids[msg["worker"]])
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def test_a_worker_killed_while_annotating_leaves_the_same_values(os_client, index_prefix, opensearch_url,
+                                                                 tmp_path):
+    make_source(os_client, f"{index_prefix}src", list(web_docs(300)), shards=2)
+    with local_cluster(2) as c:
+        c.wait_for_workers(2)
+        killer = _KillFirstAnnotator(c)
+        try:
+            one, single, many, dist = _single_then_dask(os_client, index_prefix, opensearch_url, tmp_path,
+                                                        DaskConfig(c.scheduler_address))
+        finally:
+            killer.close()
+    assert killer.killed, "no worker reported 'annotate': nothing was killed"
+    _same_but_run_id(single, dist, one.run_id, many.run_id)
+    # what the killed task wrote before it died fails its guard when the task runs again
+    failed = many.annotate["failed_by_reason"]
+    assert set(failed) <= {"conflict"} and many.annotate["updated"] + failed.get("conflict", 0) == 300
