@@ -152,3 +152,41 @@ def test_a_worker_killed_while_annotating_leaves_the_same_values(os_client, inde
     # what the killed task wrote before it died fails its guard when the task runs again
     failed = many.annotate["failed_by_reason"]
     assert set(failed) <= {"conflict"} and many.annotate["updated"] + failed.get("conflict", 0) == 300
+
+
+def test_a_run_that_died_before_annotating_resumes_and_annotates_as_one_process(cluster, os_client, index_prefix,
+                                                                                opensearch_url, tmp_path):
+    make_source(os_client, f"{index_prefix}src", list(web_docs(150)), shards=2)
+    src = f"{index_prefix}src"
+    one = run_mining(_config(index_prefix, opensearch_url, tmp_path, "one"), client=os_client)
+    single = _annotations(os_client, src)
+
+    class DiesBeforeAnnotating:
+        """The real client, whose first ``indices.put_mapping`` (annotation installs the
+        ``bloomspan.*`` fields first, after publication) raises, as a driver killed there."""
+
+        def __init__(self, client):
+            self._c = client
+            self.indices = _Indices(client.indices)
+
+        def __getattr__(self, name):
+            return getattr(self._c, name)
+
+    class _Indices:
+        def __init__(self, indices):
+            self._i = indices
+
+        def __getattr__(self, name):
+            return getattr(self._i, name)
+
+        def put_mapping(self, *a, **kw):
+            raise RuntimeError("driver died")
+
+    dask = DaskConfig(cluster.scheduler_address)
+    config = _config(index_prefix, opensearch_url, tmp_path, "many")
+    with pytest.raises(RuntimeError, match="driver died"):
+        run_mining(config, dask=dask, client=DiesBeforeAnnotating(os_client))
+    assert all(a is None or a["run_id"] == one.run_id for a in _annotations(os_client, src).values())
+    many = run_mining(config, dask=dask, client=os_client)
+    assert many.resumed and many.annotate == {"updated": 150, "noop": 0, "failed_by_reason": {}}
+    _same_but_run_id(single, _annotations(os_client, src), one.run_id, many.run_id)
