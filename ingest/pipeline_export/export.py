@@ -67,7 +67,7 @@ __all__ = ["ENGINES", "MODES", "PipelineExport", "build_pipeline", "export_pipel
 MODES = ("strip", "downweight")
 ENGINES = ("opensearch", "elasticsearch")
 ORIGINAL = "_bloomspan_original"
-MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/run/annotate.py)
+MIN_RATIO = 1e-4  # rank_feature with negative impact cannot hold 0 (see sidecar/publish/document_annotation.py)
 
 # Painless: only the ratio; the tidying is done by gsub/trim processors before it.
 _RATIO_SCRIPT = """

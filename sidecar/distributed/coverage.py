@@ -52,6 +52,14 @@ class ShardCoverage:
         return int(self.covered.nbytes + sum(len(b) for b in (self.bitmaps or {}).values()))
 
 
+def shard_mask(doc_offsets: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """bool (W_k,) coverage mask of one document shard (W_k = doc_offsets[-1]) from the
+    occurrences (starts in the shard, lengths) every growth shard sent it."""
+    starts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    return coverage_mask(int(doc_offsets[-1]), starts, lengths)
+
+
 def shard_coverage(doc_offsets: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]],
                    global_starts: np.ndarray | None, n_tokens_total: int) -> ShardCoverage:
     """This document shard's coverage summary.
@@ -65,9 +73,7 @@ def shard_coverage(doc_offsets: np.ndarray, parts: list[tuple[np.ndarray, np.nda
     from pyroaring import BitMap
 
     doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
-    starts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    mask = coverage_mask(int(doc_offsets[-1]), starts, lengths)
+    mask = shard_mask(doc_offsets, parts)
     covered = covered_per_doc(mask, doc_offsets).astype(np.uint32)
     if global_starts is None:
         return ShardCoverage(covered, None)

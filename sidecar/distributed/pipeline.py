@@ -100,6 +100,7 @@ class DistributedResult:
     vocabulary_size: int | None
     phrase_extras: list | None
     stats: dict = field(default_factory=dict)
+    occurrences: list | None = None  # keep_occurrences: per document shard, its futures of (starts, lengths)
 
 
 def _wait(client, futures, relay: ProgressRelay, stage: str) -> None:
@@ -129,7 +130,7 @@ def worker_peak_rss(client) -> int:
 
 def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: ProgressRelay, *,
                 global_ids: bool, phrase_documents: bool = False, coverage_bitmaps: bool = False,
-                n_partitions: int | None = None, run: str = "run") -> DistributedResult:
+                n_partitions: int | None = None, run: str = "run", keep_occurrences: bool = False) -> DistributedResult:
     """Mine the shards (futures of :class:`.shards.ShardCorpus`, in global order).
 
     ``layout_of(headers)`` turns the shards' headers (``(n_docs, doc_lengths)`` per shard, in
@@ -137,6 +138,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     over the same input order does (needed for JSON Lines output). ``phrase_documents``:
     build each phrase's document bitmap on the workers (index runs publish them).
     ``coverage_bitmaps``: build the published coverage bitmaps too (:mod:`.coverage`).
+    ``keep_occurrences``: hold each document shard's occurrences on the workers for a later
+    stage (annotation, :mod:`.shard_annotation`); the caller releases them.
     """
     t_all = time.perf_counter()
     stats: dict = {"shards": len(shards)}
@@ -191,7 +194,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"bloomspan-phrases-{run}-{g}",
                                retries=2) for g, gr in enumerate(grown)]
     n_tokens = int(doc_offsets[-1])
-    covers = []
+    covers, occurrences = [], []
     for k in range(len(shards)):
         occ = [client.submit(tasks.occurrences_for, gr, k, key=f"bloomspan-occ-{run}-{g}-{k}") for g, gr in enumerate(grown)]
         # Where the shard's documents start in the full corpus (8 B per document) travels
@@ -200,6 +203,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         starts = doc_offsets[layout.global_docs[k]] if coverage_bitmaps else None
         covers.append(client.submit(tasks.shard_coverage, shards[k], occ, starts, n_tokens,
                                     key=f"bloomspan-cover-{run}-{k}", retries=2, **homes[k]))
+        if keep_occurrences:
+            occurrences.append(occ)
     _wait(client, grown, relay, "grow")
     seconds["grow"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -252,7 +257,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
              "worker_bytes_sent=%d seconds=%.2f", len(shards), G, n_tokens, reduced_tokens, len(phrases),
              stats["worker_bytes_sent"], stats["seconds"]["total"])
     return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size,
-                             [r[1] for r in rows] if phrase_documents else None, stats)
+                             [r[1] for r in rows] if phrase_documents else None, stats,
+                             occurrences if keep_occurrences else None)
 
 
 def _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshold, n_growth):

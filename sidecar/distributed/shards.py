@@ -53,6 +53,8 @@ class ShardCorpus:
                   (:func:`bloomspan.engine.templates.blocks.line_start_flags`), else None
     fields:       read for templates: field name -> each document's string value (None when
                   absent, empty or not a string, as the single-node readers take them)
+    char_starts, char_ends: read for annotation: int64 (W,) each token's start and exclusive
+                  end in its document's text (as the single process's corpus store keeps them)
     """
 
     ids: np.ndarray
@@ -67,6 +69,8 @@ class ShardCorpus:
     error: tuple[int, str] | None = None
     line_starts: np.ndarray | None = None
     fields: dict[str, list] | None = None
+    char_starts: np.ndarray | None = None
+    char_ends: np.ndarray | None = None
 
     @property
     def n_docs(self) -> int:
@@ -80,19 +84,21 @@ class ShardCorpus:
 class _Tokenizer:
     """Batches of texts -> one shard's local ids (first-occurrence order)."""
 
-    def __init__(self, with_lines: bool = False):
+    def __init__(self, with_lines: bool = False, with_offsets: bool = False):
         self.vocabulary = Vocabulary()
         self.parts: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
         self.lines: list[np.ndarray] | None = [] if with_lines else None
+        self.chars: list[tuple[np.ndarray, np.ndarray]] | None = [] if with_offsets else None
 
     def add(self, texts: list[str]) -> None:
         if texts:
+            ids, offsets, *more = encode_batch(texts, self.vocabulary, with_offsets=self.chars is not None,
+                                               count_df=False, with_lines=self.lines is not None)
+            if self.chars is not None:
+                self.chars.append((more.pop(0), more.pop(0)))
             if self.lines is not None:
-                ids, offsets, lines = encode_batch(texts, self.vocabulary, count_df=False, with_lines=True)
-                self.lines.append(lines)
-            else:
-                ids, offsets = encode_batch(texts, self.vocabulary, count_df=False)
+                self.lines.append(more.pop(0))
             self.parts.append(ids)
             self.lengths.append(np.diff(offsets))
 
@@ -105,6 +111,11 @@ class _Tokenizer:
         if self.lines is not None:
             extra["line_starts"] = np.concatenate(self.lines) if self.lines else np.zeros(0, dtype=np.uint8)
             self.lines = []
+        if self.chars is not None:
+            empty = np.zeros(0, dtype=np.int64)
+            extra["char_starts"] = np.concatenate([c[0] for c in self.chars]) if self.chars else empty
+            extra["char_ends"] = np.concatenate([c[1] for c in self.chars]) if self.chars else empty
+            self.chars = []
         strings = PackedStrings.of(self.vocabulary.tokens())
         self.vocabulary = None
         release_freed_memory()  # the vocabulary's and the documents' objects are gone
@@ -301,11 +312,13 @@ class IndexSlice:
 
 
 def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
-                     keep_alive: str, shard: int, template_fields: tuple[str, ...] = ()) -> ShardCorpus:
+                     keep_alive: str, shard: int, template_fields: tuple[str, ...] = (),
+                     with_offsets: bool = False) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
     (skipped documents included), as the single-node scan logs them. ``template_fields``
     (the site and URL fields of a run with templates): keep their values for the stored
-    documents (read in the same requests, :class:`_FieldRecorder`) and the line starts."""
+    documents (read in the same requests, :class:`_FieldRecorder`) and the line starts.
+    ``with_offsets`` (a run that annotates): keep each token's character offsets."""
     template_fields = tuple(template_fields)
     client = cluster.client()
     recorder = _FieldRecorder(client, template_fields, multi_index) if template_fields else None
@@ -319,7 +332,7 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
     if recorder is not None:
         recorder.widen(scan)
     reader = scan._read_pit if mode == "pit" else scan._read_scroll
-    tok = _Tokenizer(with_lines=bool(template_fields))
+    tok = _Tokenizer(with_lines=bool(template_fields), with_offsets=with_offsets)
     keys: list[str] = []
     metas: list[np.ndarray] = []
     values: list[tuple] = []

@@ -22,10 +22,10 @@ from bloomspan.sidecar.cluster.scroll import extract_text
 from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.curation.touches import entries_touching
 from bloomspan.sidecar.errors import DocumentNotFoundError, RunNotFoundError
+from bloomspan.sidecar.publish.document_annotation import covered_char_spans
 from bloomspan.sidecar.publish.publication import document_sites, site_name
 from bloomspan.sidecar.publish.template_index import aliased_indices, current_run_doc
 from bloomspan.sidecar.publish.template_reader import load_cleaning_set
-from bloomspan.sidecar.run.annotate import covered_char_spans
 
 log = logging.getLogger(__name__)
 

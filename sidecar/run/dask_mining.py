@@ -9,10 +9,14 @@ canonical order of :mod:`.snapshot` (ascending key bytes), so the run publishes 
 single-node run publishes: the same phrase documents, bitmaps, doc map, coverage and report.
 
 With ``--templates`` the detector runs on the workers by groups of whole sites
-(:mod:`bloomspan.sidecar.distributed.site_templates`). What a Dask run does not do yet
-(refused with the flag named): ``--annotate``, which needs the snapshot on one node, a
-template config with a cross-site pass, an incremental re-read, a curation deny entry that
-would filter a mined phrase, and global deny entries in a run with templates. Dask re-runs a lost task, so the mine
+(:mod:`bloomspan.sidecar.distributed.site_templates`). With ``--annotate`` the workers keep the
+shards they read (with character offsets) and their occurrences, and after publication each
+shard annotates its own documents (:func:`annotate_on_dask`,
+:mod:`bloomspan.sidecar.distributed.shard_annotation`): the run's :class:`DaskSession` holds
+the Dask client, the shards and the points in time from the mine phase to the end of the run.
+What a Dask run does not do yet (refused with the flag named): a template config with a
+cross-site pass, an incremental re-read, a curation deny entry that would filter a mined
+phrase, and global deny entries in a run with templates. Dask re-runs a lost task, so the mine
 phase has no checkpoint of its own; once it ends, a killed run publishes again without mining.
 """
 from __future__ import annotations
@@ -20,6 +24,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,9 +37,11 @@ from bloomspan.sidecar.curation.store import curation_index, load_curation
 from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
 from bloomspan.sidecar.distributed.index_slices import index_slices
 from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
+from bloomspan.sidecar.distributed.shard_annotation import annotate_shard
 from bloomspan.sidecar.distributed.shards import read_index_slice
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
+from bloomspan.sidecar.publish.document_annotation import AnnotateSummary, install_document_mapping
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
 from bloomspan.sidecar.publish.publication import document_sites, read_document_fields
 from bloomspan.sidecar.publish.template_reader import template_documents
@@ -53,15 +61,59 @@ def check_supported(config) -> None:
         refusal = site_partition_refusal(config.detector_config())
         if refusal is not None:
             raise ClusterConfigError("template_config", config.template_config, f"{refusal} (needed by --dask)")
-    if config.annotate:
-        raise ClusterConfigError("annotate", True, "annotation needs the run's snapshot on one node; run it "
-                                                   "without --dask")
 
 
-def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mode: str, seconds: dict,
-                       progress=None, on_dashboard=None) -> tuple[MinedRun, list[str]]:
-    """Read and mine ``indices`` (their scan ``units``) on the Dask cluster ``dask`` (a
-    DaskConfig); returns the mined run and the stored documents' keys in canonical order."""
+@dataclass
+class ShardsToAnnotate:
+    """What the annotate phase needs of the mine phase, left on the workers: the shard futures
+    (read with offsets), each shard's occurrence futures, and where each shard lives."""
+
+    shards: list
+    occurrences: list
+    homes: list
+    n_docs: int
+
+
+class DaskSession:
+    """A run's Dask client, opened by the mine phase and closed with the run (:meth:`close`),
+    and what it leaves on the workers for the annotate phase: the shards, their occurrences,
+    and the points in time they were read in (a shard lost with its worker is read again in
+    the same one; the PITs are deleted on close)."""
+
+    def __init__(self, dask, on_dashboard=None):
+        self.dask, self.on_dashboard = dask, on_dashboard
+        self._stack = ExitStack()
+        self.client = None
+        self.pits: dict[str, str | None] = {}
+        self.to_annotate: ShardsToAnnotate | None = None
+
+    def open(self):
+        if self.client is None:
+            self.client = self._stack.enter_context(dask_client(self.dask))
+            if self.on_dashboard is not None:
+                self.on_dashboard(dashboard_link(self.client))
+        return self.client
+
+    def release(self, os_client) -> None:
+        """Forget the shards and delete the points in time (the client stays open)."""
+        self.to_annotate = None
+        pits, self.pits = list(self.pits.values()), {}
+        delete_pits(os_client, pits)
+
+    def close(self, os_client) -> None:
+        try:
+            self.release(os_client)
+        finally:
+            self.client = None
+            self._stack.close()
+
+
+def mine_index_on_dask(config, client, session: DaskSession, indices: list[str], units, scan_mode: str,
+                       seconds: dict, progress=None) -> tuple[MinedRun, list[str]]:
+    """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
+    returns the mined run and the stored documents' keys in canonical order. With
+    ``config.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
+    their points in time), else it releases them."""
     relay = ProgressRelay(progress)
     curation = load_curation(client, config.template_index)
     if config.templates and global_denies(curation.entries):
@@ -69,24 +121,23 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
                            f"{curation_index(config.template_index)}; the template figures of a Dask run cannot leave "
                            "their occurrences out yet: mine without --dask, or with --no-templates (nothing was "
                            "published)")
-    pits: dict[str, str | None] = {}
+    session.release(client)  # a session mines once: a second mine (a resumed annotate) reads afresh
     t0 = time.perf_counter()
     try:
         if scan_mode == "pit":
             for index in indices:
-                pits[index] = client.create_pit(index=index, keep_alive=config.pit_keep_alive)["pit_id"]
-        with dask_client(dask) as dclient:
-            if on_dashboard is not None:
-                on_dashboard(dashboard_link(dclient))
-            relay.attach(dclient)
-            try:
-                relay.totals["read"] = client.count(index=",".join(indices))["count"]
-                dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units, pits,
-                                                                           relay)
-            finally:
-                relay.detach(dclient)
+                session.pits[index] = client.create_pit(index=index, keep_alive=config.pit_keep_alive)["pit_id"]
+        dclient = session.open()
+        relay.attach(dclient)
+        try:
+            relay.totals["read"] = client.count(index=",".join(indices))["count"]
+            dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units,
+                                                                       session, relay)
+        finally:
+            relay.detach(dclient)
     finally:
-        delete_pits(client, list(pits.values()))
+        if session.to_annotate is None:
+            session.release(client)
     seconds["read_and_mine"] = time.perf_counter() - t0
     check_documents(config, client, indices, n_all, len(doc_keys), skipped)
     phrase_docs = _phrase_documents(dres, doc_keys, progress)
@@ -108,17 +159,17 @@ def mine_index_on_dask(config, client, dask, indices: list[str], units, scan_mod
     return mined, doc_keys
 
 
-def _read_and_mine(dclient, config, indices, units, pits, relay):
+def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
-    parts = index_slices(indices, units, n_workers, pits, int(relay.totals.get("read") or 0))
+    parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
     cluster = config.cluster_config()
     options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
                               config=config.template_config) if config.templates else None
     fields = options.fields if options is not None else ()
     shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
-                             config.pit_keep_alive, k, fields, key=f"bloomspan-read-{run}-{k}", retries=2)
-              for k, part in enumerate(parts)]
+                             config.pit_keep_alive, k, fields, config.annotate, key=f"bloomspan-read-{run}-{k}",
+                             retries=2) for k, part in enumerate(parts)]
     headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
                               for k, s in enumerate(shards)])
     doc_keys, global_docs, skipped, n_all = canonical_layout(headers)
@@ -127,14 +178,51 @@ def _read_and_mine(dclient, config, indices, units, pits, relay):
         return ShardLayout(global_docs, [h[1] for h in shard_headers])
 
     dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
-                       phrase_documents=True, coverage_bitmaps=True, run=run)
+                       phrase_documents=True, coverage_bitmaps=True, run=run, keep_occurrences=config.annotate)
     templates = None
+    homes = shard_homes(dclient, shards) if options is not None or config.annotate else None
     if options is not None:
-        records, stats, stage = detect_templates_on_dask(dclient, shards, shard_homes(dclient, shards), options,
+        records, stats, stage = detect_templates_on_dask(dclient, shards, homes, options,
                                                          global_docs, dres.coverage.covered, relay, run=run)
         dres.stats["templates"] = stage.to_dict()
         templates = records, stats
+    if config.annotate:
+        session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
+        dres.occurrences = None
     return dres, doc_keys, skipped, n_all, templates
+
+
+def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,
+                     progress=None) -> AnnotateSummary:
+    """Each shard the mine phase left on the workers annotates its documents
+    (:func:`~bloomspan.sidecar.distributed.shard_annotation.annotate_shard`); the summaries
+    are folded in shard order. The session's shards and points in time are released after."""
+    todo = session.to_annotate
+    if todo is None:
+        raise ValueError("annotate_on_dask needs a session whose mine phase ran with annotate=True")
+    install_document_mapping(client, list(indices))
+    dclient = session.client
+    relay = ProgressRelay(progress)
+    relay.totals["annotate"] = todo.n_docs
+    relay.attach(dclient)
+    run = uuid.uuid4().hex[:12]
+    cluster = config.cluster_config()
+    try:
+        futures = [dclient.submit(annotate_shard, cluster, shard, occ, list(indices), run_id, config.bulk_docs, k,
+                                  key=f"bloomspan-annotate-{run}-{k}", **todo.homes[k])
+                   for k, (shard, occ) in enumerate(zip(todo.shards, todo.occurrences))]
+        summary = AnnotateSummary()
+        for part in dclient.gather(futures):
+            summary.add(part)
+    finally:
+        relay.detach(dclient)
+        session.release(client)
+    # Our writes visible to the next run's listing, as the single process makes them.
+    client.indices.refresh(index=",".join(indices))
+    if summary.failed_by_reason:
+        log.warning("annotation skipped %s document(s): %s", sum(summary.failed_by_reason.values()),
+                    summary.failed_by_reason)
+    return summary
 
 
 def _index_header(shard) -> tuple[list[str], np.ndarray]:

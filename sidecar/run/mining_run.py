@@ -64,7 +64,7 @@ from bloomspan.sidecar.publish.template_index import (
 from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
-from .dask_mining import check_supported, mine_index_on_dask
+from .dask_mining import DaskSession, annotate_on_dask, check_supported, mine_index_on_dask
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .local_mining import mine_on_this_node
@@ -311,7 +311,10 @@ class _Run:
                  on_dashboard=None):
         self.config, self.client, self.work = config, client, work
         self.progress = progress
-        self.dask, self.on_dashboard = dask, on_dashboard
+        self.dask = dask
+        # The Dask client, opened by the mine phase, stays for the annotate phase (the shards
+        # it read stay on the workers); it closes with the run.
+        self.session = DaskSession(dask, on_dashboard) if dask is not None else None
         self.executor = "local" if dask is None else "dask"
         self.run_dir = work / "run"
         self.ckpt = Checkpoint(self.run_dir / "checkpoint.json")
@@ -376,6 +379,9 @@ class _Run:
             raise WorkDirFullError(f"no space left in the work dir {self.work}{where}: free space there, or give "
                                    "--work-dir on a larger disk, and run the same command again (it resumes "
                                    "from its checkpoint)", item=str(self.work)) from exc
+        finally:
+            if self.session is not None:
+                self.session.close(self.client)
 
     def _run(self) -> RunSummary:
         c = self.config
@@ -505,8 +511,8 @@ class _Run:
         mined run (:class:`.mined_run.MinedRun`) for the publish phase."""
         c, st = self.config, self.state
         if st.executor == "dask":
-            mined, doc_keys = mine_index_on_dask(c, self.client, self.dask, st.indices, self._units(), st.scan_mode,
-                                                 st.seconds, self.progress, self.on_dashboard)
+            mined, doc_keys = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(),
+                                                 st.scan_mode, st.seconds, self.progress)
             write_json_atomic(self.run_dir / "doc_keys.json", {"keys": doc_keys})
         else:
             snap = Snapshot(self.run_dir / "snapshot")
@@ -595,20 +601,24 @@ class _Run:
             log.info("run %s publishes as %s", old, st.run_id)
 
     def annotate_sources(self) -> Phase:
-        """annotate: the run's ratios and spans onto the source documents, resumable by batch."""
+        """annotate: the run's ratios and spans onto the source documents; on this node
+        resumable by batch, on Dask by the workers that read the documents."""
         st = self.state
-        snap = Snapshot(self.run_dir / "snapshot")
-        coverage = np.unpackbits(np.load(self.run_dir / "coverage.npy"), count=snap.n_tokens).astype(bool)
         if st.annotation is None:
             st.annotation = {"done": 0, "summary": None}
         sec = st.annotation
+        if st.executor == "dask":
+            summary = self._annotate_on_dask()
+        else:
+            snap = Snapshot(self.run_dir / "snapshot")
+            coverage = np.unpackbits(np.load(self.run_dir / "coverage.npy"), count=snap.n_tokens).astype(bool)
 
-        def on_batch(done: int) -> None:
-            sec["done"] = done
-            self.save()
+            def on_batch(done: int) -> None:
+                sec["done"] = done
+                self.save()
 
-        summary = annotate(self.client, snap, coverage, st.run_id, bulk_docs=self.config.bulk_docs,
-                           start=sec["done"], progress=self.progress, on_batch=on_batch)
+            summary = annotate(self.client, snap, coverage, st.run_id, bulk_docs=self.config.bulk_docs,
+                               start=sec["done"], progress=self.progress, on_batch=on_batch)
         prior = sec.get("summary") or {"updated": 0, "noop": 0, "failed_by_reason": {}}
         merged = {"updated": prior["updated"] + summary.updated, "noop": prior["noop"] + summary.noop,
                   "failed_by_reason": {k: prior["failed_by_reason"].get(k, 0) + summary.failed_by_reason.get(k, 0)
@@ -616,6 +626,19 @@ class _Run:
         sec["summary"] = merged
         st.summary["annotate"] = merged
         return Phase.FINALIZE
+
+    def _annotate_on_dask(self):
+        """The workers annotate the shards this run's mine phase left on them. A run resumed
+        at this phase (the process that mined is gone, and its shards with it) has the
+        workers read and mine again first: the same documents give the same annotations, and
+        the versions they read are the ones the guards then check."""
+        c, st = self.config, self.state
+        if self.session.to_annotate is None:
+            log.info("run %s resumed at annotate on Dask: the workers read and mine the source again for its "
+                     "coverage", st.run_id)
+            mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode, {},
+                               self.progress)
+        return annotate_on_dask(c, self.client, self.session, st.indices, st.run_id, self.progress)
 
     def finalize(self) -> Phase:
         """finalize: this run's snapshot becomes the base of the next incremental run; the

@@ -101,9 +101,6 @@ def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_cl
 
 
 def test_options_that_need_one_process_are_refused(cluster, opensearch_url, index_prefix, tmp_path):
-    with pytest.raises(ClusterConfigError, match="annotate"):
-        run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", annotate=True),
-                   dask=DaskConfig(cluster.scheduler_address))
     with pytest.raises(ClusterConfigError, match="global_blocks"):
         run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", site_field="site",
                            template_config={"global_blocks": True}), dask=DaskConfig(cluster.scheduler_address))
@@ -143,17 +140,20 @@ class _Killer:
         self.client.close()
 
 
-@pytest.mark.parametrize("stage", ["count", "grow"])
-def test_a_worker_killed_mid_run_changes_nothing(os_client, index_prefix, opensearch_url, tmp_path, stage):
+@pytest.mark.parametrize("stage,kw", [("count", {}), ("grow", {}), ("templates", {"site_field": "site"})])
+def test_a_worker_killed_mid_run_changes_nothing(os_client, index_prefix, opensearch_url, tmp_path, stage, kw):
     make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
     with local_cluster(2) as c:
         c.wait_for_workers(2)
         killer = _Killer(c, stage)
         try:
             _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(c.scheduler_address),
-                     sigma=6, min_length=8)
+                     sigma=6, min_length=8, **kw)
         finally:
             killer.close()
     assert killer.killed, f"no worker reported {stage!r}: nothing was killed"
-    if stage == "grow":  # the growth shard whose worker died mid-growth ran again
-        assert killer.starts[("grow", killer.killed_shard)] >= 2
+    if stage in ("grow", "templates"):  # the growth shard / site partition whose worker died ran again
+        assert killer.starts[(stage, killer.killed_shard)] >= 2
+    if stage == "templates":
+        assert _template_records(os_client, f"{index_prefix}many") == _template_records(os_client,
+                                                                                        f"{index_prefix}one")

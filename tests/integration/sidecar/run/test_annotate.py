@@ -6,8 +6,8 @@ from opensearchpy import helpers
 
 from bench.published_run import published
 from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.sidecar.publish.document_annotation import MIN_RATIO
 from bloomspan.sidecar.report.operator_report import explain
-from bloomspan.sidecar.run.annotate import MIN_RATIO
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 

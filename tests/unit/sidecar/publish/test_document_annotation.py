@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from bloomspan.engine.text.tokenizer import token_spans, tokenize
-from bloomspan.sidecar.run.annotate import MIN_RATIO, covered_char_spans, document_update
+from bloomspan.sidecar.publish.document_annotation import MIN_RATIO, covered_char_spans, document_update
 
 
 def test_spans_cover_runs_from_first_to_last_character():
@@ -32,3 +32,15 @@ def test_ratio_is_never_zero_for_rank_feature():
     half = document_update(np.array([1, 1, 0, 0], dtype=bool), s, e, "r1")
     assert half["boilerplate_ratio"] == 0.5 and half["spans"] == [[0, 3]]
     assert document_update(np.zeros(0, dtype=bool), s[:0], e[:0], "r1")["boilerplate_ratio"] == MIN_RATIO
+
+
+def test_a_summary_folds_counts_and_keeps_five_examples():
+    from bloomspan.sidecar.publish.document_annotation import EXAMPLES, AnnotateSummary
+
+    total = AnnotateSummary()
+    for k in range(3):
+        total.add(AnnotateSummary(updated=2, noop=1, failed_by_reason={"conflict": 1, f"r{k}": 2},
+                                  examples=[{"_id": f"{k}-{j}"} for j in range(3)]))
+    assert (total.updated, total.noop) == (6, 3)
+    assert total.failed_by_reason == {"conflict": 3, "r0": 2, "r1": 2, "r2": 2}
+    assert [e["_id"] for e in total.examples] == ["0-0", "0-1", "0-2", "1-0", "1-1"][:EXAMPLES]
