@@ -2,8 +2,8 @@
 
 The tokenizer kernel (:func:`scan_documents`) finds each token and computes its key on the
 way, with no load from the vocabulary: a code point whose fold is one code point of the
-packed alphabet ("A", "a", "Ж") gives its digit by one read of a small table
-(:func:`direct_codes`); a token with any other code point gets its key from its folds
+packed alphabet ("A", "a", "Ж") gives its digit, and a separator says so, by one read of a
+small table (:func:`lead_codes`); a token with any other code point gets its key from its folds
 (:func:`_key_of_folds`). The vocabulary then maps keys to ids, once per token but with no
 load that depends on another (:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`).
 A key is
@@ -136,8 +136,42 @@ def _pure_separator(cps, i, e_doc, char_class):
     return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
 
 
+# lead_codes() value of a code point that is a separator segment when no non-starter follows it.
+LEAD_SEPARATOR = 0x80
+
+
+def lead_codes(char_class: np.ndarray, fold: np.ndarray) -> np.ndarray:
+    """uint8 (len(_PACKED_CODES),): what the scan learns from one read for a code point c
+    below it (ASCII, Latin-1, Greek, Cyrillic): its :func:`direct_codes` digit (1..69) when
+    c is a token character whose fold is one code point of the packed alphabet,
+    :data:`LEAD_SEPARATOR` when c is a separator, else 0 (read ``char_class``). ``char_class``
+    and ``fold`` are normalization_tables()[:2]."""
+    head = char_class[:_PACKED_CODES.size]
+    lead = np.where(head == CLASS_TOKEN, direct_codes(fold), 0).astype(np.uint8)
+    lead[head == CLASS_SEPARATOR] = LEAD_SEPARATOR
+    return lead
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lead(lead, c):
+    """lead[c], 0 beyond the table (see :func:`lead_codes`)."""
+    return lead[c] if c < lead.size else np.uint8(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hard_after(cps, i, e_doc, v, char_class, lead):
+    """Whether the character cps[i] after a token (lead value v) starts a stretch the tables
+    cannot decide: anything but a separator segment of one code point."""
+    if v != LEAD_SEPARATOR:
+        return not _pure_separator(cps, i, e_doc, char_class)
+    if i + 1 >= e_doc:
+        return False
+    c = cps[i + 1]
+    return _lead(lead, c) == 0 and char_class[c] == CLASS_NON_STARTER
+
+
 @njit(cache=True, nogil=True)
-def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, direct_code,
+def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, lead,
                    out_keys, out_starts, out_ends, out_lines, doc_token_end):
     """Find, normalise and key the tokens of documents; resumable; no vocabulary.
 
@@ -146,10 +180,12 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
     (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
     token's start and i (or i starts a document's first token). char_class uint8, fold
     uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables(),
-    direct_code uint8 is :func:`direct_codes` of fold. Writes out_keys uint64 (the key of each token's normalised text), out_starts/out_ends
-    int64, out_lines uint8 (W,) (spans in cps coordinates) and doc_token_end int64 (D,)
-    (tokens in documents 0..d). A token here is a run of one-code-point segments, so its
-    normalised text is the concatenation of their folds (:func:`fold_into`).
+    lead uint8 is :func:`lead_codes` of them: an ASCII or Cyrillic letter and a separator
+    are decided by that one read of a 1.1 KB table. Writes out_keys uint64 (the key of
+    each token's normalised text), out_starts/out_ends int64, out_lines uint8 (W,) (spans
+    in cps coordinates) and doc_token_end int64 (D,) (tokens in documents 0..d). A token
+    here is a run of one-code-point segments, so its normalised text is the concatenation
+    of their folds (:func:`fold_into`).
     Returns (d, s, e, w, nl, status): status STATUS_DONE, or STATUS_HARD: cps[s:e] needs
     the reference tokenizer (s and e are segment starts after no token character; resume
     at e); nothing from s on is written.
@@ -159,40 +195,48 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
         e_doc = doc_end[d]
         while i < e_doc:
             c = cps[i]
-            k = char_class[c]
-            if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
+            v = _lead(lead, c)
+            if v == LEAD_SEPARATOR:
                 if c == 10:
                     nl = 1
                 i += 1
                 continue
-            if k != CLASS_TOKEN:
-                # A character the tables cannot decide, or a non-starter: the segment it
-                # continues starts at the character before it (a separator or a mark, else
-                # the token before would have stopped at it).
-                s = i - 1 if k == CLASS_NON_STARTER and i > doc_begin[d] else i
-                e = s + 1
-                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
-                    e += 1
-                return d, s, e, w, nl, STATUS_HARD
+            if v == 0:
+                k = char_class[c]
+                if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
+                    i += 1
+                    continue
+                if k != CLASS_TOKEN:
+                    # A character the tables cannot decide, or a non-starter: the segment it
+                    # continues starts at the character before it (a separator or a mark, else
+                    # the token before would have stopped at it).
+                    s = i - 1 if k == CLASS_NON_STARTER and i > doc_begin[d] else i
+                    e = s + 1
+                    while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                        e += 1
+                    return d, s, e, w, nl, STATUS_HARD
             s = i
             packed = np.uint64(0)
             direct = True
             while True:
                 # The fast path: a code point whose fold is one code point of the packed
-                # alphabet (ASCII, Cyrillic) adds its digit; any other makes the key come
-                # from the folds (_key_of_folds).
-                code = np.uint64(direct_code[c]) if c < direct_code.size else np.uint64(0)
-                direct &= code != 0
-                packed = (packed << np.uint64(PACKED_BITS)) | code
+                # alphabet (ASCII, Cyrillic) adds its digit v; any other (v = 0) makes the
+                # key come from the folds (_key_of_folds).
+                direct &= v != 0
+                packed = (packed << np.uint64(PACKED_BITS)) | np.uint64(v)
                 i += 1
                 if i >= e_doc:
                     break
                 c = cps[i]
-                k = char_class[c]
-                if k != CLASS_TOKEN and k != CLASS_MARK:
+                v = _lead(lead, c)
+                if v == LEAD_SEPARATOR:
                     break
+                if v == 0:
+                    k = char_class[c]
+                    if k != CLASS_TOKEN and k != CLASS_MARK:
+                        break
             # Every character of the token is a segment of its own unless a non-starter follows.
-            if i < e_doc and not _pure_separator(cps, i, e_doc, char_class):
+            if i < e_doc and _hard_after(cps, i, e_doc, v, char_class, lead):
                 # The token runs into a stretch the tables cannot decide: hand it all over.
                 e = i + 1
                 while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):

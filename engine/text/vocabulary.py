@@ -39,11 +39,11 @@ from numba import njit
 from .prefetch import prefetch_row
 from .token_keys import (
     HASHED,
-    direct_codes,
     fold_into,
     folded_length,
     folds_to,
     key_of,
+    lead_codes,
     scan_documents,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
@@ -434,12 +434,12 @@ class Vocabulary:
         ends = np.empty(bound, dtype=np.int64)
         lines = np.empty(bound, dtype=np.uint8)
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
-        direct = direct_codes(fold)
+        lead = lead_codes(char_class, fold)
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
             w0 = w
             d, s, e, w, nl, status = scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold,
-                                                    expansions, direct, keys, starts, ends, lines, doc_token_end)
+                                                    expansions, lead, keys, starts, ends, lines, doc_token_end)
             self._resolve_keys(cps, starts, ends, keys, w0, w, fold, expansions, add_new, ids)
             if status == _STATUS_DONE:
                 break

@@ -5,15 +5,22 @@ import numpy as np
 from hypothesis import example, given, settings, strategies as st
 from numba import njit
 
-from bloomspan.engine.text.normalization import EXPANSION, normalization_tables
+from bloomspan.engine.text.normalization import (
+    CLASS_SEPARATOR,
+    CLASS_TOKEN,
+    EXPANSION,
+    normalization_tables,
+)
 from bloomspan.engine.text.prefetch import prefetch_row
 from bloomspan.engine.text.token_keys import (
     HASHED,
+    LEAD_SEPARATOR,
     PACKED_ALPHABET,
     PACKED_MAX_LENGTH,
     STATUS_DONE,
     direct_codes,
     key_of,
+    lead_codes,
     scan_documents,
     token_key,
 )
@@ -23,7 +30,9 @@ from bloomspan.engine.text.vocabulary import Vocabulary
 # Letters of the packed alphabet in both cases, letters that fold into it from elsewhere
 # (full-width, the ligature "ﬁ", Kelvin sign), letters that never do (é, Greek, CJK), a
 # combining mark, digits and separators: tokens of every length around PACKED_MAX_LENGTH.
-KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "  .-\n")
+# Inside the scan's lead table too: "ſ" folds to "s", "ª" to "a", "İ" expands, "µ" folds to
+# Greek, "½" is hard, and the marks after a separator or a letter make a stretch hard.
+KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "ſªİµ½\u0306" "  .-\n")
 key_texts = st.text(alphabet=st.sampled_from(KEY_CHARS), max_size=60)
 
 
@@ -77,9 +86,27 @@ def test_direct_codes_are_the_folds_packed_digits():
     assert codes[ord("A")] == codes[ord("a")] and codes[ord("Ё")] == codes[ord("ё")] != 0
 
 
+def test_lead_codes_are_the_class_and_digit_of_one_read():
+    """A lead value decides what the scan would read from char_class and direct_codes."""
+    char_class, fold, _ = normalization_tables()
+    lead, codes = lead_codes(char_class, fold), direct_codes(fold)
+    assert lead.shape == codes.shape and lead.dtype == np.uint8
+    for c in range(lead.size):
+        k, v = int(char_class[c]), int(lead[c])
+        if v == LEAD_SEPARATOR:
+            assert k == CLASS_SEPARATOR, hex(c)
+        elif v:
+            assert k == CLASS_TOKEN and v == codes[c], hex(c)
+        else:
+            assert k != CLASS_SEPARATOR and (k != CLASS_TOKEN or codes[c] == 0), hex(c)
+    assert lead[ord(" ")] == lead[ord("\n")] == lead[ord(".")] == LEAD_SEPARATOR
+    assert lead[ord("Ж")] == lead[ord("ж")] == codes[ord("ж")] and lead[0x301] == 0 and lead[ord("é")] == 0
+
+
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(st.lists(key_texts, max_size=5))
 @example(["ABCDEFGHI abcdefghij ＡＢＣ ﬁle Ёлка ЁЛКАЁЛКАЁЛ"])
+@example(["ab \u0301cd", "Ж.\u0306x", "ſs ﬁ\u0301 ª", "x \u0306", "и\u0306 ok", "a\u0301 b"])
 def test_scan_keys_are_the_keys_of_the_reference_tokens(texts):
     """Every token the scan keys itself has the key of the reference tokenizer's token."""
     char_class, fold, expansions = normalization_tables()
@@ -90,7 +117,7 @@ def test_scan_keys_are_the_keys_of_the_reference_tokens(texts):
         lines, doc_end = np.zeros(n, np.uint8), np.zeros(1, np.int64)
         d, s, e, w, nl, status = scan_documents(
             cps, np.zeros(1, np.int64), np.full(1, cps.size, np.int64), 0, 0, 0, 1, char_class, fold,
-            expansions, direct_codes(fold), keys, starts, ends, lines, doc_end)
+            expansions, lead_codes(char_class, fold), keys, starts, ends, lines, doc_end)
         ref_tokens, ref_starts, ref_ends = token_spans(text)
         if status == STATUS_DONE:
             assert w == len(ref_tokens)
