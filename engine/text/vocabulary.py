@@ -416,8 +416,10 @@ class Vocabulary:
         if cps.dtype not in (np.uint8, np.uint16, np.uint32) or cps.ndim != 1 or cps.size != len(text):
             raise ValueError(f"cps must be 1-d uint8, uint16 or uint32 of len(text)={len(text)}, "
                              f"got {cps.dtype} {cps.shape}")
+        # uint8 and uint16 code points lie below any table that covers the BMP: no pass over cps for their max.
+        highest = np.iinfo(cps.dtype).max if cps.dtype != np.uint32 else int(cps.max(initial=0))
         if char_class.dtype != np.uint8 or fold.dtype != np.uint32 or expansions.dtype != np.uint32 \
-                or char_class.shape != fold.shape or char_class.shape[0] <= int(cps.max(initial=0)):
+                or char_class.shape != fold.shape or char_class.shape[0] <= highest:
             raise ValueError("tables must be normalization.normalization_tables(), covering every code point")
         doc_begin = np.ascontiguousarray(doc_begin, dtype=np.int64)
         doc_end = np.ascontiguousarray(doc_end, dtype=np.int64)
