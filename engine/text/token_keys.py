@@ -2,9 +2,10 @@
 
 The tokenizer kernel (:func:`scan_documents`) finds each token and computes its key on the
 way, with no load from the vocabulary: a code point whose fold is one code point of the
-packed alphabet ("A", "a", "Ж") gives its digit, and a separator says so, by one read of a
-small table (:func:`lead_codes`); a token with any other code point gets its key from its folds
-(:func:`_key_of_folds`). The vocabulary then maps keys to ids, once per token but with no
+packed alphabet ("A", "a", "Ж") gives its digit by one read of a small table
+(:func:`direct_codes`); a token with any other code point gets its key from its folds
+(:func:`_key_of_folds`); a document made only of such letters and separators is scanned
+without a branch that depends on its text (:func:`simple_document`). The vocabulary then maps keys to ids, once per token but with no
 load that depends on another (:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`).
 A key is
 
@@ -136,43 +137,103 @@ def _pure_separator(cps, i, e_doc, char_class):
     return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
 
 
-# lead_codes() value of a code point that is a separator segment when no non-starter follows it.
+# lead_codes() value of a code point that is a separator when it is a segment of its own.
 LEAD_SEPARATOR = 0x80
+LEAD_SIZE = 0x10000  # the BMP: every code point of a uint8 or uint16 batch
 
 
 def lead_codes(char_class: np.ndarray, fold: np.ndarray) -> np.ndarray:
-    """uint8 (len(_PACKED_CODES),): what the scan learns from one read for a code point c
-    below it (ASCII, Latin-1, Greek, Cyrillic): its :func:`direct_codes` digit (1..69) when
-    c is a token character whose fold is one code point of the packed alphabet,
-    :data:`LEAD_SEPARATOR` when c is a separator, else 0 (read ``char_class``). ``char_class``
-    and ``fold`` are normalization_tables()[:2]."""
-    head = char_class[:_PACKED_CODES.size]
-    lead = np.where(head == CLASS_TOKEN, direct_codes(fold), 0).astype(np.uint8)
+    """uint8 (LEAD_SIZE,): what :func:`simple_document` learns from one read for a code point
+    c of the BMP: its :func:`direct_codes` digit (1..69) when c is a token character whose
+    fold is one code point of the packed alphabet (ASCII, Cyrillic), :data:`LEAD_SEPARATOR`
+    when c is a separator, else 0 (a mark, a non-starter, any other letter: the document is
+    not simple). ``char_class`` and ``fold`` are normalization_tables()[:2]."""
+    head = char_class[:LEAD_SIZE]
+    lead = np.zeros(LEAD_SIZE, dtype=np.uint8)
+    codes = direct_codes(fold)
+    lead[:codes.size] = np.where(head[:codes.size] == CLASS_TOKEN, codes, 0)
     lead[head == CLASS_SEPARATOR] = LEAD_SEPARATOR
     return lead
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _lead(lead, c):
-    """lead[c], 0 beyond the table (see :func:`lead_codes`)."""
-    return lead[c] if c < lead.size else np.uint8(0)
+_scan_tables_memo: tuple = ()
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _hard_after(cps, i, e_doc, v, char_class, lead):
-    """Whether the character cps[i] after a token (lead value v) starts a stretch the tables
-    cannot decide: anything but a separator segment of one code point."""
-    if v != LEAD_SEPARATOR:
-        return not _pure_separator(cps, i, e_doc, char_class)
-    if i + 1 >= e_doc:
-        return False
-    c = cps[i + 1]
-    return _lead(lead, c) == 0 and char_class[c] == CLASS_NON_STARTER
+def scan_tables(char_class: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(direct_codes(fold), lead_codes(char_class, fold))``, kept for the tables asked for
+    last (normalization_tables() is one pair of arrays per process): a small batch does not
+    pay for the 64 KB lead table again."""
+    global _scan_tables_memo
+    memo = _scan_tables_memo
+    if memo and memo[0] is char_class and memo[1] is fold:
+        return memo[2], memo[3]
+    direct, lead = direct_codes(fold), lead_codes(char_class, fold)
+    direct.flags.writeable = lead.flags.writeable = False
+    _scan_tables_memo = (char_class, fold, direct, lead)
+    return direct, lead
+
+
+# Longest document simple_document() takes (its scratch grows with the longest document of a batch).
+SIMPLE_MAX_CHARS = 1 << 16
 
 
 @njit(cache=True, nogil=True)
-def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, lead,
-                   out_keys, out_starts, out_ends, out_lines, doc_token_end):
+def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos_lines,
+                    out_keys, out_starts, out_ends, out_lines):
+    """The tokens of the document cps[a:b] when every code point of it is a direct letter or
+    a separator (:func:`lead_codes` not 0), without a branch that depends on the text.
+
+    Every such code point is a segment of its own (no non-starter follows any), so the
+    tokens are the maximal runs of direct letters and a token's key packs their digits
+    (or, longer than PACKED_MAX_LENGTH, hashes their folds). One pass notes each change
+    between separator and letter in pos (the position), pos_keys (the packed digits of the
+    run that ends there) and pos_lines (whether a "\\n" came since the last token start),
+    all int64/uint64/uint8 (b - a + 2,); then the tokens are written from them as
+    :func:`scan_documents` writes them, from output token w, with nl as it enters the
+    document. Returns (w, nl, simple): simple False (nothing written, w and nl as given)
+    when a code point of the document needs the tables.
+    """
+    m = 0
+    prev = 0
+    packed = np.uint64(0)
+    nl_in = nl
+    other = 0
+    for i in range(a, b):
+        c = cps[i]
+        v = lead[c] if c < lead.size else np.uint8(0)
+        letter = np.int64((v != 0) & (v != LEAD_SEPARATOR))
+        other |= v == 0
+        change = letter ^ prev
+        pos_keys[m] = packed
+        pos[m] = i
+        pos_lines[m] = nl
+        m += change
+        nl = (nl & (1 - (change & letter))) | np.int64(c == 10)
+        packed = ((packed << np.uint64(PACKED_BITS)) | np.uint64(v)) * np.uint64(letter)
+        prev = letter
+    if other:
+        return w, nl_in, False
+    if prev:
+        pos_keys[m] = packed
+        pos[m] = b
+        m += 1
+    for k in range(m // 2):
+        s = pos[2 * k]
+        e = pos[2 * k + 1]
+        out_starts[w] = s
+        out_ends[w] = e
+        out_lines[w] = pos_lines[2 * k]
+        if e - s <= PACKED_MAX_LENGTH:
+            out_keys[w] = pos_keys[2 * k + 1]
+        else:
+            out_keys[w] = _key_of_folds(cps, s, e, fold, expansions)
+        w += 1
+    return w, nl, True
+
+
+@njit(cache=True, nogil=True)
+def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, direct_code, lead,
+                   pos, pos_keys, pos_lines, out_keys, out_starts, out_ends, out_lines, doc_token_end):
     """Find, normalise and key the tokens of documents; resumable; no vocabulary.
 
     cps uint8, uint16 or uint32 (C,) code points of the joined batch; document d is
@@ -180,12 +241,14 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
     (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
     token's start and i (or i starts a document's first token). char_class uint8, fold
     uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables(),
-    lead uint8 is :func:`lead_codes` of them: an ASCII or Cyrillic letter and a separator
-    are decided by that one read of a 1.1 KB table. Writes out_keys uint64 (the key of
-    each token's normalised text), out_starts/out_ends int64, out_lines uint8 (W,) (spans
-    in cps coordinates) and doc_token_end int64 (D,) (tokens in documents 0..d). A token
-    here is a run of one-code-point segments, so its normalised text is the concatenation
-    of their folds (:func:`fold_into`).
+    direct_code uint8 is :func:`direct_codes` of fold and lead uint8 :func:`lead_codes`: a
+    document of at most pos.size - 2 code points, all of them direct letters and separators
+    (most pages in ASCII or Cyrillic), goes through :func:`simple_document` with pos,
+    pos_keys and pos_lines its scratch (int64, uint64, uint8 (P,)), the others through the
+    loop below. Writes out_keys uint64 (the key of each token's normalised text), out_starts/out_ends
+    int64, out_lines uint8 (W,) (spans in cps coordinates) and doc_token_end int64 (D,)
+    (tokens in documents 0..d). A token here is a run of one-code-point segments, so its
+    normalised text is the concatenation of their folds (:func:`fold_into`).
     Returns (d, s, e, w, nl, status): status STATUS_DONE, or STATUS_HARD: cps[s:e] needs
     the reference tokenizer (s and e are segment starts after no token character; resume
     at e); nothing from s on is written.
@@ -193,50 +256,47 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
     n_docs = doc_begin.size
     while d < n_docs:
         e_doc = doc_end[d]
+        if i == doc_begin[d] and e_doc - i + 2 <= pos.size:
+            w, nl, simple = simple_document(cps, i, e_doc, w, nl, lead, fold, expansions, pos, pos_keys,
+                                            pos_lines, out_keys, out_starts, out_ends, out_lines)
+            if simple:
+                i = e_doc
         while i < e_doc:
             c = cps[i]
-            v = _lead(lead, c)
-            if v == LEAD_SEPARATOR:
+            k = char_class[c]
+            if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
                 if c == 10:
                     nl = 1
                 i += 1
                 continue
-            if v == 0:
-                k = char_class[c]
-                if k == CLASS_SEPARATOR or k == CLASS_MARK:  # a mark here follows no token
-                    i += 1
-                    continue
-                if k != CLASS_TOKEN:
-                    # A character the tables cannot decide, or a non-starter: the segment it
-                    # continues starts at the character before it (a separator or a mark, else
-                    # the token before would have stopped at it).
-                    s = i - 1 if k == CLASS_NON_STARTER and i > doc_begin[d] else i
-                    e = s + 1
-                    while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
-                        e += 1
-                    return d, s, e, w, nl, STATUS_HARD
+            if k != CLASS_TOKEN:
+                # A character the tables cannot decide, or a non-starter: the segment it
+                # continues starts at the character before it (a separator or a mark, else
+                # the token before would have stopped at it).
+                s = i - 1 if k == CLASS_NON_STARTER and i > doc_begin[d] else i
+                e = s + 1
+                while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
+                    e += 1
+                return d, s, e, w, nl, STATUS_HARD
             s = i
             packed = np.uint64(0)
             direct = True
             while True:
                 # The fast path: a code point whose fold is one code point of the packed
-                # alphabet (ASCII, Cyrillic) adds its digit v; any other (v = 0) makes the
-                # key come from the folds (_key_of_folds).
-                direct &= v != 0
-                packed = (packed << np.uint64(PACKED_BITS)) | np.uint64(v)
+                # alphabet (ASCII, Cyrillic) adds its digit; any other makes the key come
+                # from the folds (_key_of_folds).
+                code = np.uint64(direct_code[c]) if c < direct_code.size else np.uint64(0)
+                direct &= code != 0
+                packed = (packed << np.uint64(PACKED_BITS)) | code
                 i += 1
                 if i >= e_doc:
                     break
                 c = cps[i]
-                v = _lead(lead, c)
-                if v == LEAD_SEPARATOR:
+                k = char_class[c]
+                if k != CLASS_TOKEN and k != CLASS_MARK:
                     break
-                if v == 0:
-                    k = char_class[c]
-                    if k != CLASS_TOKEN and k != CLASS_MARK:
-                        break
             # Every character of the token is a segment of its own unless a non-starter follows.
-            if i < e_doc and _hard_after(cps, i, e_doc, v, char_class, lead):
+            if i < e_doc and not _pure_separator(cps, i, e_doc, char_class):
                 # The token runs into a stretch the tables cannot decide: hand it all over.
                 e = i + 1
                 while e < e_doc and not _pure_separator(cps, e, e_doc, char_class):
