@@ -14,6 +14,7 @@ from bloomspan.engine.text.normalization import (
 from bloomspan.engine.text.prefetch import prefetch_row
 from bloomspan.engine.text.token_keys import (
     HASHED,
+    LEAD_LETTER,
     LEAD_SEPARATOR,
     LEAD_SIZE,
     PACKED_ALPHABET,
@@ -103,18 +104,22 @@ def test_lead_codes_are_the_class_and_digit_of_one_read():
         code = int(codes[c]) if c < codes.size else 0
         if v == LEAD_SEPARATOR:
             assert k == CLASS_SEPARATOR, hex(c)
+        elif v == LEAD_LETTER:
+            assert k == CLASS_TOKEN and code == 0, hex(c)
         elif v:
             assert k == CLASS_TOKEN and v == code, hex(c)
         else:
             assert k != CLASS_SEPARATOR and (k != CLASS_TOKEN or code == 0), hex(c)
     assert lead[ord(" ")] == lead[ord("\n")] == lead[ord(".")] == lead[ord("—")] == LEAD_SEPARATOR
-    assert lead[ord("Ж")] == lead[ord("ж")] == codes[ord("ж")] and lead[0x301] == 0 and lead[ord("é")] == 0
+    assert lead[ord("Ж")] == lead[ord("ж")] == codes[ord("ж")] and lead[0x301] == 0 and lead[ord("½")] == 0
+    assert lead[ord("é")] == lead[ord("中")] == lead[ord("ß")] == LEAD_LETTER
     assert scan_tables(char_class, fold)[1] is scan_tables(char_class, fold)[1]
 
 
-# Only direct letters and separators (ASCII, Cyrillic, "ſ" and "ª" that fold into the packed
-# alphabet, punctuation beyond Latin-1): documents simple_document takes whole.
-SIMPLE_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙſª" "  .-,\n\n—“”©\t")
+# Only letters and separators of one code point (ASCII, Cyrillic, "ſ" and "ª" that fold into
+# the packed alphabet, letters outside it, expansions, punctuation beyond Latin-1): documents
+# simple_document takes whole.
+SIMPLE_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙſª" "éΣσς中ßﬁİＡK" "  .-,\n\n—“”©\t")
 simple_texts = st.text(alphabet=st.sampled_from(SIMPLE_CHARS), max_size=80)
 
 
@@ -141,7 +146,7 @@ def test_simple_document_equals_the_reference(texts, nl):
                       for j in range(w)]
         assert lines[:w].tolist() == want_lines
         assert nl_out == int(("\n" in text[ref_starts[-1]:]) if w else (nl or "\n" in text))
-    for other in ("café", "a\u0301", "x \u0306", "中", "½", "😀 a"):
+    for other in ("cafe\u0301", "a\u0301", "x \u0306", "½", "😀 a", "\u0915\u093f"):
         cps = code_points(other)
         out = np.zeros(cps.size + 1, np.uint64), *(np.zeros(cps.size + 1, np.int64) for _ in range(2)), \
             np.zeros(cps.size + 1, np.uint8)
