@@ -140,7 +140,9 @@ def _pure_separator(cps, i, e_doc, char_class):
 # lead_codes() values beside a packed digit: a separator, and a token character whose fold is
 # not one code point of the packed alphabet ("é", "ß", "中"), each when it is a segment of its own.
 LEAD_SEPARATOR = 0x80
-LEAD_LETTER = 0x7F
+LEAD_LETTER = 0x7F  # all ones in a packed digit (PACKED_BITS): no digit of PACKED_ALPHABET is
+if LEAD_LETTER != (1 << PACKED_BITS) - 1 or len(PACKED_ALPHABET) >= LEAD_LETTER:  # pragma: no cover
+    raise ImportError("LEAD_LETTER must be the all-ones digit, above every packed digit")
 LEAD_SIZE = 0x10000  # the BMP: every code point of a uint8 or uint16 batch
 
 
@@ -158,6 +160,19 @@ def lead_codes(char_class: np.ndarray, fold: np.ndarray) -> np.ndarray:
     lead[:codes.size] = np.where((head[:codes.size] == CLASS_TOKEN) & (codes != 0), codes, lead[:codes.size])
     lead[head == CLASS_SEPARATOR] = LEAD_SEPARATOR
     return lead
+
+
+# Bit 0 of every 7-bit digit of a packed key.
+_DIGIT_LOW_BITS = sum(1 << (PACKED_BITS * j) for j in range(PACKED_MAX_LENGTH))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _has_letter_digit(packed):
+    """Whether a digit of ``packed`` is LEAD_LETTER (all ones: no packed digit is)."""
+    x = packed
+    for j in range(1, PACKED_BITS):
+        x &= packed >> np.uint64(j)
+    return (x & np.uint64(_DIGIT_LOW_BITS)) != np.uint64(0)
 
 
 _scan_tables_memo: tuple = ()
@@ -192,9 +207,9 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
     tokens are the maximal runs of letters and a token's key packs their digits (or, with a
     letter outside the packed alphabet or longer than PACKED_MAX_LENGTH, hashes their
     folds). One pass notes each change between separator and letter in pos (the position),
-    pos_keys (the packed digits of the run that ends there) and pos_lines (bit 0: whether a
-    "\\n" came since the last token start; bit 1: whether the run that ends there holds a
-    letter outside the packed alphabet), all int64/uint64/uint8 (b - a + 2,); then the tokens are written from them as
+    pos_keys (the packed digits of the run that ends there, LEAD_LETTER's all-ones digit for
+    a letter outside the alphabet) and pos_lines (whether a "\\n" came since the last token
+    start), all int64/uint64/uint8 (b - a + 2,); then the tokens are written from them as
     :func:`scan_documents` writes them, from output token w, with nl as it enters the
     document. Returns (w, nl, simple): simple False (nothing written, w and nl as given)
     when a code point of the document needs the tables.
@@ -202,7 +217,6 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
     m = 0
     prev = 0
     packed = np.uint64(0)
-    hashed = 0
     nl_in = nl
     other = 0
     for i in range(a, b):
@@ -213,27 +227,26 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
         change = letter ^ prev
         pos_keys[m] = packed
         pos[m] = i
-        pos_lines[m] = nl | (hashed << 1)
+        pos_lines[m] = nl
         m += change
         nl = (nl & (1 - (change & letter))) | np.int64(c == 10)
         packed = ((packed << np.uint64(PACKED_BITS)) | np.uint64(v)) * np.uint64(letter)
-        hashed = ((hashed & prev) | np.int64(v == LEAD_LETTER)) & letter
         prev = letter
     if other:
         return w, nl_in, False
     if prev:
         pos_keys[m] = packed
         pos[m] = b
-        pos_lines[m] = hashed << 1
         m += 1
     for k in range(m // 2):
         s = pos[2 * k]
         e = pos[2 * k + 1]
         out_starts[w] = s
         out_ends[w] = e
-        out_lines[w] = pos_lines[2 * k] & 1
-        if e - s <= PACKED_MAX_LENGTH and pos_lines[2 * k + 1] < 2:
-            out_keys[w] = pos_keys[2 * k + 1]
+        out_lines[w] = pos_lines[2 * k]
+        key = pos_keys[2 * k + 1]
+        if e - s <= PACKED_MAX_LENGTH and not _has_letter_digit(key):
+            out_keys[w] = key
         else:
             out_keys[w] = _key_of_folds(cps, s, e, fold, expansions)
         w += 1
