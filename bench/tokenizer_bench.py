@@ -18,7 +18,8 @@ kernels, then measures, best of ``--reps`` (CPU seconds of the process, ``time.p
   frozen vocabulary of the first 1 % of the documents' tokens, as the matcher calls it.
 
 The children run interleaved (rep 1 of every tree, then rep 2, ...), and every tree's token ids
-(mining) must have the same md5, else the bench fails.
+(mining) must have the same md5, else the bench fails. ``--write`` stores the table as
+``bench/results/tokenizer.json`` (:func:`bench.result_file.write_section`).
 """
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+from bench.result_file import RESULTS_DIR, command_line, write_section
+
+GOAL_NS_PER_TOKEN = 20.0
 
 
 def _child(corpus: str, field: str) -> dict:
@@ -89,14 +95,16 @@ def _child(corpus: str, field: str) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--field", default="text")
     ap.add_argument("--tree", action="append", default=[], help="NAME=DIR (DIR first on PYTHONPATH)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--write", action="store_true", help="write bench/results/tokenizer.json")
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(_child(args.corpus, args.field)))
         return
@@ -115,26 +123,33 @@ def main() -> None:
             runs[name].append(json.loads(proc.stdout.splitlines()[-1]))
     digests = {r["md5"] for rs in runs.values() for r in rs}
     load = os.getloadavg()[0]
-    print(f"corpus {args.corpus}: {runs[trees[0][0]][0]['tokens']:,} tokens, vocabulary "
-          f"{runs[trees[0][0]][0]['vocabulary']:,}; {args.reps} interleaved reps, best CPU s; load average {load:.1f}")
-    print("| tree | orjson parse s (ns/token) | mining ns/token | cleaning, batch tokens ns/token | "
-          "cleaning, phrase vocabulary ns/token | mining / orjson |")
-    print("|---|---|---|---|---|---|")
+    first = runs[trees[0][0]][0]
+    lines = [f"## Tokenizer CPU ns per token, mining and cleaning, trees side by side (goal ≤ {GOAL_NS_PER_TOKEN:g})", "",
+             f"`{command_line('bench.tokenizer_bench', argv)}` — {first['tokens']:,} tokens, vocabulary "
+             f"{first['vocabulary']:,}; {args.reps} interleaved reps, best CPU s; load average {load:.1f}", "",
+             "| tree | orjson parse s (ns/token) | mining ns/token | cleaning, batch tokens ns/token | "
+             "cleaning, phrase vocabulary ns/token | mining / orjson |",
+             "|---|---|---|---|---|---|"]
+    runs_lines = []
     for name, _ in trees:
         rs = runs[name]
         n = rs[0]["tokens"]
         best = {k: min(r[k] for r in rs) for k in ("orjson_s", "mining_s", "cleaning_batch_tokens_s",
                                                    "cleaning_phrase_vocabulary_s")}
         ns = {k: v / n * 1e9 for k, v in best.items()}
-        print(f"| {name} | {best['orjson_s']:.3f} ({ns['orjson_s']:.1f}) | {ns['mining_s']:.1f} | "
-              f"{ns['cleaning_batch_tokens_s']:.1f} | {ns['cleaning_phrase_vocabulary_s']:.1f} | "
-              f"{best['mining_s'] / best['orjson_s']:.2f}× |")
-        print(f"  {name} runs: " + "; ".join(
+        lines.append(f"| {name} | {best['orjson_s']:.3f} ({ns['orjson_s']:.1f}) | {ns['mining_s']:.1f} | "
+                     f"{ns['cleaning_batch_tokens_s']:.1f} | {ns['cleaning_phrase_vocabulary_s']:.1f} | "
+                     f"{best['mining_s'] / best['orjson_s']:.2f}× |")
+        runs_lines.append(f"{name} runs: " + "; ".join(
             f"mining {r['mining_s']:.3f}, batch {r['cleaning_batch_tokens_s']:.3f}, "
-            f"phrase {r['cleaning_phrase_vocabulary_s']:.3f}, orjson {r['orjson_s']:.3f}" for r in rs)
-            + f" (module {rs[0]['module']})")
-    print(f"token ids, line starts, df and vocabulary of mining: {'identical' if len(digests) == 1 else 'DIFFERENT'} "
-          f"across all runs ({', '.join(sorted(digests))})")
+            f"phrase {r['cleaning_phrase_vocabulary_s']:.3f}, orjson {r['orjson_s']:.3f}" for r in rs))
+    lines += ["", *runs_lines, "",
+              f"Token ids, line starts, df and vocabulary of mining: {'identical' if len(digests) == 1 else 'DIFFERENT'} "
+              f"across all runs ({', '.join(sorted(digests))})."]
+    section = "\n".join(lines)
+    print(section)
+    if args.write and len(digests) == 1:
+        write_section("tokenizer", "Kernels and caches", section, args.results_dir)
     if len(digests) != 1:
         raise SystemExit(1)
 

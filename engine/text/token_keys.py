@@ -4,7 +4,8 @@ The tokenizer kernel (:func:`scan_documents`) finds each token and computes its 
 way, with no load from the vocabulary: a code point whose fold is one code point of the
 packed alphabet ("A", "a", "Ж") gives its digit by one read of a small table
 (:func:`direct_codes`); a token with any other code point gets its key from its folds
-(:func:`_key_of_folds`). The vocabulary then maps keys to ids, once per token but with no
+(:func:`_key_of_folds`); a document made only of letters and separators of one code point is
+scanned without a branch that depends on its text (:func:`simple_document`). The vocabulary then maps keys to ids, once per token but with no
 load that depends on another (:meth:`bloomspan.engine.text.vocabulary.Vocabulary.encode_documents`).
 A key is
 
@@ -136,9 +137,125 @@ def _pure_separator(cps, i, e_doc, char_class):
     return char_class[cps[i]] == CLASS_SEPARATOR and _single(cps, i, e_doc, char_class)
 
 
+# lead_codes() values beside a packed digit: a separator, and a token character whose fold is
+# not one code point of the packed alphabet ("é", "ß", "中"), each when it is a segment of its own.
+LEAD_SEPARATOR = 0x80
+LEAD_LETTER = 0x7F  # all ones in a packed digit (PACKED_BITS): no digit of PACKED_ALPHABET is
+if LEAD_LETTER != (1 << PACKED_BITS) - 1 or len(PACKED_ALPHABET) >= LEAD_LETTER:  # pragma: no cover
+    raise ImportError("LEAD_LETTER must be the all-ones digit, above every packed digit")
+LEAD_SIZE = 0x10000  # the BMP: every code point of a uint8 or uint16 batch
+
+
+def lead_codes(char_class: np.ndarray, fold: np.ndarray) -> np.ndarray:
+    """uint8 (LEAD_SIZE,): what :func:`simple_document` learns from one read for a code point
+    c of the BMP: its :func:`direct_codes` digit (1..69) when c is a token character whose
+    fold is one code point of the packed alphabet (ASCII, Cyrillic), :data:`LEAD_LETTER` for
+    any other token character, :data:`LEAD_SEPARATOR` when c is a separator, else 0 (a mark,
+    a non-starter, a character the tables cannot decide: the document is not simple).
+    ``char_class`` and ``fold`` are normalization_tables()[:2]."""
+    head = char_class[:LEAD_SIZE]
+    lead = np.zeros(LEAD_SIZE, dtype=np.uint8)
+    codes = direct_codes(fold)
+    lead[head == CLASS_TOKEN] = LEAD_LETTER
+    lead[:codes.size] = np.where((head[:codes.size] == CLASS_TOKEN) & (codes != 0), codes, lead[:codes.size])
+    lead[head == CLASS_SEPARATOR] = LEAD_SEPARATOR
+    return lead
+
+
+# Bit 0 of every 7-bit digit of a packed key.
+_DIGIT_LOW_BITS = sum(1 << (PACKED_BITS * j) for j in range(PACKED_MAX_LENGTH))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _has_letter_digit(packed):
+    """Whether a digit of ``packed`` is LEAD_LETTER (all ones: no packed digit is)."""
+    x = packed
+    for j in range(1, PACKED_BITS):
+        x &= packed >> np.uint64(j)
+    return (x & np.uint64(_DIGIT_LOW_BITS)) != np.uint64(0)
+
+
+_scan_tables_memo: tuple = ()
+
+
+def scan_tables(char_class: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(direct_codes(fold), lead_codes(char_class, fold))``, kept for the tables asked for
+    last (normalization_tables() is one pair of arrays per process): a small batch does not
+    pay for the 64 KB lead table again."""
+    global _scan_tables_memo
+    memo = _scan_tables_memo
+    if memo and memo[0] is char_class and memo[1] is fold:
+        return memo[2], memo[3]
+    direct, lead = direct_codes(fold), lead_codes(char_class, fold)
+    direct.flags.writeable = lead.flags.writeable = False
+    _scan_tables_memo = (char_class, fold, direct, lead)
+    return direct, lead
+
+
+# Longest document simple_document() takes (its scratch grows with the longest document of a batch).
+SIMPLE_MAX_CHARS = 1 << 16
+
+
 @njit(cache=True, nogil=True)
-def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, direct_code,
-                   out_keys, out_starts, out_ends, out_lines, doc_token_end):
+def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos_lines,
+                    out_keys, out_starts, out_ends, out_lines):
+    """The tokens of the document cps[a:b] when every code point of it is a token character
+    or a separator on its own (:func:`lead_codes` not 0), without a branch that depends on
+    the text.
+
+    Every such code point is a segment of its own (no non-starter follows any), so the
+    tokens are the maximal runs of letters and a token's key packs their digits (or, with a
+    letter outside the packed alphabet or longer than PACKED_MAX_LENGTH, hashes their
+    folds). One pass notes each change between separator and letter in pos (the position),
+    pos_keys (the packed digits of the run that ends there, LEAD_LETTER's all-ones digit for
+    a letter outside the alphabet) and pos_lines (whether a "\\n" came since the last token
+    start), all int64/uint64/uint8 (b - a + 2,); then the tokens are written from them as
+    :func:`scan_documents` writes them, from output token w, with nl as it enters the
+    document. Returns (w, nl, simple): simple False (nothing written, w and nl as given)
+    when a code point of the document needs the tables.
+    """
+    m = 0
+    prev = 0
+    packed = np.uint64(0)
+    nl_in = nl
+    other = 0
+    for i in range(a, b):
+        c = cps[i]
+        v = lead[c] if c < lead.size else np.uint8(0)
+        letter = np.int64((v != 0) & (v != LEAD_SEPARATOR))
+        other |= v == 0
+        change = letter ^ prev
+        pos_keys[m] = packed
+        pos[m] = i
+        pos_lines[m] = nl
+        m += change
+        nl = (nl & (1 - (change & letter))) | np.int64(c == 10)
+        packed = ((packed << np.uint64(PACKED_BITS)) | np.uint64(v)) * np.uint64(letter)
+        prev = letter
+    if other:
+        return w, nl_in, False
+    if prev:
+        pos_keys[m] = packed
+        pos[m] = b
+        m += 1
+    for k in range(m // 2):
+        s = pos[2 * k]
+        e = pos[2 * k + 1]
+        out_starts[w] = s
+        out_ends[w] = e
+        out_lines[w] = pos_lines[2 * k]
+        key = pos_keys[2 * k + 1]
+        if e - s <= PACKED_MAX_LENGTH and not _has_letter_digit(key):
+            out_keys[w] = key
+        else:
+            out_keys[w] = _key_of_folds(cps, s, e, fold, expansions)
+        w += 1
+    return w, nl, True
+
+
+@njit(cache=True, nogil=True)
+def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expansions, direct_code, lead,
+                   pos, pos_keys, pos_lines, out_keys, out_starts, out_ends, out_lines, doc_token_end):
     """Find, normalise and key the tokens of documents; resumable; no vocabulary.
 
     cps uint8, uint16 or uint32 (C,) code points of the joined batch; document d is
@@ -146,7 +263,11 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
     (a segment start), output token w, with nl = 1 when a "\\n" lies between the last
     token's start and i (or i starts a document's first token). char_class uint8, fold
     uint32 (0x110000,) and expansions uint32 are normalization.normalization_tables(),
-    direct_code uint8 is :func:`direct_codes` of fold. Writes out_keys uint64 (the key of each token's normalised text), out_starts/out_ends
+    direct_code uint8 is :func:`direct_codes` of fold and lead uint8 :func:`lead_codes`: a
+    document of at most pos.size - 2 code points, all of them letters and separators of
+    one code point (no combining sequence, nothing beyond the BMP), goes through :func:`simple_document` with pos,
+    pos_keys and pos_lines its scratch (int64, uint64, uint8 (P,)), the others through the
+    loop below. Writes out_keys uint64 (the key of each token's normalised text), out_starts/out_ends
     int64, out_lines uint8 (W,) (spans in cps coordinates) and doc_token_end int64 (D,)
     (tokens in documents 0..d). A token here is a run of one-code-point segments, so its
     normalised text is the concatenation of their folds (:func:`fold_into`).
@@ -157,6 +278,11 @@ def scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold, expan
     n_docs = doc_begin.size
     while d < n_docs:
         e_doc = doc_end[d]
+        if i == doc_begin[d] and e_doc - i + 2 <= pos.size:
+            w, nl, simple = simple_document(cps, i, e_doc, w, nl, lead, fold, expansions, pos, pos_keys,
+                                            pos_lines, out_keys, out_starts, out_ends, out_lines)
+            if simple:
+                i = e_doc
         while i < e_doc:
             c = cps[i]
             k = char_class[c]

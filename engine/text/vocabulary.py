@@ -39,12 +39,13 @@ from numba import njit
 from .prefetch import prefetch_row
 from .token_keys import (
     HASHED,
-    direct_codes,
+    SIMPLE_MAX_CHARS,
     fold_into,
     folded_length,
     folds_to,
     key_of,
     scan_documents,
+    scan_tables,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
@@ -416,8 +417,10 @@ class Vocabulary:
         if cps.dtype not in (np.uint8, np.uint16, np.uint32) or cps.ndim != 1 or cps.size != len(text):
             raise ValueError(f"cps must be 1-d uint8, uint16 or uint32 of len(text)={len(text)}, "
                              f"got {cps.dtype} {cps.shape}")
+        # uint8 and uint16 code points lie below any table that covers the BMP: no pass over cps for their max.
+        highest = np.iinfo(cps.dtype).max if cps.dtype != np.uint32 else int(cps.max(initial=0))
         if char_class.dtype != np.uint8 or fold.dtype != np.uint32 or expansions.dtype != np.uint32 \
-                or char_class.shape != fold.shape or char_class.shape[0] <= int(cps.max(initial=0)):
+                or char_class.shape != fold.shape or char_class.shape[0] <= highest:
             raise ValueError("tables must be normalization.normalization_tables(), covering every code point")
         doc_begin = np.ascontiguousarray(doc_begin, dtype=np.int64)
         doc_end = np.ascontiguousarray(doc_end, dtype=np.int64)
@@ -434,12 +437,16 @@ class Vocabulary:
         ends = np.empty(bound, dtype=np.int64)
         lines = np.empty(bound, dtype=np.uint8)
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
-        direct = direct_codes(fold)
+        direct, lead = scan_tables(char_class, fold)
+        longest = int((doc_end - doc_begin).max(initial=0))
+        scratch = min(longest, SIMPLE_MAX_CHARS) + 2  # simple_document's, for documents up to that length
+        pos, pos_keys, pos_lines = (np.empty(scratch, dtype=t) for t in (np.int64, np.uint64, np.uint8))
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
             w0 = w
             d, s, e, w, nl, status = scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold,
-                                                    expansions, direct, keys, starts, ends, lines, doc_token_end)
+                                                    expansions, direct, lead, pos, pos_keys, pos_lines, keys, starts, ends,
+                                                    lines, doc_token_end)
             self._resolve_keys(cps, starts, ends, keys, w0, w, fold, expansions, add_new, ids)
             if status == _STATUS_DONE:
                 break

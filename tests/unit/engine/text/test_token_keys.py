@@ -5,16 +5,27 @@ import numpy as np
 from hypothesis import example, given, settings, strategies as st
 from numba import njit
 
-from bloomspan.engine.text.normalization import EXPANSION, normalization_tables
+from bloomspan.engine.text.normalization import (
+    CLASS_SEPARATOR,
+    CLASS_TOKEN,
+    EXPANSION,
+    normalization_tables,
+)
 from bloomspan.engine.text.prefetch import prefetch_row
 from bloomspan.engine.text.token_keys import (
     HASHED,
+    LEAD_LETTER,
+    LEAD_SEPARATOR,
+    LEAD_SIZE,
     PACKED_ALPHABET,
     PACKED_MAX_LENGTH,
     STATUS_DONE,
     direct_codes,
     key_of,
+    lead_codes,
     scan_documents,
+    scan_tables,
+    simple_document,
     token_key,
 )
 from bloomspan.engine.text.tokenizer import code_points, encode_batch, encode_batch_reference, token_spans
@@ -23,7 +34,9 @@ from bloomspan.engine.text.vocabulary import Vocabulary
 # Letters of the packed alphabet in both cases, letters that fold into it from elsewhere
 # (full-width, the ligature "ﬁ", Kelvin sign), letters that never do (é, Greek, CJK), a
 # combining mark, digits and separators: tokens of every length around PACKED_MAX_LENGTH.
-KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "  .-\n")
+# Inside the scan's lead table too: "ſ" folds to "s", "ª" to "a", "İ" expands, "µ" folds to
+# Greek, "½" is hard, and the marks after a separator or a letter make a stretch hard.
+KEY_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙ" "ＡｂﬁK" "éΣσ中\u0301" "ſªİµ½\u0306" "  .-\n")
 key_texts = st.text(alphabet=st.sampled_from(KEY_CHARS), max_size=60)
 
 
@@ -77,9 +90,75 @@ def test_direct_codes_are_the_folds_packed_digits():
     assert codes[ord("A")] == codes[ord("a")] and codes[ord("Ё")] == codes[ord("ё")] != 0
 
 
+def _scratch(n):
+    return np.zeros(n + 2, np.int64), np.zeros(n + 2, np.uint64), np.zeros(n + 2, np.uint8)
+
+
+def test_lead_codes_are_the_class_and_digit_of_one_read():
+    """A lead value decides what the scan would read from char_class and direct_codes."""
+    char_class, fold, _ = normalization_tables()
+    lead, codes = lead_codes(char_class, fold), direct_codes(fold)
+    assert lead.shape == (LEAD_SIZE,) and lead.dtype == np.uint8
+    for c in range(LEAD_SIZE):
+        k, v = int(char_class[c]), int(lead[c])
+        code = int(codes[c]) if c < codes.size else 0
+        if v == LEAD_SEPARATOR:
+            assert k == CLASS_SEPARATOR, hex(c)
+        elif v == LEAD_LETTER:
+            assert k == CLASS_TOKEN and code == 0, hex(c)
+        elif v:
+            assert k == CLASS_TOKEN and v == code, hex(c)
+        else:
+            assert k != CLASS_SEPARATOR and (k != CLASS_TOKEN or code == 0), hex(c)
+    assert lead[ord(" ")] == lead[ord("\n")] == lead[ord(".")] == lead[ord("—")] == LEAD_SEPARATOR
+    assert lead[ord("Ж")] == lead[ord("ж")] == codes[ord("ж")] and lead[0x301] == 0 and lead[ord("½")] == 0
+    assert lead[ord("é")] == lead[ord("中")] == lead[ord("ß")] == LEAD_LETTER
+    assert scan_tables(char_class, fold)[1] is scan_tables(char_class, fold)[1]
+
+
+# Only letters and separators of one code point (ASCII, Cyrillic, "ſ" and "ª" that fold into
+# the packed alphabet, letters outside it, expansions, punctuation beyond Latin-1): documents
+# simple_document takes whole.
+SIMPLE_CHARS = list("abcxyzABCXYZ0189абвяАБВЯёЁйЙſª" "éΣσς中ßﬁİＡK" "  .-,\n\n—“”©\t")
+simple_texts = st.text(alphabet=st.sampled_from(SIMPLE_CHARS), max_size=80)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(simple_texts, max_size=5), st.sampled_from([0, 1]))
+@example(["", "a", " ", "abcdefghi abcdefghij\n\nЁЁ", "\nx\n"], 1)
+def test_simple_document_equals_the_reference(texts, nl):
+    """The branch-free pass writes the reference tokenizer's spans, keys and line starts; a
+    document with any other code point is left to the scan's loop, nothing written."""
+    char_class, fold, expansions = normalization_tables()
+    direct, lead = scan_tables(char_class, fold)
+    for text in texts:
+        cps = code_points(text)
+        n = cps.size // 2 + 1
+        keys, starts, ends, lines = np.zeros(n, np.uint64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.uint8)
+        w, nl_out, simple = simple_document(cps, 0, cps.size, 0, nl, lead, fold, expansions, *_scratch(cps.size),
+                                            keys, starts, ends, lines)
+        assert simple
+        ref_tokens, ref_starts, ref_ends = token_spans(text)
+        assert w == len(ref_tokens)
+        assert starts[:w].tolist() == ref_starts.tolist() and ends[:w].tolist() == ref_ends.tolist()
+        assert keys[:w].tolist() == [token_key(t) for t in ref_tokens]
+        want_lines = [int(j == 0 and nl or "\n" in text[(ref_starts[j - 1] if j else 0):ref_starts[j]])
+                      for j in range(w)]
+        assert lines[:w].tolist() == want_lines
+        assert nl_out == int(("\n" in text[ref_starts[-1]:]) if w else (nl or "\n" in text))
+    for other in ("cafe\u0301", "a\u0301", "x \u0306", "½", "😀 a", "\u0915\u093f"):
+        cps = code_points(other)
+        out = np.zeros(cps.size + 1, np.uint64), *(np.zeros(cps.size + 1, np.int64) for _ in range(2)), \
+            np.zeros(cps.size + 1, np.uint8)
+        assert simple_document(cps, 0, cps.size, 3, nl, lead, fold, expansions, *_scratch(cps.size), *out) \
+            == (3, nl, False), other
+        assert not out[0].any()
+
+
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(st.lists(key_texts, max_size=5))
 @example(["ABCDEFGHI abcdefghij ＡＢＣ ﬁle Ёлка ЁЛКАЁЛКАЁЛ"])
+@example(["ab \u0301cd", "Ж.\u0306x", "ſs ﬁ\u0301 ª", "x \u0306", "и\u0306 ok", "a\u0301 b"])
 def test_scan_keys_are_the_keys_of_the_reference_tokens(texts):
     """Every token the scan keys itself has the key of the reference tokenizer's token."""
     char_class, fold, expansions = normalization_tables()
@@ -90,7 +169,8 @@ def test_scan_keys_are_the_keys_of_the_reference_tokens(texts):
         lines, doc_end = np.zeros(n, np.uint8), np.zeros(1, np.int64)
         d, s, e, w, nl, status = scan_documents(
             cps, np.zeros(1, np.int64), np.full(1, cps.size, np.int64), 0, 0, 0, 1, char_class, fold,
-            expansions, direct_codes(fold), keys, starts, ends, lines, doc_end)
+            expansions, direct_codes(fold), lead_codes(char_class, fold), *_scratch(cps.size), keys, starts, ends,
+            lines, doc_end)
         ref_tokens, ref_starts, ref_ends = token_spans(text)
         if status == STATUS_DONE:
             assert w == len(ref_tokens)

@@ -185,6 +185,19 @@ def test_fast_path_equals_reference_on_special_characters(texts):
     _check_same(texts)
 
 
+# Every code point of the scan's lead table (Latin-1, Latin Extended, IPA, the combining
+# marks U+0300-U+036F, Greek, Cyrillic) beside lone surrogates, astral letters, expansions.
+LEAD_TEXTS = st.text(alphabet=st.one_of(st.characters(max_codepoint=0x460, exclude_categories=()),
+                                        st.sampled_from(["\ud800", "\udfff", "😀", "\U0001d400", "ﬁ", "½", "\u0301",
+                                                         "\u0306", " ", "\n"])), max_size=40)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(LEAD_TEXTS, max_size=5))
+def test_fast_path_equals_reference_within_the_lead_table(texts):
+    _check_same(texts)
+
+
 def test_ids_do_not_depend_on_batching():
     texts = ["The cat sat.", "the CAT", "", "ΟΔΟΣ İstanbul", "dog cat 42", "Σ" * 3, "½ cafe\u0301"]
     v_all = Vocabulary()
