@@ -8,7 +8,7 @@ windows (df >= sigma), the same way at every occurrence: any superset works, a l
 only makes the intervals longer. This module finds such a superset with traffic that does
 not grow with the corpus:
 
-1. Each of the ``G`` count units (a shard) counts its ``length``-windows in a saturating
+1. Each of the ``G`` count units (a worker's shards, or one shard) counts its ``length``-windows in a saturating
    byte filter of its own (cell = the window's 64-bit hash, multiply-shift): ``c_k(W) >=
    min(occ_k(W), 255) >= min(df_k(W), 255)``, collisions only add.
 2. Pigeonhole: if ``df(W) = sum_k df_k(W) >= sigma`` then some unit has ``df_k(W) >=
@@ -208,41 +208,63 @@ def window_filter_heavy(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np
     frequent window has >= ``ceil(sigma / S)`` documents, hence occurrences, in some shard.
     So a second pass over every window (:func:`heavy_windows_reference`) is not needed.
     """
-    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    return unit_filter_heavy([(ids, token_hash, doc_offsets)], length, n_cells, threshold)
+
+
+def unit_filter_heavy(parts, length: int, n_cells: int, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`window_filter_heavy` of a count unit made of several shards: ``parts`` is a
+    sequence of ``(ids, token_hash, doc_offsets)`` (each shard numbers its own strings; a
+    window's hash depends on its strings only), all counted into one table, shard after shard.
+
+    The unit's table is the sum (saturating) of its shards' tables, so its cell of W reads
+    >= min(occurrences of W in the unit, 255) >= min(df_unit(W), 255), and a window with >=
+    ``threshold`` occurrences in the unit is emitted at its threshold-th one, wherever they lie.
+    The pigeonhole then runs over units instead of shards: df(W) = sum over units of df_u(W)
+    for any grouping of the documents into disjoint units, so a frequent window has >=
+    ceil(sigma / units) documents in some unit (a worker's shards make one unit: the
+    threshold follows the workers, not the corpus' size)."""
     if not 1 <= threshold <= MAX_COUNT:
         raise ValueError(f"threshold={threshold}: must lie in [1, {MAX_COUNT}]")
     counters = np.zeros(int(n_cells), dtype=np.uint8)
-    chunks = _Chunks(doc_offsets, length, n_cells)
-    out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
-    parts = [np.zeros(0, dtype=np.uint64)]
-    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
-        for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
-            k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
-            if k:
-                parts.append(np.unique(out[:k]))
-    return counters, np.unique(np.concatenate(parts))
+    found = [np.zeros(0, dtype=np.uint64)]
+    for ids, token_hash, doc_offsets in parts:
+        ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+        chunks = _Chunks(doc_offsets, length, n_cells)
+        out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
+        with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+            for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
+                k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
+                if k:
+                    found.append(np.unique(out[:k]))
+    return counters, np.unique(np.concatenate(found))
 
 
 def window_filter_heavy_reference(ids, token_hash, doc_offsets, length: int, n_cells: int, threshold: int
                                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Plain twin of :func:`window_filter_heavy`: the windows in the kernel's increment order
-    (documents in chunks of ``CHUNK_WINDOWS`` windows, each chunk stably by region), one
-    Python increment at a time."""
-    hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    """Plain twin of :func:`window_filter_heavy`."""
+    return unit_filter_heavy_reference([(ids, token_hash, doc_offsets)], length, n_cells, threshold)
+
+
+def unit_filter_heavy_reference(parts, length: int, n_cells: int, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`unit_filter_heavy`: the windows in the kernel's increment order
+    (shard after shard; in a shard, documents in chunks of ``CHUNK_WINDOWS`` windows, each
+    chunk stably by region), one Python increment at a time."""
     shift, n_regions = region_layout(int(n_cells))
-    per_doc = np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
-    chunks = _Chunks(np.asarray(doc_offsets, dtype=np.int64), length, n_cells)
-    ends = np.concatenate([[0], np.cumsum(per_doc)])
     counters = [0] * int(n_cells)
     heavy = set()
-    for d, e in zip(chunks.bounds[:-1], chunks.bounds[1:]):
-        chunk = [int(h) for h in hashes[int(ends[d]):int(ends[e])].tolist()]
-        cells = [_cell_py(h, int(n_cells)) for h in chunk]
-        order = sorted(range(len(chunk)), key=lambda i: cells[i] >> shift) if n_regions > 1 else range(len(chunk))
-        for i in order:
-            counters[cells[i]] = min(counters[cells[i]] + 1, MAX_COUNT)
-            if counters[cells[i]] >= threshold:
-                heavy.add(chunk[i])
+    for ids, token_hash, doc_offsets in parts:
+        hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+        per_doc = np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
+        chunks = _Chunks(np.asarray(doc_offsets, dtype=np.int64), length, n_cells)
+        ends = np.concatenate([[0], np.cumsum(per_doc)])
+        for d, e in zip(chunks.bounds[:-1], chunks.bounds[1:]):
+            chunk = [int(h) for h in hashes[int(ends[d]):int(ends[e])].tolist()]
+            cells = [_cell_py(h, int(n_cells)) for h in chunk]
+            order = sorted(range(len(chunk)), key=lambda i: cells[i] >> shift) if n_regions > 1 else range(len(chunk))
+            for i in order:
+                counters[cells[i]] = min(counters[cells[i]] + 1, MAX_COUNT)
+                if counters[cells[i]] >= threshold:
+                    heavy.add(chunk[i])
     return np.asarray(counters, dtype=np.uint8), np.asarray(sorted(heavy), dtype=np.uint64)
 
 

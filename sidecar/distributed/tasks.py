@@ -25,7 +25,7 @@ from bloomspan.engine.distributed.window_filter import (
     flagged_window_starts,
     frequent_superset,
     routing_keys_at,
-    window_filter_heavy,
+    unit_filter_heavy,
 )
 from bloomspan.engine.distributed.windows import (
     Segments,
@@ -167,19 +167,20 @@ def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
 # ---------------------------------------------------------------------- pigeonhole counting
 @dataclass
 class ShardFilter:
-    """A shard's counting filter (uint8, stays on its worker) and its heavy window hashes
+    """A count unit's counting filter (uint8, stays on its worker) and its heavy window hashes
     (uint64 ascending: what goes to the union), built in one pass (window_filter steps 1-2)."""
 
     counters: np.ndarray
     heavy: np.ndarray
 
 
-def shard_filter(shard: ShardCorpus, length: int, threshold: int, shard_no: int) -> ShardFilter:
-    """This shard's counting filter of its windows and its heavy windows (steps 1 and 2)."""
-    n_windows = int(np.maximum(np.diff(shard.doc_offsets) - length + 1, 0).sum())
-    counters, heavy = window_filter_heavy(shard.ids, shard.token_hash, shard.doc_offsets, length,
-                                          filter_cells(n_windows), threshold)
-    worker_progress("count", shard_no, 1, None)
+def unit_filter(shards: list[ShardCorpus], length: int, threshold: int, unit_no: int) -> ShardFilter:
+    """One count unit's filter and heavy windows (steps 1 and 2): the shards a worker holds,
+    counted into one table in one pass (:func:`~bloomspan.engine.distributed.window_filter.unit_filter_heavy`)."""
+    n_windows = sum(int(np.maximum(np.diff(s.doc_offsets) - length + 1, 0).sum()) for s in shards)
+    counters, heavy = unit_filter_heavy([(s.ids, s.token_hash, s.doc_offsets) for s in shards], length,
+                                        filter_cells(n_windows), threshold)
+    worker_progress("count", unit_no, 1, None)
     return ShardFilter(counters, heavy)
 
 
@@ -390,7 +391,7 @@ def warm_kernels(min_length: int = 10) -> None:
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
     shard = tok.corpus()
     config = MiningConfig(sigma=2, min_length=min_length)
-    counted = shard_filter(shard, min_length, 2, 0)
+    counted = unit_filter([shard], min_length, 2, 0)
     union = union_of(heavy_hashes(counted))
     members = superset_of(union, 2, upper_counts(counted, union))
     cut = flagged_segments(shard, members, min_length, 0, 1)
