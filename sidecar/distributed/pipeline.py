@@ -280,12 +280,18 @@ def _pigeonhole_cut(client, shards, homes, units, config, relay, run, seconds, t
     _wait(client, [members], relay, "reduce")
     n_heavy, n_union, n_members = client.submit(tasks.lengths, heavy, union, members,
                                                 key=f"bloomspan-nheavy-{run}-0").result()
-    del filters, heavy, uppers  # the filters' memory goes back to the workers now
+    # each shard's windows' cells, kept by its unit's count: the cut walks them, not the windows' hashes
+    kept = [None] * len(shards)
+    for u, unit in enumerate(units):
+        for j, k in enumerate(unit):
+            kept[k] = client.submit(tasks.kept_cells, filters[u], j, key=f"bloomspan-cells-{run}-{k}", **homes[k])
+    del filters, heavy, uppers  # the filters' memory goes back to the workers once the cells are picked
     seconds["reduce"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, key=f"bloomspan-cut-{run}-{k}", retries=2,
-                         **homes[k]) for k, s in enumerate(shards)]
+    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, kept[k], key=f"bloomspan-cut-{run}-{k}",
+                         retries=2, **homes[k]) for k, s in enumerate(shards)]
+    del kept  # a shard's cells are freed once its cut has run
     _wait(client, cut, relay, "cut")
     seconds["cut"] = time.perf_counter() - t0
     n_shards, n_units = len(shards), len(units)
