@@ -77,7 +77,7 @@ class Stages:
         self.held[stage] = _rss() - self.base
 
 
-def profile(path: str, n_shards: int, sigma: int, min_length: int) -> dict:
+def profile(path: str, n_shards: int, sigma: int, min_length: int, n_units: int = 2) -> dict:
     from bloomspan.engine.distributed.window_filter import local_threshold
     from bloomspan.engine.mining.config import MiningConfig
     from bloomspan.sidecar.distributed import tasks
@@ -95,16 +95,23 @@ def profile(path: str, n_shards: int, sigma: int, min_length: int) -> dict:
     sizes = [s.n_tokens for s in shards]
     n_tokens = sum(sizes)
     st.mark("read + tokenize")
-    threshold = local_threshold(sigma, n_shards)
-    filters = [st.run("count + heavy", tasks.shard_filter, s, L, threshold, k, tokens=s.n_tokens)
-               for k, s in enumerate(shards)]
+    # count units as the pipeline makes them: the shards of one worker counted together
+    n_units = max(1, min(n_units, n_shards))
+    bounds = np.linspace(0, n_shards, n_units + 1).astype(int)
+    units = [shards[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    threshold = local_threshold(sigma, n_units)
+    filters = [st.run("count + heavy", tasks.unit_filter, u, L, threshold, k, tokens=sum(s.n_tokens for s in u))
+               for k, u in enumerate(units)]
     heavy = [tasks.heavy_hashes(f) for f in filters]
     union = st.run("reduce (union, cells, superset)", tasks.union_of, *heavy)
     uppers = [st.run("reduce (union, cells, superset)", tasks.upper_counts, f, union) for f in filters]
     members = st.run("reduce (union, cells, superset)", tasks.superset_of, union, sigma, *uppers)
     st.mark("count + reduce (filters held)")
+    kept = [tasks.kept_cells(f, j) for f, u in zip(filters, units) for j in range(len(u))]
     del filters, heavy, uppers
-    cut = [st.run("cut", tasks.flagged_segments, s, members, L, k, G, tokens=s.n_tokens) for k, s in enumerate(shards)]
+    cut = [st.run("cut", tasks.flagged_segments, s, members, L, k, G, kept[k], tokens=s.n_tokens)
+           for k, s in enumerate(shards)]
+    del kept
     st.mark("cut")
     used = [st.run("cut", lambda c: tasks.used_strings(c).strings(), c) for c in cut]
 
@@ -155,13 +162,14 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--shards", type=int, default=4)
+    ap.add_argument("--units", type=int, default=2, help="count units (workers) the shards are grouped into")
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
     a = ap.parse_args(argv)
     t = time.perf_counter()
-    r = profile(a.corpus, a.shards, a.sigma, a.min_length)
+    r = profile(a.corpus, a.shards, a.sigma, a.min_length, a.units)
     n = r["tokens"]
-    print(f"{n / 1e6:.1f} M tokens, {r['shards']} shards, sigma={a.sigma}, min_length={a.min_length}, "
+    print(f"{n / 1e6:.1f} M tokens, {r['shards']} shards in {a.units} count units, sigma={a.sigma}, min_length={a.min_length}, "
           f"{r['phrases']} phrases, {time.perf_counter() - t:.1f} s wall, load {os.getloadavg()[0]:.1f}\n")
     print("| stage | CPU ns / token | largest task's transient B / token of its shard |")
     print("| --- | ---: | ---: |")

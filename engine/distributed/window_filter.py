@@ -8,7 +8,7 @@ windows (df >= sigma), the same way at every occurrence: any superset works, a l
 only makes the intervals longer. This module finds such a superset with traffic that does
 not grow with the corpus:
 
-1. Each of the ``G`` count units (a shard) counts its ``length``-windows in a saturating
+1. Each of the ``G`` count units (a worker's shards, or one shard) counts its ``length``-windows in a saturating
    byte filter of its own (cell = the window's 64-bit hash, multiply-shift): ``c_k(W) >=
    min(occ_k(W), 255) >= min(df_k(W), 255)``, collisions only add.
 2. Pigeonhole: if ``df(W) = sum_k df_k(W) >= sigma`` then some unit has ``df_k(W) >=
@@ -22,7 +22,10 @@ not grow with the corpus:
    documents there); the driver sums them. ``sum_k c_k(W) >= sum_k min(df_k(W), 255) >=
    min(df(W), 255)``, so a frequent window's sum reaches ``min(sigma, 255)``: the windows of
    ``U`` whose sum does are the superset, ``F``.
-4. Each unit flags its windows whose hash is in ``F`` (:func:`flagged_window_starts`).
+4. Each shard flags its windows whose hash is in ``F`` (:func:`flagged_window_starts`), or,
+   cheaper, whose cell in its unit's table is the cell of a hash of ``F``
+   (:func:`flagged_by_cells`: the count keeps every window's cell, so nothing is hashed
+   again; a superset of the former, which the reduction allows).
 
 What crosses the network is ``U`` (8 bytes per heavy window, once per unit and once back)
 and one byte per unit and hash of ``U``: boilerplate's vocabulary of windows, not the
@@ -159,11 +162,16 @@ class _Chunks:
         self.hashes2 = np.empty(widest if partitioned else 0, dtype=np.uint64)
         self.cells2 = np.empty(widest if partitioned else 0, dtype=np.int64)
 
-    def each(self, ids, token_hash, doc_offsets, length, n_cells):
-        """Per chunk: (cells, hashes, n) in region order."""
+    def each(self, ids, token_hash, doc_offsets, length, n_cells, kept=None):
+        """Per chunk: (cells, hashes, n) in region order. ``kept``: an array of a cell per
+        window of the shard, filled in window order (before the region sort) on the way."""
+        base = 0
         for d, e in zip(self.bounds[:-1], self.bounds[1:]):
             n = _chunk_cells(ids, token_hash, doc_offsets, np.int64(d), np.int64(e), np.int64(length),
                              np.int64(n_cells), self.hashes, self.cells)
+            if kept is not None:
+                kept[base:base + n] = self.cells[:n]
+                base += n
             if self.n_regions > 1:
                 _by_region(self.cells, self.hashes, n, np.int64(self.shift), np.int64(self.n_regions),
                            self.cells2, self.hashes2)
@@ -208,41 +216,72 @@ def window_filter_heavy(ids: np.ndarray, token_hash: np.ndarray, doc_offsets: np
     frequent window has >= ``ceil(sigma / S)`` documents, hence occurrences, in some shard.
     So a second pass over every window (:func:`heavy_windows_reference`) is not needed.
     """
-    ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+    return unit_filter_heavy([(ids, token_hash, doc_offsets)], length, n_cells, threshold)
+
+
+def unit_filter_heavy(parts, length: int, n_cells: int, threshold: int, keep_cells: bool = False):
+    """:func:`window_filter_heavy` of a count unit made of several shards: ``parts`` is a
+    sequence of ``(ids, token_hash, doc_offsets)`` (each shard numbers its own strings; a
+    window's hash depends on its strings only), all counted into one table, shard after shard.
+    Returns ``(counters, heavy)``, and with ``keep_cells`` also each shard's cells: uint32, the
+    cell of every window in window order (what :func:`flagged_by_cells` walks instead of
+    hashing every window again; 4 bytes per window while the unit waits for the superset).
+
+    The unit's table is the sum (saturating) of its shards' tables, so its cell of W reads
+    >= min(occurrences of W in the unit, 255) >= min(df_unit(W), 255), and a window with >=
+    ``threshold`` occurrences in the unit is emitted at its threshold-th one, wherever they lie.
+    The pigeonhole then runs over units instead of shards: df(W) = sum over units of df_u(W)
+    for any grouping of the documents into disjoint units, so a frequent window has >=
+    ceil(sigma / units) documents in some unit (a worker's shards make one unit: the
+    threshold follows the workers, not the corpus' size)."""
     if not 1 <= threshold <= MAX_COUNT:
         raise ValueError(f"threshold={threshold}: must lie in [1, {MAX_COUNT}]")
+    if keep_cells and n_cells > _TWO32 - 1:
+        raise ValueError(f"n_cells={n_cells}: kept cells are uint32, so at most {_TWO32 - 1}")
     counters = np.zeros(int(n_cells), dtype=np.uint8)
-    chunks = _Chunks(doc_offsets, length, n_cells)
-    out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
-    parts = [np.zeros(0, dtype=np.uint64)]
-    with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
-        for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells):
-            k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
-            if k:
-                parts.append(np.unique(out[:k]))
-    return counters, np.unique(np.concatenate(parts))
+    found = [np.zeros(0, dtype=np.uint64)]
+    kept_cells = []
+    for ids, token_hash, doc_offsets in parts:
+        ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
+        chunks = _Chunks(doc_offsets, length, n_cells)
+        out = np.empty(chunks.hashes.shape[0], dtype=np.uint64)
+        kept = np.empty(int(chunks.ends[-1]) if chunks.n_docs else 0, dtype=np.uint32) if keep_cells else None
+        with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
+            for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells, kept):
+                k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
+                if k:
+                    found.append(np.unique(out[:k]))
+        kept_cells.append(kept)
+    heavy = np.unique(np.concatenate(found))
+    return (counters, heavy, kept_cells) if keep_cells else (counters, heavy)
 
 
 def window_filter_heavy_reference(ids, token_hash, doc_offsets, length: int, n_cells: int, threshold: int
                                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Plain twin of :func:`window_filter_heavy`: the windows in the kernel's increment order
-    (documents in chunks of ``CHUNK_WINDOWS`` windows, each chunk stably by region), one
-    Python increment at a time."""
-    hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    """Plain twin of :func:`window_filter_heavy`."""
+    return unit_filter_heavy_reference([(ids, token_hash, doc_offsets)], length, n_cells, threshold)
+
+
+def unit_filter_heavy_reference(parts, length: int, n_cells: int, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """Plain twin of :func:`unit_filter_heavy`: the windows in the kernel's increment order
+    (shard after shard; in a shard, documents in chunks of ``CHUNK_WINDOWS`` windows, each
+    chunk stably by region), one Python increment at a time."""
     shift, n_regions = region_layout(int(n_cells))
-    per_doc = np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
-    chunks = _Chunks(np.asarray(doc_offsets, dtype=np.int64), length, n_cells)
-    ends = np.concatenate([[0], np.cumsum(per_doc)])
     counters = [0] * int(n_cells)
     heavy = set()
-    for d, e in zip(chunks.bounds[:-1], chunks.bounds[1:]):
-        chunk = [int(h) for h in hashes[int(ends[d]):int(ends[e])].tolist()]
-        cells = [_cell_py(h, int(n_cells)) for h in chunk]
-        order = sorted(range(len(chunk)), key=lambda i: cells[i] >> shift) if n_regions > 1 else range(len(chunk))
-        for i in order:
-            counters[cells[i]] = min(counters[cells[i]] + 1, MAX_COUNT)
-            if counters[cells[i]] >= threshold:
-                heavy.add(chunk[i])
+    for ids, token_hash, doc_offsets in parts:
+        hashes, _ = window_hashes_reference(ids, token_hash, doc_offsets, length)
+        per_doc = np.maximum(np.diff(np.asarray(doc_offsets, dtype=np.int64)) - length + 1, 0)
+        chunks = _Chunks(np.asarray(doc_offsets, dtype=np.int64), length, n_cells)
+        ends = np.concatenate([[0], np.cumsum(per_doc)])
+        for d, e in zip(chunks.bounds[:-1], chunks.bounds[1:]):
+            chunk = [int(h) for h in hashes[int(ends[d]):int(ends[e])].tolist()]
+            cells = [_cell_py(h, int(n_cells)) for h in chunk]
+            order = sorted(range(len(chunk)), key=lambda i: cells[i] >> shift) if n_regions > 1 else range(len(chunk))
+            for i in order:
+                counters[cells[i]] = min(counters[cells[i]] + 1, MAX_COUNT)
+                if counters[cells[i]] >= threshold:
+                    heavy.add(chunk[i])
     return np.asarray(counters, dtype=np.uint8), np.asarray(sorted(heavy), dtype=np.uint64)
 
 
@@ -342,6 +381,64 @@ def flagged_window_starts_reference(ids, token_hash, doc_offsets, length: int, m
     hashes, starts = window_hashes_reference(ids, token_hash, doc_offsets, length)
     keep = {int(x) for x in np.asarray(members).tolist()}
     return np.asarray([s for h, s in zip(hashes.tolist(), starts.tolist()) if int(h) in keep], dtype=np.int64)
+
+
+def cell_bitmap(members: np.ndarray, n_cells: int) -> np.ndarray:
+    """uint64 (ceil(n_cells / 64),): bit c set iff some hash of ``members`` has cell c in a
+    table of ``n_cells`` (the cell is a function of the hash alone)."""
+    bits = np.zeros(max(1, -(-int(n_cells) // 64)), dtype=np.uint64)
+    if members.size:
+        cells = ((np.asarray(members, dtype=np.uint64) >> _S32) * np.uint64(n_cells)) >> _S32
+        cells = cells.astype(np.int64)
+        np.bitwise_or.at(bits, cells >> 6, np.left_shift(np.uint64(1), (cells & 63).astype(np.uint64)))
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _flag_by_cells(doc_offsets, length, cells, bits, out):
+    """Starts of the windows whose kept cell has its bit set, in order; returns how many."""
+    n = 0
+    i = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        a, b = doc_offsets[d], doc_offsets[d + 1]
+        for s in range(a, b - length + 1):
+            c = np.int64(cells[i])
+            i += 1
+            if (bits[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+                out[n] = s
+                n += 1
+    return n
+
+
+def flagged_by_cells(doc_offsets: np.ndarray, length: int, cells: np.ndarray, members: np.ndarray,
+                     n_cells: int) -> np.ndarray:
+    """int64 ascending: the start of every in-document ``length``-window whose kept cell
+    (``cells``: one per window in window order, from :func:`unit_filter_heavy`) is the cell of
+    some hash of ``members`` in the unit's table of ``n_cells``.
+
+    A superset of :func:`flagged_window_starts` (a window of ``members`` has its own cell),
+    which is all the reduction asks for: every frequent window is flagged at every occurrence;
+    a window sharing a cell with one is flagged too (its intervals grow), never missed. No
+    window is hashed again: one sequential read and one bit test per window."""
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    cells = np.ascontiguousarray(cells, dtype=np.uint32)
+    n_windows = int(np.maximum(np.diff(doc_offsets) - length + 1, 0).sum())
+    if cells.shape[0] != n_windows:
+        raise ValueError(f"cells has {cells.shape[0]} entries; the shard has {n_windows} {length}-windows")
+    members = np.asarray(members, dtype=np.uint64)
+    if members.size == 0 or n_windows == 0:
+        return np.zeros(0, dtype=np.int64)
+    out = np.empty(n_windows, dtype=np.int64)
+    n = _flag_by_cells(doc_offsets, np.int64(length), cells, cell_bitmap(members, n_cells), out)
+    return out[:n].copy()
+
+
+def flagged_by_cells_reference(ids, token_hash, doc_offsets, length: int, members, n_cells: int) -> np.ndarray:
+    """Plain twin of :func:`flagged_by_cells`, from the windows' hashes (not kept cells)."""
+    hashes, starts = window_hashes_reference(ids, token_hash, doc_offsets, length)
+    wanted = {_cell_py(int(h), int(n_cells)) for h in np.asarray(members).tolist()}
+    return np.asarray([s for h, s in zip(hashes.tolist(), starts.tolist()) if _cell_py(int(h), int(n_cells)) in wanted],
+                      dtype=np.int64)
 
 
 # ---------------------------------------------------------------------- routing keys at flagged starts

@@ -150,10 +150,11 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     sent0 = worker_bytes_sent(client)
 
     G = P  # growth shards
-    threshold = local_threshold(config.sigma, len(shards))
     homes = shard_homes(client, shards)
+    units = count_units(homes)
+    threshold = local_threshold(config.sigma, len(units))
     if threshold >= 2:
-        headers, cut, counts = _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshold, G)
+        headers, cut, counts = _pigeonhole_cut(client, shards, homes, units, config, relay, run, seconds, threshold, G)
     else:
         headers, cut, counts = _exact_count_cut(client, shards, homes, config, relay, run, seconds, P, G)
     stats.update(counts)
@@ -261,42 +262,50 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
                              occurrences if keep_occurrences else None)
 
 
-def _pigeonhole_cut(client, shards, homes, config, relay, run, seconds, threshold, n_growth):
-    """Count, reduce and cut with per-shard counting filters and the pigeonhole
-    (:mod:`bloomspan.engine.distributed.window_filter`): only the heavy windows' hashes and one
-    byte per shard and heavy window cross the network."""
+def _pigeonhole_cut(client, shards, homes, units, config, relay, run, seconds, threshold, n_growth):
+    """Count, reduce and cut with one counting filter per count unit (a worker's shards) and
+    the pigeonhole (:mod:`bloomspan.engine.distributed.window_filter`): only the heavy windows'
+    hashes and one byte per unit and heavy window cross the network."""
     L, sigma = config.min_length, config.sigma
     t0 = time.perf_counter()
-    # one pass per shard builds its filter and finds its heavy windows (window_filter steps 1-2)
-    filters = [client.submit(tasks.shard_filter, s, L, threshold, k, key=f"bloomspan-count-{run}-{k}", retries=2,
-                             **homes[k]) for k, s in enumerate(shards)]
+    # one pass per unit builds its filter and finds its heavy windows (window_filter steps 1-2)
+    filters = [client.submit(tasks.unit_filter, [shards[k] for k in unit], L, threshold, u,
+                             key=f"bloomspan-count-{run}-{u}", retries=2, **homes[unit[0]])
+               for u, unit in enumerate(units)]
     headers = client.gather([client.submit(_header, s, key=f"bloomspan-header-{run}-{k}") for k, s in enumerate(shards)])
     _wait(client, filters, relay, "count")
     seconds["read_count"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    heavy = [client.submit(tasks.heavy_hashes, f, key=f"bloomspan-heavy-{run}-{k}", **homes[k])
-             for k, f in enumerate(filters)]
+    heavy = [client.submit(tasks.heavy_hashes, f, key=f"bloomspan-heavy-{run}-{u}", **homes[units[u][0]])
+             for u, f in enumerate(filters)]
     union = client.submit(tasks.union_of, *heavy, key=f"bloomspan-union-{run}-0", retries=2)
-    uppers = [client.submit(tasks.upper_counts, f, union, key=f"bloomspan-upper-{run}-{k}", retries=2, **homes[k])
-              for k, f in enumerate(filters)]
+    uppers = [client.submit(tasks.upper_counts, f, union, key=f"bloomspan-upper-{run}-{u}", retries=2,
+                            **homes[units[u][0]]) for u, f in enumerate(filters)]
     members = client.submit(tasks.superset_of, union, sigma, *uppers, key=f"bloomspan-reduce-{run}-0", retries=2)
     _wait(client, [members], relay, "reduce")
     n_heavy, n_union, n_members = client.submit(tasks.lengths, heavy, union, members,
                                                 key=f"bloomspan-nheavy-{run}-0").result()
-    del filters, heavy, uppers  # the filters' memory goes back to the workers now
+    # each shard's windows' cells, kept by its unit's count: the cut walks them, not the windows' hashes
+    kept = [None] * len(shards)
+    for u, unit in enumerate(units):
+        for j, k in enumerate(unit):
+            kept[k] = client.submit(tasks.kept_cells, filters[u], j, key=f"bloomspan-cells-{run}-{k}", **homes[k])
+    del filters, heavy, uppers  # the filters' memory goes back to the workers once the cells are picked
     seconds["reduce"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, key=f"bloomspan-cut-{run}-{k}", retries=2,
-                         **homes[k]) for k, s in enumerate(shards)]
+    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, kept[k], key=f"bloomspan-cut-{run}-{k}",
+                         retries=2, **homes[k]) for k, s in enumerate(shards)]
+    del kept  # a shard's cells are freed once its cut has run
     _wait(client, cut, relay, "cut")
     seconds["cut"] = time.perf_counter() - t0
-    n_shards = len(shards)
-    counts = {"count_method": "pigeonhole", "heavy_threshold": threshold, "heavy_windows": int(n_heavy),
-              "heavy_union": int(n_union), "frequent_windows": int(n_members),
-              # heavy hashes up, the union down to every shard, a byte per shard and hash up, the superset down
-              "windows_sent_bytes": int(8 * n_heavy + n_shards * 9 * n_union + 8 * n_shards * n_members)}
+    n_shards, n_units = len(shards), len(units)
+    counts = {"count_method": "pigeonhole", "count_units": n_units, "heavy_threshold": threshold,
+              "heavy_windows": int(n_heavy), "heavy_union": int(n_union), "frequent_windows": int(n_members),
+              # heavy hashes up, the union down to every unit, a byte per unit and hash up, the superset
+              # down to every shard
+              "windows_sent_bytes": int(8 * n_heavy + n_units * 9 * n_union + 8 * n_shards * n_members)}
     return headers, cut, counts
 
 
@@ -350,6 +359,25 @@ def shard_homes(client, shards: list) -> list[dict]:
         holders = list(where.get(s.key, ()))
         out.append({"workers": holders[:1], "allow_other_workers": True} if holders else {})
     return out
+
+
+def count_units(homes: list[dict]) -> list[list[int]]:
+    """The shards counted together (:func:`tasks.unit_filter`): those held by one worker, in
+    shard order, the units ordered by their first shard; a shard without a known holder is a
+    unit of its own. Any grouping is exact (counts add over disjoint units); one unit per
+    worker keeps the pigeonhole's threshold at ``ceil(sigma / workers)`` at any corpus size."""
+    by_worker: dict[str, list[int]] = {}
+    units: list[list[int]] = []
+    for k, home in enumerate(homes):
+        holders = home.get("workers") or []
+        if not holders:
+            units.append([k])
+        elif holders[0] in by_worker:
+            by_worker[holders[0]].append(k)
+        else:
+            by_worker[holders[0]] = [k]
+            units.append(by_worker[holders[0]])
+    return units
 
 
 def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:

@@ -22,10 +22,11 @@ from bloomspan.engine.distributed.sharded_growth import (
 from bloomspan.engine.distributed.window_filter import (
     cell_values,
     filter_cells,
+    flagged_by_cells,
     flagged_window_starts,
     frequent_superset,
     routing_keys_at,
-    window_filter_heavy,
+    unit_filter_heavy,
 )
 from bloomspan.engine.distributed.windows import (
     Segments,
@@ -136,10 +137,15 @@ def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, 
 
 
 def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard_no: int,
-                     n_growth: int = 1) -> ShardSegments:
+                     n_growth: int = 1, kept: tuple[np.ndarray, int] | None = None) -> ShardSegments:
     """:func:`shard_segments` for a superset of the frequent windows given as one sorted hash
-    array (:mod:`bloomspan.engine.distributed.window_filter`): no array per window is made."""
-    win = flagged_window_starts(shard.ids, shard.token_hash, shard.doc_offsets, length, members)
+    array (:mod:`bloomspan.engine.distributed.window_filter`). ``kept``: the shard's windows'
+    cells from its count (:func:`kept_cells`): the windows whose cell is one of ``members``'
+    are flagged without hashing any window again; without it every window is hashed."""
+    if kept is not None:
+        win = flagged_by_cells(shard.doc_offsets, length, kept[0], members, kept[1])
+    else:
+        win = flagged_window_starts(shard.ids, shard.token_hash, shard.doc_offsets, length, members)
     return _cut(shard, win, length, shard_no, n_growth)
 
 
@@ -167,20 +173,28 @@ def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
 # ---------------------------------------------------------------------- pigeonhole counting
 @dataclass
 class ShardFilter:
-    """A shard's counting filter (uint8, stays on its worker) and its heavy window hashes
+    """A count unit's counting filter (uint8, stays on its worker) and its heavy window hashes
     (uint64 ascending: what goes to the union), built in one pass (window_filter steps 1-2)."""
 
     counters: np.ndarray
     heavy: np.ndarray
+    cells: list[np.ndarray]  # per shard of the unit: uint32, every window's cell (for the cut)
 
 
-def shard_filter(shard: ShardCorpus, length: int, threshold: int, shard_no: int) -> ShardFilter:
-    """This shard's counting filter of its windows and its heavy windows (steps 1 and 2)."""
-    n_windows = int(np.maximum(np.diff(shard.doc_offsets) - length + 1, 0).sum())
-    counters, heavy = window_filter_heavy(shard.ids, shard.token_hash, shard.doc_offsets, length,
-                                          filter_cells(n_windows), threshold)
-    worker_progress("count", shard_no, 1, None)
-    return ShardFilter(counters, heavy)
+def unit_filter(shards: list[ShardCorpus], length: int, threshold: int, unit_no: int) -> ShardFilter:
+    """One count unit's filter and heavy windows (steps 1 and 2): the shards a worker holds,
+    counted into one table in one pass (:func:`~bloomspan.engine.distributed.window_filter.unit_filter_heavy`)."""
+    n_windows = sum(int(np.maximum(np.diff(s.doc_offsets) - length + 1, 0).sum()) for s in shards)
+    counters, heavy, cells = unit_filter_heavy([(s.ids, s.token_hash, s.doc_offsets) for s in shards], length,
+                                               filter_cells(n_windows), threshold, keep_cells=True)
+    worker_progress("count", unit_no, 1, None)
+    return ShardFilter(counters, heavy, cells)
+
+
+def kept_cells(f: ShardFilter, j: int) -> tuple[np.ndarray, int]:
+    """(the cells of the unit's j-th shard's windows, the unit's table size): what that shard's
+    cut needs of the count (runs where the filter is)."""
+    return f.cells[j], int(f.counters.shape[0])
 
 
 def heavy_hashes(f: ShardFilter) -> np.ndarray:
@@ -390,10 +404,11 @@ def warm_kernels(min_length: int = 10) -> None:
     tok.add([" ".join(words)] * 3 + [" ".join(reversed(words))])
     shard = tok.corpus()
     config = MiningConfig(sigma=2, min_length=min_length)
-    counted = shard_filter(shard, min_length, 2, 0)
+    counted = unit_filter([shard], min_length, 2, 0)
     union = union_of(heavy_hashes(counted))
     members = superset_of(union, 2, upper_counts(counted, union))
-    cut = flagged_segments(shard, members, min_length, 0, 1)
+    cut = flagged_segments(shard, members, min_length, 0, 1, kept_cells(counted, 0))
+    flagged_segments(shard, members, min_length, 0, 1)
     cut_exact = shard_segments(shard, [frequent_windows([window_parts(shard, min_length, 1, 0)[0]], 2)],
                                min_length, 1, 0, 1)
     table = {t: i for i, t in enumerate(sorted(set(cut.used_strings) | set(cut_exact.used_strings)))}

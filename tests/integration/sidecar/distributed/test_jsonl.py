@@ -30,10 +30,12 @@ def _both(path, out, config, dask, id_field, **kw):
     return single, dist, reports, events
 
 
-# count: the pigeonhole over per-shard filters while ceil(sigma / shards) >= 2 (4 ranges by
-# default on 2 workers), every window counted exactly beyond (13 ranges for sigma 3).
+# count: the pigeonhole over one filter per worker (count unit) while ceil(sigma / workers) >= 2,
+# at any number of ranges (13 ranges for sigma 3 on 2 workers: 13 shards, 2 units), every window
+# counted exactly beyond (sigma 2 on 2 workers).
 @pytest.mark.parametrize("seed,sigma,min_length,n_ranges,id_field,count_method", [
-    (1, 5, 6, None, "id", "pigeonhole"), (2, 8, 10, 7, None, "pigeonhole"), (3, 3, 4, 13, "id", "exact")])
+    (1, 5, 6, None, "id", "pigeonhole"), (2, 8, 10, 7, None, "pigeonhole"), (3, 3, 4, 13, "id", "pigeonhole"),
+    (4, 2, 4, 13, "id", "exact")])
 def test_random_corpora_equal_the_single_node_run(cluster, tmp_path, seed, sigma, min_length, n_ranges, id_field,
                                                   count_method):
     path = tmp_path / "docs.jsonl"

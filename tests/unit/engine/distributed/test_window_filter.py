@@ -181,3 +181,142 @@ def test_one_pass_pigeonhole_flags_every_frequent_window_at_every_occurrence(doc
         h, s = window_hashes(tokens, TOKEN_HASH, offsets, length)
         flagged = set(wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members).tolist())
         assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+
+
+# ---------------------------------------------------------------------- count units (several shards, one filter)
+def _renumbered(tokens, offsets, seed):
+    """The shard with its own local numbering of the strings (as every worker's shard has)."""
+    perm = np.random.default_rng(seed).permutation(TOKEN_HASH.shape[0])
+    token_hash = np.empty_like(TOKEN_HASH)
+    token_hash[perm] = TOKEN_HASH
+    return perm[np.asarray(tokens, dtype=np.int64)].astype(np.uint32), token_hash, offsets
+
+
+def _split(docs, n_shards):
+    cuts = np.linspace(0, len(docs), n_shards + 1).astype(int)
+    return [corpus_of(docs[a:b]) if b > a else corpus_of([[]]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, n_shards=st.integers(1, 4), length=st.integers(1, 5),
+       n_cells=st.sampled_from([1, 2, 17, 500]), threshold=st.integers(1, 6))
+def test_unit_filter_heavy_matches_reference(docs, n_shards, length, n_cells, threshold):
+    parts = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, n_shards))]
+    got = wf.unit_filter_heavy(parts, length, n_cells, threshold)
+    ref = wf.unit_filter_heavy_reference(parts, length, n_cells, threshold)
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, n_shards=st.integers(1, 4), length=st.integers(1, 5),
+       n_cells=st.sampled_from([1, 3, 17, 500]), threshold=st.integers(1, 6))
+def test_unit_filter_is_the_saturated_sum_of_its_shards_filters_and_emits_the_units_heavy_windows(
+        docs, n_shards, length, n_cells, threshold):
+    """Counts add over a unit's shards: the table is min(sum of the shards' tables, 255), and
+    every window with >= threshold occurrences in the unit (not in one shard) is emitted."""
+    parts = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, n_shards))]
+    counters, heavy = wf.unit_filter_heavy(parts, length, n_cells, threshold)
+    total = sum(wf.window_filter(i, h, o, length, n_cells).astype(np.int64) for i, h, o in parts)
+    assert np.array_equal(counters, np.minimum(total, wf.MAX_COUNT).astype(np.uint8))
+    tokens, offsets = corpus_of(docs)
+    keys, occ = np.unique(window_hashes(tokens, TOKEN_HASH, offsets, length)[0], return_counts=True)
+    assert set(keys[occ >= threshold].tolist()) <= set(heavy.tolist())
+    assert set(heavy.tolist()) <= set(wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, length, counters,
+                                                                 threshold).tolist())
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
+       n_shards=st.integers(1, 6), n_units=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4),
+       tiny=st.booleans(), seed=st.integers(0, 3))
+@example(docs=[[0, 1, 2]] * 6, n_shards=6, n_units=2, sigma=6, length=3, tiny=False, seed=0)  # 3 per unit, 1 per shard
+def test_pigeonhole_over_count_units_flags_every_frequent_window_at_every_occurrence(
+        docs, n_shards, n_units, sigma, length, tiny, seed):
+    """The pipeline's path with a worker's shards counted as one unit and the threshold
+    ceil(sigma / units): df >= sigma => flagged in every shard, at every start, for any
+    grouping of the shards into units (here: a random assignment)."""
+    shards = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, n_shards))]
+    owner = np.random.default_rng(seed).integers(0, n_units, n_shards)
+    units = [[shards[k] for k in np.flatnonzero(owner == u).tolist()] for u in range(n_units)]
+    units = [u for u in units if u]
+    t = wf.local_threshold(sigma, len(units))
+    built = []
+    for unit in units:
+        n_windows = sum(int(np.maximum(np.diff(o) - length + 1, 0).sum()) for _, _, o in unit)
+        built.append(wf.unit_filter_heavy(unit, length, 3 if tiny else wf.filter_cells(n_windows), t))
+    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
+    sums = sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built)
+    members = wf.frequent_superset(union, sums, sigma)
+    all_tokens, all_offsets = corpus_of(docs)
+    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
+    doc = np.searchsorted(all_offsets, starts, side="right") - 1
+    keys, df = distinct_document_counts(hashes, doc)
+    frequent = set(keys[df >= sigma].tolist())
+    assert frequent <= set(members.tolist())
+    for ids, token_hash, offsets in shards:
+        h, s = window_hashes(ids, token_hash, offsets, length)
+        flagged = set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist())
+        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+
+
+# ---------------------------------------------------------------------- the cut by kept cells
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, n_shards=st.integers(1, 3), length=st.integers(1, 5),
+       n_cells=st.sampled_from([1, 3, 17, 64, 500]), pick=st.integers(0, 2**32))
+def test_flagged_by_cells_matches_reference_and_holds_the_flagged_windows(docs, n_shards, length, n_cells, pick):
+    parts = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, n_shards))]
+    counters, heavy, kept = wf.unit_filter_heavy(parts, length, n_cells, 1, keep_cells=True)
+    rng = np.random.default_rng(pick)
+    members = np.unique(heavy[rng.random(heavy.shape[0]) < 0.4]) if heavy.size else heavy
+    for (ids, token_hash, offsets), cells in zip(parts, kept):
+        hashes, _ = window_hashes(ids, token_hash, offsets, length)
+        assert np.array_equal(cells, [wf._cell_py(int(h), n_cells) for h in hashes.tolist()])  # window order
+        got = wf.flagged_by_cells(offsets, length, cells, members, n_cells)
+        assert np.array_equal(got, wf.flagged_by_cells_reference(ids, token_hash, offsets, length, members, n_cells))
+        assert set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist()) <= set(got.tolist())
+
+
+def test_kept_cells_are_in_window_order_with_a_partitioned_build_over_chunks(monkeypatch):
+    monkeypatch.setattr(wf, "CHUNK_WINDOWS", 7)
+    monkeypatch.setattr(wf, "region_layout", lambda n_cells: (3, -(-n_cells >> 3)))
+    rng = np.random.default_rng(7)
+    docs = [rng.integers(0, 6, int(rng.integers(0, 40))).tolist() for _ in range(30)]
+    tokens, offsets = corpus_of(docs)
+    counters, heavy, (cells,) = wf.unit_filter_heavy([(tokens, TOKEN_HASH, offsets)], 3, 300, 2, keep_cells=True)
+    hashes, _ = window_hashes(tokens, TOKEN_HASH, offsets, 3)
+    assert np.array_equal(cells, [wf._cell_py(int(h), 300) for h in hashes.tolist()])
+    assert all(np.array_equal(a, b) for a, b in zip((counters, heavy),
+                                                     wf.unit_filter_heavy([(tokens, TOKEN_HASH, offsets)], 3, 300, 2)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
+       n_shards=st.integers(1, 6), n_units=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4),
+       tiny=st.booleans(), seed=st.integers(0, 3))
+@example(docs=[[0, 1, 2]] * 6, n_shards=6, n_units=2, sigma=6, length=3, tiny=True, seed=0)
+def test_cut_by_kept_cells_flags_every_frequent_window_at_every_occurrence(docs, n_shards, n_units, sigma, length,
+                                                                           tiny, seed):
+    """The pipeline's path end to end: units counted with their cells kept, the cut by cells:
+    df >= sigma => flagged in every shard at every start, for any grouping of shards into units."""
+    shards = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, n_shards))]
+    owner = np.random.default_rng(seed).integers(0, n_units, n_shards)
+    units = [np.flatnonzero(owner == u).tolist() for u in range(n_units)]
+    units = [u for u in units if u]
+    t = wf.local_threshold(sigma, len(units))
+    built, kept = [], {}
+    for unit in units:
+        n_windows = sum(int(np.maximum(np.diff(shards[k][2]) - length + 1, 0).sum()) for k in unit)
+        n_cells = 3 if tiny else wf.filter_cells(n_windows)
+        counters, heavy, cells = wf.unit_filter_heavy([shards[k] for k in unit], length, n_cells, t, keep_cells=True)
+        built.append((counters, heavy))
+        kept.update({k: (c, n_cells) for k, c in zip(unit, cells)})
+    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
+    members = wf.frequent_superset(union, sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built), sigma)
+    all_tokens, all_offsets = corpus_of(docs)
+    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
+    keys, df = distinct_document_counts(hashes, np.searchsorted(all_offsets, starts, side="right") - 1)
+    frequent = set(keys[df >= sigma].tolist())
+    for k, (ids, token_hash, offsets) in enumerate(shards):
+        h, s = window_hashes(ids, token_hash, offsets, length)
+        flagged = set(wf.flagged_by_cells(offsets, length, kept[k][0], members, kept[k][1]).tolist())
+        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
