@@ -16,7 +16,8 @@ from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import ExternalCluster, local_cluster
-from tests.support.sidecar_helpers import ENGINE, make_source, published, web_docs
+from bench.published_run import published
+from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 
 @pytest.fixture(scope="module")
