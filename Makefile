@@ -25,7 +25,7 @@ demo: $(STAMP)
 # other rooms (the CLI, the proxy, publication, deploy) reach kernels only through these rooms'
 # code, which the first pass ran compiled; as plain Python they only ran slower.
 # tests/unit/test_nojit_rooms.py checks that every module with a kernel is in the list.
-NOJIT_TESTS := tests/unit/engine tests/unit/ingest tests/unit/sidecar/run tests/unit/bench/corpora
+NOJIT_TESTS := tests/unit/engine tests/unit/ingest tests/unit/sidecar/run/test_snapshot.py tests/unit/bench/corpora
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest $(NOJIT_TESTS) -q

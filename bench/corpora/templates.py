@@ -219,10 +219,11 @@ def build_site(index: int, lang: str, kind: str, vocab: Vocabulary, latin: Vocab
                rng: np.random.Generator) -> Site:
     """Draw one site's templates. ``latin`` spells domain names (URLs are ASCII)."""
     pool = POOLS[lang]
-    brand = latin.words[int(rng.integers(2000, 200_000))]
-    brand2 = latin.words[int(rng.integers(2000, 200_000))]
+    # Brand ranks are drawn below 200,000 or the vocabulary's size (a small one: the warm-up's).
+    brand = latin.words[int(rng.integers(2000, min(200_000, latin.size)))]
+    brand2 = latin.words[int(rng.integers(2000, min(200_000, latin.size)))]
     domain = f"{brand}{'-' + brand2 if rng.random() < 0.4 else ''}{_pick(rng, pool['tld'])}"
-    brand_local = vocab.capitalized[int(rng.integers(2000, 200_000))]
+    brand_local = vocab.capitalized[int(rng.integers(2000, min(200_000, vocab.size)))]
     suffix = _pick(rng, pool["company_suffix"])
     if lang == "ru":
         company = f"{suffix} «{brand_local}»"

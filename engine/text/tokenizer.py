@@ -42,7 +42,7 @@ from .normalization import (
     CLASS_NON_STARTER,
     CLASS_SEPARATOR,
     CLASS_TOKEN,
-    N_CODE_POINTS,
+    character_flags,
     is_mark,
     normalization_tables,
     normalized_token_spans,
@@ -63,14 +63,12 @@ CHUNK_CHARS = 1 << 22
 @functools.cache
 def _marked_token_re() -> re.Pattern:
     """A letter or digit, then letters, digits and combining marks."""
-    marks = [c for c in range(N_CODE_POINTS) if is_mark(chr(c))]
-    ranges = []
-    for c in marks:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1][1] = c
-        else:
-            ranges.append([c, c])
-    cls = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    marks = np.flatnonzero(character_flags()[1])
+    breaks = np.flatnonzero(np.diff(marks) != 1)  # the last mark of each run but the final one
+    firsts = np.concatenate([marks[:1], marks[breaks + 1]]).tolist()
+    lasts = np.concatenate([marks[breaks], marks[-1:]]).tolist()
+    cls = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                  for a, b in zip(firsts, lasts))
     return re.compile(rf"[^\W_](?:[^\W_]|[{cls}])*")
 
 
@@ -80,9 +78,7 @@ def _shortcut_table() -> np.ndarray:
     looks: letters and digits fold to token characters, marks to marks, separators to
     separators, and no letter or digit continues the segment before it."""
     char_class, _, _ = normalization_tables()
-    everything = "".join(map(chr, range(N_CODE_POINTS)))
-    alnum = np.fromiter(map(str.isalnum, everything), dtype=bool, count=N_CODE_POINTS)
-    mark = np.fromiter(map(is_mark, everything), dtype=bool, count=N_CODE_POINTS)
+    alnum, mark = character_flags()
     ok = (((char_class == CLASS_TOKEN) & alnum) | ((char_class == CLASS_SEPARATOR) & ~alnum & ~mark)
           | ((char_class == CLASS_MARK) & mark))
     for c in np.flatnonzero(char_class == CLASS_NON_STARTER).tolist():

@@ -22,6 +22,10 @@ from pathlib import Path
 import numpy as np
 
 CRAWL_DOCS = 120  # enough pages per site that the template detector finds templates
+# Words per language of the crawl's vocabulary: the generator's default (400,000) costs ~1.5 CPU s
+# to spell, which `serve` paid before /readyz; 120 pages draw from far fewer (product names reach
+# rank 30,000). The kernels see the same dtypes whatever the vocabulary.
+CRAWL_WORDS = 32_000
 MIN_LENGTH = 10
 
 
@@ -34,9 +38,9 @@ class WarmupError(RuntimeError):
 
 
 def _crawl(work: Path) -> None:
-    from bloomspan.corpora import corpus_by_name, write_jsonl
+    from bloomspan.corpora import TextModel, generate_web, write_jsonl
 
-    write_jsonl(corpus_by_name("web", CRAWL_DOCS, 7), work / "crawl.jsonl")
+    write_jsonl(generate_web(CRAWL_DOCS, 7, model=TextModel(vocab_size=CRAWL_WORDS)), work / "crawl.jsonl")
 
 
 def _mine(work: Path, engines: tuple[str, ...] = ("bloomspan",)) -> None:
@@ -107,18 +111,25 @@ def _clean(work: Path) -> None:
         clean_jsonl(cleaner, str(work / "crawl.jsonl"), out, out + ".errors.jsonl")
 
 
-def _serve_features(work: Path) -> None:
-    """What `serve` and `dedup-index` run besides cleaning: the emerging-shingle detector
-    (a forgetful Bloom filter) and paragraph deduplication (a Bloom filter)."""
+def _emerging(work: Path) -> None:
+    """`serve --emerging-shingle`: the emerging-shingle detector (a forgetful Bloom filter)."""
+    import orjson
+
+    from bloomspan.ingest.companions.emerging import EmergingDetector
+
+    with open(work / "crawl.jsonl", "rb") as f:
+        EmergingDetector().observe_many(orjson.loads(line)["text"] for line in f)
+
+
+def _dedup(work: Path) -> None:
+    """`dedup-index` and the library: paragraph deduplication (a Bloom filter)."""
     import orjson
 
     from bloomspan.engine.sketches.bloom_filter import BloomFilter
-    from bloomspan.ingest.companions.emerging import EmergingDetector
     from bloomspan.ingest.companions.paragraph_dedup import dedup_documents, paragraph_hash
 
     with open(work / "crawl.jsonl", "rb") as f:
         docs = [orjson.loads(line) for line in f]
-    EmergingDetector().observe_many(d["text"] for d in docs)
     for _ in dedup_documents(docs, "text", spool_dir=str(work)):
         pass
     bloom = BloomFilter.for_items(len(docs), 10.0)  # the library's insert and query (screen is above)
@@ -151,14 +162,19 @@ STEPS: tuple[tuple[str, Callable[[Path], None]], ...] = (
     ("engines", _other_engines),
     ("store", _reopen_store),
     ("clean", _clean),
-    ("serve", _serve_features),
+    ("emerging", _emerging),
+    ("dedup", _dedup),
     ("dask", _dask_workers),
 )
 
 
-# What `serve` needs before it is ready: cleaning (the phrases and templates of a default mining
-# run are its input) and its optional detectors. A mining run (POST /runs) is background work.
-SERVING_STEPS = ("crawl", "mine", "clean", "serve")
+def serving_steps(emerging: bool) -> tuple[str, ...]:
+    """The steps whose kernels a request to `serve` can reach, which it loads before /readyz:
+    cleaning (the phrases and templates of a default mining run are its input) and, with
+    ``--emerging-shingle``, the emerging-shingle detector. A mining run (POST /runs, --every)
+    is background work that loads its kernels when it starts; paragraph deduplication and the
+    Dask workers are other commands."""
+    return ("crawl", "mine", "clean") + (("emerging",) if emerging else ())
 
 
 def warm_up(progress: Callable[..., None] | None = None, work_dir: str | os.PathLike | None = None,
@@ -182,6 +198,6 @@ def warm_up(progress: Callable[..., None] | None = None, work_dir: str | os.Path
         shutil.rmtree(work, ignore_errors=True)
 
 
-def warm_serving() -> None:
-    """:func:`warm_up` of what `serve` runs (:data:`SERVING_STEPS`), without progress."""
-    warm_up(steps=SERVING_STEPS)
+def warm_serving(emerging: bool = False) -> None:
+    """:func:`warm_up` of what a request to `serve` runs (:func:`serving_steps`), without progress."""
+    warm_up(steps=serving_steps(emerging))

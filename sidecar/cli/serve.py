@@ -1,6 +1,7 @@
 """The ``bloomspan serve`` command: flags -> :class:`ServeConfig` -> the aiohttp app."""
 from __future__ import annotations
 
+import functools
 import logging
 
 import click
@@ -125,21 +126,23 @@ def serve(**params):
     # /readyz says not-ready until the kernels are loaded (from the cache the image or the
     # unit's `bloomspan warmup` filled), so no first request pays for them; run_app answers
     # malformed HTTP in JSON too.
+    warm = functools.partial(_warm_kernels, emerging=config.emerging_shingle is not None)
     workers = params["workers"]
     if workers == 1:
         try:
-            run_app(create_app(config, warm=_warm_kernels), host=config.host, port=config.port)
+            run_app(create_app(config, warm=warm), host=config.host, port=config.port)
         except ListenError as exc:
             raise click.ClickException(str(exc)) from None
         return
     # Each worker builds its own app after the fork (its own loop, sessions and threads).
-    status = run_workers(lambda: create_app(config, warm=_warm_kernels), config.host, config.port, workers)
+    status = run_workers(lambda: create_app(config, warm=warm), config.host, config.port, workers)
     if status:
         raise SystemExit(status)
 
 
-def _warm_kernels() -> int:
-    """Load (or compile) the kernels `serve` runs, the cached ones without numba's compiler
+def _warm_kernels(emerging: bool) -> int:
+    """Load (or compile) the kernels a request to `serve` can reach (``emerging``: with the
+    emerging-shingle detector), the cached ones without numba's compiler
     set-up; returns how many had to compile (0 when the image's or the unit's `bloomspan warmup`
     filled the cache), which /metrics and the "kernels ready" log line carry."""
     from bloomspan.sidecar.cli.kernel_warmup import warm_serving
@@ -148,7 +151,7 @@ def _warm_kernels() -> int:
 
     finish = watch_compilation(lambda message: log.info("%s", message.removeprefix("bloomspan: ")))
     try:
-        warm_serving()
+        warm_serving(emerging)
     finally:
         watch = finish()
     return watch.kernels

@@ -32,6 +32,7 @@ from bloomspan.corpora import (
 from bloomspan.corpora.templates import POOLS
 from bloomspan.corpora.text_model import (
     SEPARATORS,
+    TextModel,
     build_vocabulary,
     sentence_hazard,
     text_kernel,
@@ -240,6 +241,13 @@ def test_generate_web_validates_arguments():
         generate_web(-1, 0)
     with pytest.raises(ValueError, match="n_sites"):
         generate_web(10, 0, n_sites=0)
+
+
+def test_web_draws_from_a_small_vocabulary():
+    # bloomspan warmup's crawl spells 32,000 words, not 400,000: brand names were drawn from
+    # ranks up to 200,000 whatever the vocabulary's size (an IndexError).
+    docs = list(generate_web(40, 7, model=TextModel(vocab_size=32_000)))
+    assert len(docs) == 40 and {d["lang"] for d in docs} == {"en", "ru"}
 
 
 # --- Synthetic 1 --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import line_starts_batch
+from bloomspan.engine.text import normalization
 from bloomspan.engine.text.normalization import (
     CLASS_HARD,
     CLASS_MARK,
@@ -16,6 +17,8 @@ from bloomspan.engine.text.normalization import (
     CLASS_TOKEN,
     EXPANSION,
     build_normalization_tables,
+    character_flags,
+    is_mark,
     is_segment_starter,
     normalization_tables,
     normalize,
@@ -108,6 +111,28 @@ def test_shortcuts_equal_the_definition(text):
     nfkc = unicodedata.normalize("NFKC", text)
     toks, s, e = token_spans(nfkc)
     assert (toks, s.tolist(), e.tolist()) == normalized_token_spans(nfkc)
+
+
+def test_character_flags_are_isalnum_and_is_mark_of_every_code_point():
+    alnum, mark = character_flags()
+    assert alnum.shape == mark.shape == (0x110000,) and not alnum.flags.writeable
+    for c in range(0x110000):
+        ch = chr(c)
+        assert (bool(alnum[c]), bool(mark[c])) == (ch.isalnum(), is_mark(ch)), hex(c)
+
+
+def test_character_flags_are_read_back_from_their_cache_file(tmp_path, monkeypatch):
+    # A new process reads the flags from the file the first one saved, not from unicodedata.
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    built = normalization._cached_tables("character-flags", ("alnum", "mark"), 2,
+                                         normalization.build_character_flags)
+    assert [p.name for p in tmp_path.iterdir()] == [f"character-flags-u{unicodedata.unidata_version}-v{normalization.TABLES_FORMAT}.npz"]
+
+    def no_build():
+        raise AssertionError("built again although the cache file holds the flags")
+
+    read = normalization._cached_tables("character-flags", ("alnum", "mark"), 2, no_build)
+    assert all(np.array_equal(a, b) for a, b in zip(built, read))
 
 
 def test_tables_match_unicodedata_on_every_code_point():

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from numba.core import config as numba_config
 
 from bloomspan.sidecar.cli.kernel_notice import start_message
+from bloomspan.sidecar.cli.kernel_warmup import STEPS, serving_steps
 from bloomspan.sidecar.cli.main import cli
 
 needs_jit = pytest.mark.skipif(numba_config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing compiles")
@@ -54,7 +55,7 @@ def test_warmup_compiles_every_kernel_and_later_commands_compile_none(tmp_path):
     assert listed["kernels"] > 50  # the walk found the packages' kernels
     assert listed["missing"] == []
     assert start_message() in warm.stderr  # the cache was empty: warmup compiled
-    assert "bloomspan: warmup 7/7" in warm.stderr
+    assert "bloomspan: warmup 8/8" in warm.stderr
 
     crawl = str(tmp_path / "crawl.jsonl")
     steps = [
@@ -79,3 +80,14 @@ def test_an_unwritable_cache_dir_is_refused_in_one_line(tmp_path, monkeypatch):
     assert len(lines) == 1, result.output
     assert f"NUMBA_CACHE_DIR={blocker / 'numba'}: not writable" in lines[0]
     assert "Traceback" not in result.output
+
+
+def test_serve_loads_only_the_kernels_a_request_can_reach_before_it_is_ready():
+    # Before /readyz: cleaning (and its input, a small mining run) and, when it is on, the
+    # emerging-shingle detector; not paragraph deduplication (dedup-index), the other engines,
+    # snapshots or the Dask workers, which no request to serve runs.
+    names = [name for name, _ in STEPS]
+    assert serving_steps(False) == ("crawl", "mine", "clean")
+    assert serving_steps(True) == ("crawl", "mine", "clean", "emerging")
+    assert set(serving_steps(True)) <= set(names)
+    assert [n for n in names if n in serving_steps(True)] == list(serving_steps(True))  # in STEPS' order
