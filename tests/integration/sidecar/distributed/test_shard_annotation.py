@@ -12,11 +12,11 @@ import threading
 import pytest
 from opensearchpy import helpers
 
+from bench.published_run import published
 from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import ExternalCluster, local_cluster
-from bench.published_run import published
 from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 
