@@ -94,16 +94,12 @@ def _run_cleaner(config: CleanFileConfig) -> Cleaner:
                 click.echo(f"note: {config.phrases_path} records no min_length: its phrases are matched whole; "
                            "give --min-length L (the run's --min-length) to match their windows", err=True)
             return Cleaner(loaded.phrase_set, fields, templates=loaded.templates)
-        from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
-        from bloomspan.sidecar.publish.template_reader import current_run, load_cleaner  # opensearch-py only here
+        from bloomspan.sidecar.cli.run_fields import published_run_index
+        from bloomspan.sidecar.publish.template_reader import load_cleaner  # opensearch-py only here
 
         client = checked_client(config.cluster)
-        physical = current_run(client, config.template_index)
-        if physical is None:
-            raise click.ClickException(f"--template-index {config.template_index}: no such alias on "
-                                       f"{config.cluster.safe_url}; run `bloomspan mine` first")
-        for note in field_mismatch_notes(run_fields(client, physical), fields.scope_field, fields.url_field):
-            click.echo(note, err=True)
+        physical = published_run_index(client, config.template_index, config.cluster.safe_url, fields.scope_field,
+                                 fields.url_field)
         # The template index's allow and deny lists apply (bloomspan curate).
         cleaner, curation, _ = load_cleaner(client, physical, fields)
         if curation.entries:

@@ -18,7 +18,7 @@ from bloomspan.ingest.match.loading import run_template_records
 from bloomspan.ingest.pipeline_export.export import PipelineExport, export_pipeline
 from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.cli.connection_flags import checked_client
-from bloomspan.sidecar.cli.run_fields import field_mismatch_notes, run_fields
+from bloomspan.sidecar.cli.run_fields import published_run_index
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.engine import engine_of
 
@@ -95,17 +95,12 @@ def _run_records(config: PipelineConfig, client) -> tuple[PhraseSet, object]:
     from bloomspan.ingest.records.curation import curate_records
     from bloomspan.sidecar.publish.template_reader import (  # opensearch-py only for a template index
         cleaning_records,
-        current_run,
         load_phrase_set,
         run_curation,
     )
 
-    physical = current_run(client, config.template_index)
-    if physical is None:
-        raise click.ClickException(f"--template-index {config.template_index}: no such alias on "
-                                   f"{config.cluster.safe_url}")
-    for note in field_mismatch_notes(run_fields(client, physical), config.scope_field, config.url_field):
-        click.echo(note, err=True)
+    physical = published_run_index(client, config.template_index, config.cluster.safe_url, config.scope_field,
+                             config.url_field)
     phrase_set = load_phrase_set(client, physical)
     records, with_templates = cleaning_records(client, physical)
     curation = run_curation(client, physical)  # strictly: denied on any site, out everywhere

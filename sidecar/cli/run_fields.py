@@ -8,6 +8,8 @@ nothing without a word: :func:`field_mismatch_notes` says so, one line per flag.
 """
 from __future__ import annotations
 
+import click
+
 
 def run_fields(client, index: str) -> dict[str, str | None]:
     """``{"site_field": ..., "url_field": ...}`` of the run document of physical ``index``
@@ -29,3 +31,18 @@ def field_mismatch_notes(mined: dict[str, str | None], scope_field: str | None, 
             notes.append(f"note: {flag} {given}: the run was mined with {mine_flag} {run_name}; documents without "
                          f"a field {given!r} get no {what} record: check the name")
     return notes
+
+
+def published_run_index(client, template_index: str, safe_url: str, scope_field: str | None,
+                  url_field: str | None) -> str:
+    """The physical index behind alias ``template_index``, after printing :func:`field_mismatch_notes`
+    for the fields a command was given; a one-line error naming the flag when no run is published."""
+    from bloomspan.sidecar.publish.template_reader import current_run  # local: opensearch-py only here
+
+    physical = current_run(client, template_index)
+    if physical is None:
+        raise click.ClickException(f"--template-index {template_index}: no such alias on {safe_url}; "
+                                   "run `bloomspan mine` first")
+    for note in field_mismatch_notes(run_fields(client, physical), scope_field, url_field):
+        click.echo(note, err=True)
+    return physical

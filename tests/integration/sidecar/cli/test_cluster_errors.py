@@ -114,6 +114,15 @@ def test_connection_flags_come_from_the_environment(opensearch_url, index_prefix
     assert res.exit_code == 2 and "--ca-certs" in res.output and "no such file" in res.output
 
 
+def test_clean_and_pipeline_without_a_published_run_say_the_same_and_what_to_do(opensearch_url, index_prefix,
+                                                                                tmp_path):
+    """One reader of the published run (run_fields.published_run_index): both commands name the flag and the fix."""
+    needle = f"--template-index {index_prefix}tpl: no such alias on {opensearch_url}; run `bloomspan mine` first"
+    _one_line_error(_run("clean", "--template-index", f"{index_prefix}tpl", "--url", opensearch_url,
+                         "--in", __file__, "--out", tmp_path / "o"), needle)
+    _one_line_error(_run("pipeline", "--template-index", f"{index_prefix}tpl", "--url", opensearch_url), needle)
+
+
 def test_runs_without_a_published_run_says_so(opensearch_url, index_prefix):
     res = _run("runs", "--url", opensearch_url, "--template-index", f"{index_prefix}tpl")
     assert res.exit_code == 0 and f"no published run behind {index_prefix}tpl" in res.output, res.output
