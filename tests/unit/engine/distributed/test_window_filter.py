@@ -90,6 +90,32 @@ def _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=None):
     return shards, members
 
 
+def _frequent_windows(docs, length, sigma):
+    """The oracle: the hashes of the windows of ``docs`` with df >= sigma."""
+    all_tokens, all_offsets = corpus_of(docs)
+    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
+    keys, df = distinct_document_counts(hashes, np.searchsorted(all_offsets, starts, side="right") - 1)
+    return set(keys[df >= sigma].tolist())
+
+
+def _reduced_members(built, sigma):
+    """The driver's reduction of per-unit filters ``built`` ((counters, heavy) each): the superset F."""
+    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
+    sums = sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built)
+    return wf.frequent_superset(union, sums, sigma)
+
+
+def _assert_every_frequent_window_flagged(docs, shards, members, length, sigma):
+    """``members`` holds every window of ``docs`` with df >= sigma, and every shard
+    ``(ids, token_hash, offsets)`` flags it at every start."""
+    frequent = _frequent_windows(docs, length, sigma)
+    assert frequent <= set(members.tolist())
+    for ids, token_hash, offsets in shards:
+        h, s = window_hashes(ids, token_hash, offsets, length)
+        flagged = set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist())
+        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+
+
 @settings(max_examples=80, deadline=None)
 @given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
        n_shards=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4),
@@ -99,16 +125,7 @@ def _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=None):
 def test_every_frequent_window_is_flagged_at_every_occurrence(docs, n_shards, sigma, length, tiny):
     """df >= sigma  =>  flagged, in every shard, at every start (any split, any table size)."""
     shards, members = _pigeonhole_superset(docs, n_shards, sigma, length, cells_per_window=3 if tiny else None)
-    all_tokens, all_offsets = corpus_of(docs)
-    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
-    doc = np.searchsorted(all_offsets, starts, side="right") - 1
-    keys, df = distinct_document_counts(hashes, doc)
-    frequent = set(keys[df >= sigma].tolist())
-    assert frequent <= set(members.tolist())
-    for tokens, offsets in shards:
-        h, s = window_hashes(tokens, TOKEN_HASH, offsets, length)
-        flagged = set(wf.flagged_window_starts(tokens, TOKEN_HASH, offsets, length, members).tolist())
-        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+    _assert_every_frequent_window_flagged(docs, [(t, TOKEN_HASH, o) for t, o in shards], members, length, sigma)
 
 
 @settings(max_examples=60, deadline=None)
@@ -152,24 +169,6 @@ def test_one_pass_heavy_set_lies_between_the_occurrence_bound_and_the_final_cell
     assert got <= set(wf.heavy_windows_reference(tokens, TOKEN_HASH, offsets, length, counters, threshold).tolist())
 
 
-def _assert_every_frequent_window_flagged(docs, shards, built, length, sigma):
-    """The reduction of the per-unit filters ``built`` ((counters, heavy) each) holds every window of
-    ``docs`` with df >= sigma, and every shard ``(ids, token_hash, offsets)`` flags it at every start."""
-    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
-    sums = sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built)
-    members = wf.frequent_superset(union, sums, sigma)
-    all_tokens, all_offsets = corpus_of(docs)
-    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
-    doc = np.searchsorted(all_offsets, starts, side="right") - 1
-    keys, df = distinct_document_counts(hashes, doc)
-    frequent = set(keys[df >= sigma].tolist())
-    assert frequent <= set(members.tolist())
-    for ids, token_hash, offsets in shards:
-        h, s = window_hashes(ids, token_hash, offsets, length)
-        flagged = set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist())
-        assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
-
-
 @settings(max_examples=80, deadline=None)
 @given(docs=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=25), min_size=1, max_size=30),
        n_shards=st.integers(1, 6), sigma=st.integers(2, 8), length=st.integers(1, 4), tiny=st.booleans())
@@ -186,7 +185,8 @@ def test_one_pass_pigeonhole_flags_every_frequent_window_at_every_occurrence(doc
         n_windows = int(np.maximum(np.diff(offsets) - length + 1, 0).sum())
         n_cells = 3 if tiny else wf.filter_cells(n_windows)
         built.append(wf.window_filter_heavy(tokens, TOKEN_HASH, offsets, length, n_cells, t))
-    _assert_every_frequent_window_flagged(docs, [(t, TOKEN_HASH, o) for t, o in shards], built, length, sigma)
+    _assert_every_frequent_window_flagged(docs, [(t, TOKEN_HASH, o) for t, o in shards], _reduced_members(built, sigma),
+                                          length, sigma)
 
 
 # ---------------------------------------------------------------------- count units (several shards, one filter)
@@ -250,7 +250,7 @@ def test_pigeonhole_over_count_units_flags_every_frequent_window_at_every_occurr
     for unit in units:
         n_windows = sum(int(np.maximum(np.diff(o) - length + 1, 0).sum()) for _, _, o in unit)
         built.append(wf.unit_filter_heavy(unit, length, 3 if tiny else wf.filter_cells(n_windows), t))
-    _assert_every_frequent_window_flagged(docs, shards, built, length, sigma)
+    _assert_every_frequent_window_flagged(docs, shards, _reduced_members(built, sigma), length, sigma)
 
 
 # ---------------------------------------------------------------------- the cut by kept cells
@@ -304,12 +304,8 @@ def test_cut_by_kept_cells_flags_every_frequent_window_at_every_occurrence(docs,
         counters, heavy, cells = wf.unit_filter_heavy([shards[k] for k in unit], length, n_cells, t, keep_cells=True)
         built.append((counters, heavy))
         kept.update({k: (c, n_cells) for k, c in zip(unit, cells)})
-    union = np.unique(np.concatenate([np.zeros(0, np.uint64)] + [h for _, h in built]))
-    members = wf.frequent_superset(union, sum(wf.cell_values(c, union).astype(np.int64) for c, _ in built), sigma)
-    all_tokens, all_offsets = corpus_of(docs)
-    hashes, starts = window_hashes(all_tokens, TOKEN_HASH, all_offsets, length)
-    keys, df = distinct_document_counts(hashes, np.searchsorted(all_offsets, starts, side="right") - 1)
-    frequent = set(keys[df >= sigma].tolist())
+    members = _reduced_members(built, sigma)
+    frequent = _frequent_windows(docs, length, sigma)
     for k, (ids, token_hash, offsets) in enumerate(shards):
         h, s = window_hashes(ids, token_hash, offsets, length)
         flagged = set(wf.flagged_by_cells(offsets, length, kept[k][0], members, kept[k][1]).tolist())
