@@ -221,16 +221,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
     rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
 
-    pos = placed_positions(f.starts, f.offsets, dst_start)
-    key = (ids[pos].astype(np.uint64) << np.uint64(32)) | ids[pos + 1].astype(np.uint64)
-    by = np.lexsort((pos, key))
-    pos = pos[by]  # one array at a time: a growth shard's peak is here
-    key = key[by]
-    del by
-    doc = (np.searchsorted(doc_offsets, pos, side="right") - 1).astype(np.int32)
-    cut = np.flatnonzero(np.diff(key)) + 1
-    seed_lo = np.concatenate([[0], cut]).astype(np.int64)
-    seed_hi = np.append(cut, pos.size).astype(np.int64)
+    pos, doc, seed_lo, seed_hi = seed_buffer(ids, int(uniq.size), f.starts, f.offsets, order, dst_start, doc_offsets)
     cands = grow_seeds(ids, rank_of, doc_offsets, pos, doc, seed_lo, seed_hi, sigma, min_length, n_real,
                        mask_skip=False, left_prune=left_prune, inplace=True)
 
@@ -307,40 +298,96 @@ def _dense_ids(layout, no_left, rank, out):
 
 
 @njit(cache=True, nogil=True)
-def _placed_positions(starts, offsets, dst_start, out):
-    n_frag = offsets.shape[0] - 1
-    lo = 0  # the fragment holding start i: the last f with offsets[f] <= starts[i]
-    for i in range(starts.shape[0]):
-        s = starts[i]
-        if s < offsets[lo]:  # starts went back: search from the beginning
-            lo = 0
-        hi = n_frag
-        if lo + 1 < n_frag and offsets[lo + 1] <= s:  # not the same fragment as the last start
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                if offsets[mid] <= s:
-                    lo = mid
-                else:
-                    hi = mid
-        while lo + 1 < n_frag and offsets[lo + 1] <= s:
-            lo += 1
-        out[i] = dst_start[lo] + (s - offsets[lo])
+def _counting_pass(ids, shift, src_pos, src_doc, dst_pos, dst_doc, count):
+    """Stable counting sort of (src_pos, src_doc) by ``ids[src_pos + shift]`` into dst."""
+    count[:] = 0
+    for i in range(src_pos.shape[0]):
+        count[ids[src_pos[i] + shift] + 1] += 1
+    for t in range(count.shape[0] - 1):
+        count[t + 1] += count[t]
+    for i in range(src_pos.shape[0]):
+        t = ids[src_pos[i] + shift]
+        k = count[t]
+        count[t] = k + 1
+        dst_pos[k] = src_pos[i]
+        dst_doc[k] = src_doc[i]
 
 
-def placed_positions(starts: np.ndarray, offsets: np.ndarray, dst_start: np.ndarray) -> np.ndarray:
-    """int64: where each routed start (an index into the fragments' tokens) lies once fragment
-    f is placed at ``dst_start[f]`` (a search per start, no array per start in between)."""
-    out = np.empty(starts.shape[0], dtype=np.int64)
-    if starts.size:
-        _placed_positions(np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(offsets, dtype=np.int64),
-                          np.ascontiguousarray(dst_start, dtype=np.int64), out)
-    return out
+@njit(cache=True, nogil=True)
+def _seed_buffer(ids, n_ids, starts, bound, offsets, order, dst_start, doc_offsets):
+    n = starts.shape[0]
+    placed = np.empty(n, dtype=np.int64)
+    placed_doc = np.empty(n, dtype=np.int32)
+    m = 0
+    d = 0
+    for i in range(order.shape[0]):  # fragments in placement order: positions come out ascending
+        f = order[i]
+        base = dst_start[f] - offsets[f]
+        for j in range(bound[f], bound[f + 1]):
+            p = base + starts[j]
+            while doc_offsets[d + 1] <= p:
+                d += 1
+            placed[m] = p
+            placed_doc[m] = d
+            m += 1
+    # Two stable counting passes (second token, then first): ordered by bigram, then position.
+    pos = np.empty(n, dtype=np.int64)
+    doc = np.empty(n, dtype=np.int32)
+    count = np.empty(n_ids + 1, dtype=np.int64)
+    _counting_pass(ids, 1, placed, placed_doc, pos, doc, count)
+    _counting_pass(ids, 0, pos, doc, placed, placed_doc, count)
+    seed_lo = np.empty(n, dtype=np.int64)
+    n_seeds = 0
+    for i in range(n):
+        p = placed[i]
+        if i == 0 or ids[p] != ids[placed[i - 1]] or ids[p + 1] != ids[placed[i - 1] + 1]:
+            seed_lo[n_seeds] = i
+            n_seeds += 1
+    return placed, placed_doc, seed_lo[:n_seeds].copy()
 
 
-def placed_positions_reference(starts, offsets, dst_start) -> np.ndarray:
-    """Plain twin of :func:`placed_positions`."""
+def seed_buffer(ids: np.ndarray, n_ids: int, starts: np.ndarray, offsets: np.ndarray, order: np.ndarray,
+                dst_start: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The growth kernel's seeds: every routed start where it lies once the fragments are placed,
+    grouped by its first bigram (ascending), positions ascending in each group.
+
+    ids: uint32 dense token ids (< ``n_ids``) of the placed layout; starts: int64 routed starts
+    (indices into the fragments' tokens, never a left slot); fragment f was placed at
+    ``dst_start[f]``, ``order`` lists the fragments by that position (ascending);
+    doc_offsets: int64 the layout's documents. Returns (pos int64, doc int32 (its document
+    in ``doc_offsets``), seed_lo, seed_hi int64). One walk over the fragments in placement
+    order and two counting passes over the bigrams' ids (linear; a lexsort of the starts, a
+    gather and a binary search per start were two thirds of a growth shard's CPU)."""
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    if starts.size and np.any(starts[1:] < starts[:-1]):
+        starts = np.sort(starts)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    bound = np.searchsorted(starts, offsets).astype(np.int64)  # fragment f's starts: bound[f]:bound[f + 1]
+    if starts.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, np.zeros(0, dtype=np.int32), z.copy(), z.copy()
+    pos, doc, seed_lo = _seed_buffer(np.ascontiguousarray(ids, dtype=np.uint32), np.int64(n_ids), starts, bound,
+                                     offsets, np.ascontiguousarray(order, dtype=np.int64),
+                                     np.ascontiguousarray(dst_start, dtype=np.int64),
+                                     np.ascontiguousarray(doc_offsets, dtype=np.int64))
+    seed_hi = np.append(seed_lo[1:], pos.size).astype(np.int64)
+    return pos, doc, seed_lo, seed_hi
+
+
+def seed_buffer_reference(ids, n_ids: int, starts, offsets, order, dst_start, doc_offsets):
+    """Plain twin of :func:`seed_buffer`: positions by a search per start, a lexsort by
+    (bigram, position), documents by a binary search."""
+    starts = np.asarray(starts, dtype=np.int64)
     frag = np.searchsorted(offsets, starts, side="right") - 1
-    return (np.asarray(dst_start)[frag] + (np.asarray(starts) - np.asarray(offsets)[frag])).astype(np.int64)
+    pos = (np.asarray(dst_start)[frag] + (starts - np.asarray(offsets)[frag])).astype(np.int64)
+    key = (ids[pos].astype(np.uint64) << np.uint64(32)) | ids[pos + 1].astype(np.uint64)
+    by = np.lexsort((pos, key))
+    pos, key = pos[by], key[by]
+    doc = (np.searchsorted(doc_offsets, pos, side="right") - 1).astype(np.int32)
+    cut = np.flatnonzero(np.diff(key)) + 1
+    if pos.size == 0:  # no seed at all, not one empty seed
+        return pos, doc, cut.astype(np.int64), cut.astype(np.int64)
+    return pos, doc, np.concatenate([[0], cut]).astype(np.int64), np.append(cut, pos.size).astype(np.int64)
 
 
 def dense_token_ids(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

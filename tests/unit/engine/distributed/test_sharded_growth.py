@@ -165,17 +165,33 @@ def test_place_fragments_matches_reference(lengths, seed):
     assert np.array_equal(got, ref)
 
 
-@settings(max_examples=60, deadline=None)
-@given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=12), seed=st.integers(0, 1000))
-def test_placed_positions_match_reference(lengths, seed):
-    """Fragments of any length (empty ones too, which share an offset with the next)."""
-    from bloomspan.engine.distributed.sharded_growth import placed_positions, placed_positions_reference
+@settings(max_examples=80, deadline=None)
+@given(lengths=st.lists(st.integers(1, 7), min_size=1, max_size=12), seed=st.integers(0, 1000))
+def test_seed_buffer_matches_reference(lengths, seed):
+    """Fragments of any length (empty ones too, which share an offset with the next), placed in
+    any order and grouped into documents; starts ascending (as fragments give them) or not."""
+    from bloomspan.engine.distributed.sharded_growth import seed_buffer, seed_buffer_reference
 
     rng = np.random.default_rng(seed)
     lengths = [n if rng.random() < 0.8 else 0 for n in lengths]
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    starts = np.flatnonzero(rng.random(int(offsets[-1])) < 0.5).astype(np.int64)
-    dst_start = rng.permutation(len(lengths)).astype(np.int64) * 10
-    for order in (starts, rng.permutation(starts)):  # ascending (as fragments give them) or not
-        assert np.array_equal(placed_positions(order, offsets, dst_start),
-                              placed_positions_reference(order, offsets, dst_start))
+    # a start needs its bigram inside the fragment, never on the left slot (a fragment's first token)
+    inside = np.zeros(int(offsets[-1]), dtype=bool)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        inside[a + 1:b - 1] = True
+    starts = np.flatnonzero(inside & (rng.random(inside.size) < 0.6)).astype(np.int64)
+    order = rng.permutation(len(lengths)).astype(np.int64)
+    new_len = np.asarray(lengths, dtype=np.int64)[order] + 1
+    placed_at = np.concatenate([[0], np.cumsum(new_len)]).astype(np.int64)
+    dst_start = np.empty(len(lengths), dtype=np.int64)
+    dst_start[order] = placed_at[:-1]
+    doc_first = rng.random(len(lengths)) < 0.5
+    doc_first[0] = True
+    doc_offsets = np.append(placed_at[:-1][doc_first], placed_at[-1]).astype(np.int64)
+    n_ids = int(rng.integers(1, 5))
+    ids = rng.integers(0, n_ids, int(placed_at[-1])).astype(np.uint32)
+    for given_starts in (starts, rng.permutation(starts)):
+        got = seed_buffer(ids, n_ids, given_starts, offsets, order, dst_start, doc_offsets)
+        ref = seed_buffer_reference(ids, n_ids, given_starts, offsets, order, dst_start, doc_offsets)
+        for g, r in zip(got, ref):
+            assert g.dtype == r.dtype and np.array_equal(g, r)
