@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bloomspan.engine.distributed.first_occurrences import FirstOccurrences, first_occurrences
 from bloomspan.engine.distributed.fragment_packing import PackedFragments, pack_fragments, unpack_concatenated
 from bloomspan.engine.distributed.sharded_growth import (
     GrownPhrases,
@@ -29,6 +30,7 @@ from bloomspan.engine.distributed.window_filter import (
     unit_filter_heavy,
 )
 from bloomspan.engine.distributed.windows import (
+    PackedStrings,
     Segments,
     cut_intervals,
     distinct_document_counts,
@@ -312,19 +314,6 @@ def shard_coverage(shard: ShardCorpus, parts: list[tuple[np.ndarray, np.ndarray]
 
 # ---------------------------------------------------------------------- global token ids
 @dataclass
-class VocabularyPartition:
-    """A reducer's share of the global vocabulary: every string (of its partition) with the
-    shard and local id where it first occurs, and per shard the local ids first seen there."""
-
-    first: dict[str, tuple[int, int]]
-    first_ids: list[np.ndarray]  # per shard: uint32 ascending
-
-    @property
-    def counts(self) -> np.ndarray:
-        return np.asarray([a.shape[0] for a in self.first_ids], dtype=np.int64)
-
-
-@dataclass
 class StringBlock:
     """Strings on the wire as one UTF-8 buffer (newline-separated: tokens never hold one),
     not a pickled list: a list of a shard's vocabulary cost ~3x its text in Dask's transfers
@@ -341,6 +330,16 @@ class StringBlock:
             return StringBlock(b"", len(strings), list(strings))
         return StringBlock(joined.encode("utf-8", "surrogatepass"), len(strings))
 
+    def packed(self) -> PackedStrings:
+        """The strings as a :class:`PackedStrings` over this block's bytes (nothing decoded)."""
+        if self.fallback is not None:
+            return PackedStrings.of(self.fallback)
+        buf = np.frombuffer(self.data, dtype=np.uint8)
+        if self.count == 0:
+            return PackedStrings(buf, np.zeros(1, dtype=np.int64))
+        offsets = np.concatenate([[0], np.flatnonzero(buf == 10) + 1, [buf.shape[0] + 1]]).astype(np.int64)
+        return PackedStrings(buf, offsets)
+
     def strings(self) -> list[str]:
         if self.fallback is not None:
             return self.fallback
@@ -356,32 +355,23 @@ def vocabulary_part(shard: ShardCorpus, p: int, n_partitions: int) -> tuple[np.n
     return ids, StringBlock.of(_strings_of(shard, ids))
 
 
-def vocabulary_partition(parts: list[tuple[np.ndarray, StringBlock]]) -> VocabularyPartition:
+def vocabulary_partition(parts: list[tuple[np.ndarray, StringBlock]]) -> FirstOccurrences:
     """Shards in order: a string's first shard (and its smallest local id there, which is its
-    first occurrence) wins. Strings are compared, not hashes: exact under collisions."""
-    first: dict[str, tuple[int, int]] = {}
-    first_ids = []
-    for k, (ids, block) in enumerate(parts):
-        strings = block.strings()
-        new = []
-        for j, s in zip(ids.tolist(), strings):
-            if s not in first:
-                first[s] = (k, j)
-                new.append(j)
-        first_ids.append(np.asarray(new, dtype=np.uint32))
-    return VocabularyPartition(first, first_ids)
+    first occurrence) wins. Grouped by hash, strings compared byte for byte: exact under
+    collisions (:mod:`bloomspan.engine.distributed.first_occurrences`)."""
+    return first_occurrences([ids for ids, _ in parts], [block.packed() for _, block in parts])
 
 
-def partition_counts(vp: VocabularyPartition) -> np.ndarray:
+def partition_counts(vp: FirstOccurrences) -> np.ndarray:
     return vp.counts
 
 
-def locate(vp: VocabularyPartition, strings: list[str]) -> np.ndarray:
+def locate(vp: FirstOccurrences, strings: list[str]) -> np.ndarray:
     """int64 (n, 2): (first shard, local id) of each string of this partition."""
-    return np.asarray([vp.first[s] for s in strings], dtype=np.int64).reshape(-1, 2)
+    return vp.locate(strings)
 
 
-def first_seen_before(vp: VocabularyPartition, where: np.ndarray) -> np.ndarray:
+def first_seen_before(vp: FirstOccurrences, where: np.ndarray) -> np.ndarray:
     """int64 (n,): per (shard k, local id j), this partition's strings first seen in shard k
     at a local id below j."""
     out = np.zeros(where.shape[0], dtype=np.int64)

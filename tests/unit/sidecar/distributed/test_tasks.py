@@ -4,14 +4,22 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.sidecar.distributed.tasks import VocabularyPartition, first_seen_before
+from bloomspan.engine.distributed.first_occurrences import FirstOccurrences
+from bloomspan.sidecar.distributed.tasks import StringBlock, first_seen_before
 
 
 @settings(max_examples=60, deadline=None)
 @given(first=st.lists(st.lists(st.integers(0, 50), max_size=20), min_size=1, max_size=5),
        queries=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 60)), max_size=30))
 def test_first_seen_before_matches_a_search_per_string(first, queries):
-    vp = VocabularyPartition({}, [np.unique(np.asarray(f, dtype=np.uint32)) for f in first])
+    z = np.zeros(0, dtype=np.int64)
+    vp = FirstOccurrences([np.unique(np.asarray(f, dtype=np.uint32)) for f in first], z.astype(np.uint64), z, z, {})
     where = np.asarray([(k % len(first), j) for k, j in queries], dtype=np.int64).reshape(-1, 2)
     expected = [int(np.count_nonzero(vp.first_ids[k] < j)) for k, j in where.tolist()]
     assert first_seen_before(vp, where).tolist() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(strings=st.lists(st.text(alphabet="ab\n\u00e9", max_size=3), max_size=8))
+def test_a_string_block_packs_to_its_strings(strings):
+    assert list(StringBlock.of(strings).packed()) == strings
