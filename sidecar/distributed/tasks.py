@@ -405,3 +405,4 @@ def warm_kernels(min_length: int = 10) -> None:
     grown = grow_shard(growth_parts(cut, run_ids_of(cut.used_strings, table), np.arange(shard.n_docs, dtype=np.int64),
                                     1, 0), config, 0)
     shard_coverage(shard, [occurrences_for(grown, 0)], np.zeros(shard.n_docs, dtype=np.int64), shard.n_tokens)
+    locate(vocabulary_partition([vocabulary_part(shard, 0, 1)] * 2), list(cut.used_strings))
