@@ -93,7 +93,7 @@ class StageTimer:
 def install_timers(timer: StageTimer) -> None:
     """Wrap the clean path's stage functions in place (this process only)."""
     from bloomspan.ingest.clean import cleaner as cleaner_mod
-    from bloomspan.ingest.match import page_rules, phrase_index, template_matcher
+    from bloomspan.ingest.match import page_rules, phrase_index, phrase_matcher, template_matcher
     from bloomspan.sidecar.cli import clean_jsonl as clean_mod
 
     Cleaner = cleaner_mod.Cleaner
@@ -103,7 +103,9 @@ def install_timers(timer: StageTimer) -> None:
     Cleaner.clean_batch = timer.wrap(Cleaner.clean_batch, "other")
     Cleaner._prepare = timer.wrap(Cleaner._prepare, "prepare")
     Cleaner._apply = timer.wrap(Cleaner._apply, "apply")
-    cleaner_mod.tokenize_batch = timer.wrap(cleaner_mod.tokenize_batch, "tokenize")
+    # Each matcher tokenizes the batch as it reads it (``matcher.tokenize``).
+    template_matcher.tokenize_batch = timer.wrap(template_matcher.tokenize_batch, "tokenize")
+    phrase_matcher.tokenize_batch = timer.wrap(phrase_matcher.tokenize_batch, "tokenize")
     cleaner_mod.tokens_after_strip = timer.wrap(cleaner_mod.tokens_after_strip, "removal fixed point")
     cleaner_mod.strip_spans_with_junctions = timer.wrap(cleaner_mod.strip_spans_with_junctions, "splice",
                                                         keeps_stage=True)

@@ -33,7 +33,9 @@ CHARS_PER_NEW_TOKEN = 64
 
 @dataclass(frozen=True)
 class BatchTokens:
-    """The tokens of D texts, W in all, ids in the batch's own vocabulary ``words``.
+    """The tokens of D texts, W in all, ids in the vocabulary ``words``: the batch's own (every
+    token has an id), or a matcher's frozen one (:func:`tokenize_batch`: a token outside it is
+    ``words.UNKNOWN``).
 
     ids:        uint32 (W,)  token ids, texts concatenated
     doc_offsets: int64 (D+1,) text d holds tokens doc_offsets[d]:doc_offsets[d+1]
@@ -49,15 +51,20 @@ class BatchTokens:
     line_starts: np.ndarray
 
 
-def tokenize_batch(texts: Sequence[str]) -> BatchTokens:
-    """One :func:`encode_batch` of ``texts`` with a fresh vocabulary (no document frequencies).
+def tokenize_batch(texts: Sequence[str], words: Vocabulary | None = None) -> BatchTokens:
+    """One :func:`encode_batch` of ``texts`` (no document frequencies).
 
-    The vocabulary starts with room for a distinct token per ``CHARS_PER_NEW_TOKEN``
-    characters, so that a batch's first look at its tokens rarely stops to grow the table."""
+    ``words`` None: a fresh vocabulary of the batch, with room for a distinct token per
+    ``CHARS_PER_NEW_TOKEN`` characters, so that a batch's first look at its tokens rarely stops
+    to grow the table. ``words`` given: that vocabulary, left as it is (a phrase matcher's
+    frozen one: a token outside it is ``UNKNOWN``), one probe per token and nothing added."""
     texts = list(texts)
-    chars = sum(map(len, texts))
-    words = Vocabulary(capacity=max(1024, chars // CHARS_PER_NEW_TOKEN), pool_capacity=max(8192, chars // 4))
-    ids, offsets, starts, ends, lines = encode_batch(texts, words, True, count_df=False, with_lines=True)
+    add_new = words is None
+    if words is None:
+        chars = sum(map(len, texts))
+        words = Vocabulary(capacity=max(1024, chars // CHARS_PER_NEW_TOKEN), pool_capacity=max(8192, chars // 4))
+    ids, offsets, starts, ends, lines = encode_batch(texts, words, True, add_new=add_new, count_df=False,
+                                                     with_lines=True)
     firsts = offsets[:-1][offsets[:-1] < offsets[1:]]
     lines[firsts] = 1
     return BatchTokens(words, ids, offsets, starts, ends, lines)

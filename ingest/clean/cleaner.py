@@ -98,7 +98,7 @@ from typing import Any
 
 from bloomspan.engine.sketches.chunk_fingerprint import fingerprint_b64
 
-from ..base.batch_tokens import BatchTokens, tokenize_batch, tokens_after_strip
+from ..base.batch_tokens import BatchTokens, tokens_after_strip
 from ..base.errors import (
     CleaningFailedError,
     DocumentError,
@@ -550,10 +550,8 @@ class Cleaner:
     def _clean_round(self, todo: list, ids: list, results: list) -> None:
         texts = [t for _, _, _, fields in todo for t in fields.values()]
         scopes = [sc for _, _, sc, fields in todo for _ in fields]
-        tokens = None
         try:
-            if self.matcher.reads_batch_tokens:  # tokenized once; later passes derive theirs
-                tokens = tokenize_batch(texts)
+            tokens = self.matcher.tokenize(texts)  # tokenized once; later passes derive theirs
             matches = self._find(texts, scopes, tokens)
         except Exception as e:
             self._batch_failed("matching", todo, ids, results, e)

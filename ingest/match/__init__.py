@@ -3,9 +3,10 @@
 One core (:class:`~.phrase_index.PhraseIndex`: the phrase tokens' vocabulary, scopes, the
 automaton and the window indices) under both matchers: :class:`PhraseMatcher` (exact
 phrases) and :class:`TemplateMatcher` (the template detector's records, built on a
-PhraseMatcher). Both give the cleaner one interface: ``find_match_results(texts, scopes,
-tokens)`` -> :class:`MatchResult` per text, ``document_scopes(site, url)``, ``span_ids``,
-``reads_url``, ``reads_batch_tokens`` and ``closed_under_removal``.
+PhraseMatcher). Both give the cleaner one interface: ``tokenize(texts)`` -> the batch's
+:class:`~bloomspan.ingest.base.batch_tokens.BatchTokens` as the matcher reads them,
+``find_match_results(texts, scopes, tokens)`` -> :class:`MatchResult` per text,
+``document_scopes(site, url)``, ``span_ids``, ``reads_url`` and ``closed_under_removal``.
 :func:`load_run_phrases` / :func:`load_phrase_file` load a run's files into them.
 """
 from __future__ import annotations

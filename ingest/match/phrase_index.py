@@ -23,6 +23,7 @@ import numpy as np
 
 from bloomspan.engine.text.vocabulary import Vocabulary
 
+from ..base.batch_tokens import BatchTokens
 from ..records.phrase_set import PhraseSet
 from .automaton import Automaton, build_automaton, scan_symbols
 from .scopes import GLOBAL_SCOPE
@@ -152,6 +153,18 @@ class PhraseIndex:
     def nbytes(self) -> int:
         """Bytes held by the automata and window indices (the vocabulary aside)."""
         return self.plain.nbytes + (self.slotted.nbytes if self.slotted is not None else 0)
+
+    def symbols(self, tokens: BatchTokens) -> np.ndarray:
+        """int32 (W,): the phrase symbol of each token of a batch (0: in no phrase): its id + 1 when
+        the batch was tokenized with this index's vocabulary, else read once per distinct token of
+        the batch's vocabulary (``tokens.words``), not per token."""
+        # uint32 wrap-around: UNKNOWN (2**32 - 1) + 1 == 0, the sentinel; id i -> i + 1.
+        if tokens.words is self.vocabulary:  # tokenized with the phrase vocabulary itself
+            return (tokens.ids + np.uint32(1)).astype(np.int32)
+        if len(tokens.words) == 0:
+            return np.zeros(tokens.ids.shape[0], dtype=np.int32)
+        symbol_of = (tokens.words.ids_in(self.vocabulary) + np.uint32(1)).astype(np.int32)
+        return symbol_of[tokens.ids]
 
     def scan(self, sym: np.ndarray, tok_off: np.ndarray, slot_sym: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -54,6 +54,7 @@ import numpy as np
 
 from bloomspan.engine.text.tokenizer import encode_batch, token_spans
 
+from ..base.batch_tokens import BatchTokens, tokenize_batch
 from ..records.phrase_set import PhraseSet
 from .automaton import find_matches_reference
 from .phrase_index import MATCH_MODES, PhraseIndex, window_lengths
@@ -108,8 +109,12 @@ class PhraseMatcher:
 
     # The interface every matcher gives the cleaner (:class:`~bloomspan.ingest.clean.cleaner.Cleaner`).
     reads_url = False  # a document's scope is its site alone
-    reads_batch_tokens = False  # tokenizes with its own vocabulary (find_match_results ignores ``tokens``)
     closed_under_removal = True  # find_match_results' spans are closed under removal: no second strip pass
+
+    def tokenize(self, texts: Sequence[str]) -> BatchTokens:
+        """The texts' tokens as :meth:`find_match_results` reads them: ids of this matcher's
+        frozen phrase vocabulary (a token in no phrase is UNKNOWN), one probe per token."""
+        return tokenize_batch(texts, self.vocabulary)
 
     @property
     def span_ids(self) -> list:
@@ -121,9 +126,18 @@ class PhraseMatcher:
         return site
 
     def find_match_results(self, texts: Sequence[str], scopes: Sequence[str | None] | None = None,
-                   tokens: object | None = None) -> list[MatchResult]:
-        """:meth:`find_batch` with ``fixed_point=True``: what the cleaner strips."""
-        return self.find_batch(texts, scopes, fixed_point=True)
+                           tokens: BatchTokens | None = None) -> list[MatchResult]:
+        """:meth:`find_batch` with ``fixed_point=True``: what the cleaner strips. ``tokens``: the
+        texts' tokens when the caller has them (:mod:`~bloomspan.ingest.base.batch_tokens`), read
+        as one round instead of encoding the texts again."""
+        if tokens is None:
+            return self.find_batch(texts, scopes, fixed_point=True)
+        texts = list(texts)
+        scopes = [None] * len(texts) if scopes is None else list(scopes)
+        if len(scopes) != len(texts) or tokens.doc_offsets.shape[0] != len(texts) + 1:
+            raise ValueError(f"{len(texts)} texts, {len(scopes)} scopes, tokens of {tokens.doc_offsets.shape[0] - 1} texts")
+        return self._match_round(texts, scopes, True, self.index.symbols(tokens), tokens.doc_offsets,
+                                 tokens.char_starts, tokens.char_ends)
 
     def _doc_scope(self, scope: str | None) -> int:
         return self.scope_ids.get(scope, UNKNOWN_SCOPE) if scope is not None else UNKNOWN_SCOPE
@@ -200,10 +214,16 @@ class PhraseMatcher:
         return m_start[order], m_end[order], m_idx[order], m_doc[order]
 
     def _find_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool = False) -> list[MatchResult]:
-        n_docs = len(texts)
         ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
         # uint32 wrap-around: UNKNOWN (2**32 - 1) + 1 == 0, the sentinel; id i -> i + 1.
         sym = (ids + np.uint32(1)).astype(np.int32)
+        return self._match_round(texts, scopes, fixed_point, sym, tok_off, cstart, cend)
+
+    def _match_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool, sym: np.ndarray,
+                     tok_off: np.ndarray, cstart: np.ndarray, cend: np.ndarray) -> list[MatchResult]:
+        """The results of one round from its phrase symbols ``sym`` (int32 (W,), 0: in no phrase),
+        token offsets per text and character offsets per token."""
+        n_docs = len(texts)
         if not sym.any():
             return [MatchResult.no_match(cstart[a:b], cend[a:b]) for a, b in zip(tok_off[:-1].tolist(), tok_off[1:].tolist())]
         doc_scope = np.fromiter(map(self._doc_scope, scopes), dtype=np.int32, count=n_docs) if self.scope_ids else None

@@ -119,8 +119,12 @@ class TemplateMatcher:
 
     # The interface every matcher gives the cleaner (:class:`~bloomspan.ingest.clean.cleaner.Cleaner`).
     reads_url = True  # a document's scopes are its site and the sections of its URL
-    reads_batch_tokens = True  # reads a BatchTokens the cleaner carries from one strip pass to the next
     closed_under_removal = False  # line rules and page models change with a strip: the cleaner matches again
+
+    def tokenize(self, texts: Sequence[str]) -> BatchTokens:
+        """The texts' tokens as :meth:`find_match_results` reads them: the batch's own vocabulary
+        (number tokens and line identities need every token's id, not only the phrase tokens')."""
+        return tokenize_batch(texts)
 
     @property
     def span_ids(self) -> list:
@@ -203,8 +207,7 @@ class TemplateMatcher:
         slotted phrase reads it), and bool (V,) the batch vocabulary's number tokens."""
         words, ids = tokens.words, tokens.ids
         n_words = len(words)
-        symbol_of = (words.ids_in(self.phrases.vocabulary) + np.uint32(1)).astype(np.int32)  # UNKNOWN + 1 wraps to 0
-        sym = symbol_of[ids] if n_words else np.zeros(0, dtype=np.int32)
+        sym = self.phrases.index.symbols(tokens)
         is_number = vocabulary_number_mask(words) if self.records.slots else np.zeros(n_words, dtype=bool)
         slot_sym = None
         if self.phrases.index.slotted is not None and self.records.slots and n_words:

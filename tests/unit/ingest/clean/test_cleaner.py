@@ -412,10 +412,10 @@ def test_batch_returns_one_result_per_doc_in_order():
 def test_internal_failure_is_reported_and_keeps_the_doc(monkeypatch):
     c = _cleaner("read more")
 
-    def boom(texts, scopes=None, fixed_point=False):
+    def boom(texts, scopes=None, tokens=None):
         raise RuntimeError("kernel exploded")
 
-    monkeypatch.setattr(c.matcher, "find_batch", boom)
+    monkeypatch.setattr(c.matcher, "find_match_results", boom)  # the matcher interface the cleaner calls
     doc = {"_id": 4, "body": "read more"}
     res = c.clean(doc)
     assert isinstance(res.error, CleaningFailedError) and res.doc is doc and "kernel exploded" in res.reason
@@ -424,14 +424,14 @@ def test_internal_failure_is_reported_and_keeps_the_doc(monkeypatch):
 
 def test_a_failing_document_does_not_sink_its_batch(monkeypatch):
     c = _cleaner("read more")
-    real = c.matcher.find_batch
+    real = c.matcher.find_match_results
 
-    def fragile(texts, scopes=None, fixed_point=False):
+    def fragile(texts, scopes=None, tokens=None):
         if any("BOOM" in t for t in texts):
             raise RuntimeError("bad text")
-        return real(texts, scopes, fixed_point)
+        return real(texts, scopes, tokens)
 
-    monkeypatch.setattr(c.matcher, "find_batch", fragile)
+    monkeypatch.setattr(c.matcher, "find_match_results", fragile)
     docs = [{"_id": 1, "body": "a read more"}, {"_id": 2, "body": "BOOM read more"}, {"_id": 3, "body": "read more b"}]
     res = c.clean_batch(docs)
     assert [r.action for r in res] == ["keep", "error", "keep"]

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.text.tokenizer import tokenize
+from bloomspan.ingest.base.batch_tokens import tokenize_batch
 from bloomspan.ingest.match.automaton import ac_scan, build_automaton, find_matches_reference, scan_symbols
 from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
 from bloomspan.ingest.match.spans import merge_spans, merge_spans_reference
@@ -236,3 +237,23 @@ def test_empty_phrase_set_matches_nothing():
 def test_find_batch_checks_scopes_length():
     with pytest.raises(ValueError, match="scopes has 1 entries for 2 texts"):
         PhraseMatcher(_ps("a b")).find_batch(["a", "b"], [None])
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.lists(_text_and_phrases(), min_size=1, max_size=6),
+       st.lists(st.sampled_from([None, "s1", "s2"]), min_size=6, max_size=6))  # fmt: skip
+def test_match_results_read_the_tokens_the_cleaner_carries(cases, scopes):
+    """The cleaner hands every matcher the tokens of ``matcher.tokenize``: read in the phrase
+    vocabulary (or a batch's own), they give what the matcher's own encoding gives."""
+    texts = [t for t, _ in cases]
+    scopes = scopes[: len(texts)]
+    phrases = sorted({p for _, ps in cases for p in ps})
+    recs = [{"tokens": list(p), "scope": [None, "s1", "s2"][i % 3]} for i, p in enumerate(phrases)]
+    matcher = PhraseMatcher(PhraseSet.from_records(recs))
+    want = matcher.find_batch(texts, scopes, fixed_point=True)
+    own = matcher.tokenize(texts)
+    assert own.words is matcher.vocabulary and len(matcher.vocabulary) == matcher.index.n_symbols  # nothing added
+    for tokens in (own, tokenize_batch(texts)):
+        for g, w, text, scope in zip(matcher.find_match_results(texts, scopes, tokens), want, texts, scopes):
+            _same(g, w)
+            _same(g, matcher.find_reference(text, scope, fixed_point=True))
