@@ -57,6 +57,8 @@ class ShardCorpus:
                   end in its document's text (as the single process's corpus store keeps them)
     incremental:  index slices read incrementally: what the read reused, fetched and dropped
                   (:class:`bloomspan.sidecar.distributed.slice_state.SliceRead` as a dict)
+                  and the file that keeps the read (``state_file``), where the annotate task
+                  records the versions its writes gave the documents
     """
 
     ids: np.ndarray
@@ -74,6 +76,7 @@ class ShardCorpus:
     char_starts: np.ndarray | None = None
     char_ends: np.ndarray | None = None
     incremental: dict | None = None
+    state_file: str | None = None
 
     @property
     def n_docs(self) -> int:

@@ -19,6 +19,8 @@ in a folder the driver names (the run's work directory), written atomically afte
 by document: a worker that does not find it (another host without a shared folder, a slice
 count that changed, another field, timestamp field, template fields, offsets or index UUID)
 reads its slice in full, and stale state from an older run only means more documents fetched.
+The annotate task of a shard records the versions its writes gave the documents
+(:func:`record_own_writes`), as the single process does, so they are not fetched again.
 """
 from __future__ import annotations
 
@@ -94,10 +96,25 @@ def read_slice_incrementally(cluster, part: IndexSlice, field_path: str, multi_i
     else:
         corpus, read = _reread(cluster, part, prev, field_path, multi_index, batch_size, keep_alive, shard,
                                template_fields, with_offsets, state.ts_field)
-    corpus.incremental = None
+    corpus.incremental = corpus.state_file = None
     _save(path, corpus)
-    corpus.incremental = read.as_dict()
+    corpus.incremental, corpus.state_file = read.as_dict(), str(path)
     return corpus
+
+
+def record_own_writes(state_file: str, keys: list[str], written: list[tuple[int, tuple[int, int] | None]]) -> None:
+    """Keep the versions our annotation writes gave the documents (``written``: (row of the
+    shard, (seq_no, primary_term) or None when the write failed or went unreported)) in the
+    slice's kept read, as the single process records its own writes, so the next run does
+    not fetch them again. The file is left alone when it no longer holds this read."""
+    path = Path(state_file)
+    kept = _load(path)
+    if kept is None or kept.keys != keys:
+        return
+    for row, version in written:
+        if version is not None:
+            kept.meta[row, 0], kept.meta[row, 1] = version
+    _save(path, kept)
 
 
 def _state_path(folder: str, part: IndexSlice, fingerprint: dict) -> Path:

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from bloomspan.sidecar.cluster.document_status import STORED
 from bloomspan.sidecar.distributed.shards import _Tokenizer
-from bloomspan.sidecar.distributed.slice_state import _merge, _token_positions
+from bloomspan.sidecar.distributed.slice_state import _load, _merge, _save, _token_positions, record_own_writes
 
 SKIPPED = STORED + 1  # any status but STORED
 WORDS = ["menu", "home", "Über", "a", "b", "c", "news\nline", "x y"]
@@ -70,3 +70,17 @@ def test_token_positions_of_documents_in_any_order():
     offsets = np.array([0, 2, 2, 5], dtype=np.int64)
     assert _token_positions(offsets, np.array([2, 0, 1], dtype=np.int64)).tolist() == [2, 3, 4, 0, 1]
     assert _token_positions(offsets, np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_our_own_writes_are_recorded_in_the_kept_read(tmp_path):
+    """The versions an annotate task's writes produced replace the read ones (the next run
+    does not take them for changes); a failed write keeps its version; a file that no longer
+    holds this read is left alone."""
+    path = tmp_path / "slice.pkl"
+    shard = _shard([("a", 3, "menu home"), ("b", 4, None), ("c", 5, "a b")])
+    _save(path, shard)
+    record_own_writes(str(path), ["a", "b", "c"], [(0, (30, 2)), (2, None)])
+    kept = _load(path)
+    assert kept.meta[:, :2].tolist() == [[30, 2], [4, 1], [5, 1]]
+    record_own_writes(str(path), ["a", "c"], [(0, (99, 9))])
+    assert _load(path).meta[0, :2].tolist() == [30, 2]
