@@ -521,12 +521,13 @@ def _check_shards(resp: dict, unit: ScanUnit) -> None:
                         item=unit.name)
 
 
-def fetch_by_ids(client, index: str, ids: list[str], field: str, ts_field: str | None, multi_index: bool
-                 ) -> tuple[list[str], list[str | None], np.ndarray]:
+def fetch_by_ids(client, index: str, ids: list[str], field: str, ts_field: str | None, multi_index: bool,
+                 also_source: tuple[str, ...] = ()) -> tuple[list[str], list[str | None], np.ndarray]:
     """Current text and versions of documents ``ids`` of one concrete index (an ``ids`` query,
-    so custom routing needs no routing value); absent documents are left out."""
+    so custom routing needs no routing value); absent documents are left out. ``also_source``:
+    more source fields the response should carry (a caller's client wrapper reads them)."""
     body: dict = {"size": len(ids), "query": {"ids": {"values": ids}}, "seq_no_primary_term": True,
-                  "_source": [field], "track_total_hits": False}
+                  "_source": [field, *(f for f in also_source if f != field)], "track_total_hits": False}
     if ts_field:
         body["docvalue_fields"] = [ts_field]
     resp = client.search(index=index, body=body)

@@ -11,6 +11,8 @@ driver sends nothing per document and receives one :class:`AnnotateSummary` per 
 A task that writes is not a pure function: Dask re-running it (its worker died mid-task)
 writes the same values again; the documents it had already updated then fail their guard
 (their version moved) and count as ``conflict``, which the driver's summary reports.
+A shard read incrementally records its writes' versions in the slice's kept read
+(:func:`.slice_state.record_own_writes`): the next run does not fetch those documents again.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from bloomspan.sidecar.publish.document_annotation import (
 from .coverage import shard_mask
 from .in_worker import worker_progress
 from .shards import ShardCorpus
+from .slice_state import record_own_writes
 
 BATCH_FACTOR = 4  # documents built per bulk stream = BATCH_FACTOR * bulk_docs (their updates stay small)
 
@@ -59,15 +62,20 @@ def annotate_shard(cluster, shard: ShardCorpus, parts: list[tuple[np.ndarray, np
     mask = shard_mask(shard.doc_offsets, parts)
     summary = AnnotateSummary()
     step = max(1, BATCH_FACTOR * bulk_docs)
+    stored = np.flatnonzero(shard.meta[:, 3] == STORED)
+    written: list[tuple[int, tuple[int, int] | None]] = []
     client = cluster.client()
     try:
         worker_progress("annotate", shard_no, 0, shard.n_docs)
         for b0 in range(0, shard.n_docs, step):
             b1 = min(b0 + step, shard.n_docs)
-            batch, _ = annotate_batch(client, shard_annotation_items(shard, mask, indices, run_id, b0, b1),
-                                      bulk_docs=bulk_docs)
+            batch, versions = annotate_batch(client, shard_annotation_items(shard, mask, indices, run_id, b0, b1),
+                                             bulk_docs=bulk_docs)
             summary.add(batch)
+            written.extend(zip(stored[b0:b1].tolist(), versions))
             worker_progress("annotate", shard_no, b1, shard.n_docs)
     finally:
         client.close()
+    if shard.state_file is not None:  # read incrementally: its kept read learns our writes' versions
+        record_own_writes(shard.state_file, shard.keys, written)
     return summary

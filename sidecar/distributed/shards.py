@@ -55,6 +55,10 @@ class ShardCorpus:
                   absent, empty or not a string, as the single-node readers take them)
     char_starts, char_ends: read for annotation: int64 (W,) each token's start and exclusive
                   end in its document's text (as the single process's corpus store keeps them)
+    incremental:  index slices read incrementally: what the read reused, fetched and dropped
+                  (:class:`bloomspan.sidecar.distributed.slice_state.SliceRead` as a dict)
+                  and the file that keeps the read (``state_file``), where the annotate task
+                  records the versions its writes gave the documents
     """
 
     ids: np.ndarray
@@ -71,6 +75,8 @@ class ShardCorpus:
     fields: dict[str, list] | None = None
     char_starts: np.ndarray | None = None
     char_ends: np.ndarray | None = None
+    incremental: dict | None = None
+    state_file: str | None = None
 
     @property
     def n_docs(self) -> int:
@@ -313,12 +319,13 @@ class IndexSlice:
 
 def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
                      keep_alive: str, shard: int, template_fields: tuple[str, ...] = (),
-                     with_offsets: bool = False) -> ShardCorpus:
+                     with_offsets: bool = False, ts_field: str | None = None) -> ShardCorpus:
     """Tokenize the stored documents of one slice; every hit is kept as a key and meta row
     (skipped documents included), as the single-node scan logs them. ``template_fields``
     (the site and URL fields of a run with templates): keep their values for the stored
     documents (read in the same requests, :class:`_FieldRecorder`) and the line starts.
-    ``with_offsets`` (a run that annotates): keep each token's character offsets."""
+    ``with_offsets`` (a run that annotates): keep each token's character offsets.
+    ``ts_field``: the timestamp field of incremental runs, fingerprinted into the meta rows."""
     template_fields = tuple(template_fields)
     client = cluster.client()
     recorder = _FieldRecorder(client, template_fields, multi_index) if template_fields else None
@@ -326,7 +333,8 @@ def read_index_slice(cluster, part: IndexSlice, field_path: str, multi_index: bo
     mode = "pit" if part.pit_id else "scroll"
     # The driver owns the point in time (one per index, for every slice): the scan is only
     # used for its one-unit page reader, never closed here, so the PIT is not deleted.
-    scan = SourceScan(recorder or client, [unit], field=field_path, multi_index=multi_index, batch_size=batch_size,
+    scan = SourceScan(recorder or client, [unit], field=field_path, multi_index=multi_index, ts_field=ts_field,
+                      batch_size=batch_size,
                       workers=1, keep_alive=keep_alive, mode=mode,
                       pit_ids={part.index: part.pit_id} if part.pit_id else {})
     if recorder is not None:

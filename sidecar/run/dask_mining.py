@@ -14,8 +14,10 @@ shards they read (with character offsets) and their occurrences, and after publi
 shard annotates its own documents (:func:`annotate_on_dask`,
 :mod:`bloomspan.sidecar.distributed.shard_annotation`): the run's :class:`DaskSession` holds
 the Dask client, the shards and the points in time from the mine phase to the end of the run.
-What a Dask run does not do yet (refused with the flag named): a template config with a
-cross-site pass, an incremental re-read, a curation deny entry that would filter a mined
+With a slice state (incremental runs, :mod:`bloomspan.sidecar.distributed.slice_state`) each
+read task lists its slice and fetches only its new and changed documents. What a Dask run
+does not do yet (refused with the flag named): a template config with a
+cross-site pass, a curation deny entry that would filter a mined
 phrase, and global deny entries in a run with templates. Dask re-runs a lost task, so the mine
 phase has no checkpoint of its own; once it ends, a killed run publishes again without mining.
 """
@@ -40,6 +42,7 @@ from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, sha
 from bloomspan.sidecar.distributed.shard_annotation import annotate_shard
 from bloomspan.sidecar.distributed.shards import read_index_slice
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
+from bloomspan.sidecar.distributed.slice_state import SliceState, read_slice_incrementally
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 from bloomspan.sidecar.publish.document_annotation import AnnotateSummary, install_document_mapping
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
@@ -86,6 +89,7 @@ class DaskSession:
         self.client = None
         self.pits: dict[str, str | None] = {}
         self.to_annotate: ShardsToAnnotate | None = None
+        self.incremental: dict | None = None  # the last mine phase's read counts (incremental reads)
 
     def open(self):
         if self.client is None:
@@ -109,11 +113,15 @@ class DaskSession:
 
 
 def mine_index_on_dask(config, client, session: DaskSession, indices: list[str], units, scan_mode: str,
-                       seconds: dict, progress=None) -> tuple[MinedRun, list[str]]:
+                       seconds: dict, progress=None, slice_state: SliceState | None = None
+                       ) -> tuple[MinedRun, list[str]]:
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
     returns the mined run and the stored documents' keys in canonical order. With
     ``config.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
-    their points in time), else it releases them."""
+    their points in time), else it releases them. ``slice_state``: each slice is read
+    incrementally from its last read kept there
+    (:func:`~bloomspan.sidecar.distributed.slice_state.read_slice_incrementally`); the
+    summed counts are left in ``session.incremental``."""
     relay = ProgressRelay(progress)
     curation = load_curation(client, config.template_index)
     if config.templates and global_denies(curation.entries):
@@ -132,7 +140,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
             dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units,
-                                                                       session, relay)
+                                                                       session, relay, slice_state)
         finally:
             relay.detach(dclient)
     finally:
@@ -159,7 +167,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
     return mined, doc_keys
 
 
-def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay):
+def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
@@ -167,12 +175,18 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay)
     options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
                               config=config.template_config) if config.templates else None
     fields = options.fields if options is not None else ()
-    shards = [dclient.submit(read_index_slice, cluster, part, config.field, len(indices) > 1, config.batch_size,
-                             config.pit_keep_alive, k, fields, config.annotate, key=f"bloomspan-read-{run}-{k}",
-                             retries=2) for k, part in enumerate(parts)]
+    read_args = (config.field, len(indices) > 1, config.batch_size, config.pit_keep_alive)
+    if slice_state is None:
+        shards = [dclient.submit(read_index_slice, cluster, part, *read_args, k, fields, config.annotate,
+                                 key=f"bloomspan-read-{run}-{k}", retries=2) for k, part in enumerate(parts)]
+    else:
+        shards = [dclient.submit(read_slice_incrementally, cluster, part, *read_args, k, fields, config.annotate,
+                                 slice_state, key=f"bloomspan-read-{run}-{k}", retries=2)
+                  for k, part in enumerate(parts)]
     headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
                               for k, s in enumerate(shards)])
-    doc_keys, global_docs, skipped, n_all = canonical_layout(headers)
+    session.incremental = _summed_reads([h[2] for h in headers]) if slice_state is not None else None
+    doc_keys, global_docs, skipped, n_all = canonical_layout([h[:2] for h in headers])
 
     def layout_of(shard_headers):
         return ShardLayout(global_docs, [h[1] for h in shard_headers])
@@ -225,8 +239,14 @@ def annotate_on_dask(config, client, session: DaskSession, indices: list[str], r
     return summary
 
 
-def _index_header(shard) -> tuple[list[str], np.ndarray]:
-    return shard.keys, shard.meta[:, 3].copy()
+def _index_header(shard) -> tuple[list[str], np.ndarray, dict | None]:
+    return shard.keys, shard.meta[:, 3].copy(), shard.incremental
+
+
+def _summed_reads(reads: list[dict]) -> dict:
+    """The run's ``incremental`` counts: the slices' read counts summed."""
+    names = ("listed", "reused", "new", "changed", "deleted")
+    return {name: sum(int(r[name]) for r in reads) for name in names}
 
 
 def canonical_layout(headers):

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bloomspan.engine.text.corpus_store import CHAR_ENDS, CHAR_STARTS
+from bloomspan.sidecar.cluster.change_detection import same_version
 
 from .checkpoint import STORED, DocLog
 from .snapshot import Snapshot, TokenSource, canonical_rows, write_snapshot
@@ -91,12 +92,9 @@ def plan(listing: DocLog, prev: Snapshot, use_timestamp: bool) -> IncrementalPla
     known = prev_row >= 0
     pm = np.asarray(prev.meta())
     unchanged = np.zeros(keys.shape[0], dtype=bool)
-    r = prev_row[known]
-    if use_timestamp:
-        unchanged[known] = (meta[known, 2] == pm[r, 2]) & (meta[known, 2] != 0)
-    else:
-        unchanged[known] = (meta[known, 0] == pm[r, 0]) & (meta[known, 1] == pm[r, 1]) & (meta[known, 0] >= 0)
+    unchanged[known] = same_version(meta[known], pm[prev_row[known]], use_timestamp)
     return IncrementalPlan(keys, meta, prev_row, unchanged)
+
 
 
 def assemble_full(out_dir, doclog: DocLog, store, info: dict, with_offsets: bool) -> Snapshot:

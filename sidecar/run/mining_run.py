@@ -15,7 +15,8 @@ same work directory:
             whose workers read the index themselves: no scan, assemble or snapshot)
   publish   report and run document (:mod:`.run_record`), write ``NAME-<run_id>``, swap the alias
   annotate  (opt-in) ratios and spans onto the source documents
-  finalize  the snapshot becomes the base of the next incremental run
+  finalize  the snapshot becomes the base of the next incremental run (on Dask: the slices'
+            reads the workers kept, :mod:`bloomspan.sidecar.distributed.slice_state`)
 
 The whole run holds the cluster lease (:mod:`.lease`) and a file lock on the work
 directory; the lease is checked right before the alias moves.
@@ -52,6 +53,7 @@ from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.connection import ClusterConfig
 from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
+from bloomspan.sidecar.distributed.slice_state import SliceState
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.template_index import (
     PublishResult,
@@ -79,6 +81,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
 MAX_BATCH = 10_000  # index.max_result_window default
+DASK_SLICES = "dask-slices"  # <work_dir>/dask-slices: each slice's last read on Dask (incremental runs)
 
 
 class _DryRunStop(Exception):
@@ -286,6 +289,20 @@ def _base_snapshot(work: Path, config: MineConfig):
     return snap
 
 
+def _dask_base(work: Path, config: MineConfig) -> bool:
+    """Can a Dask run read incrementally? Yes once a Dask run of this source finished in this
+    work directory: its workers kept each slice's read under ``<work_dir>/dask-slices``
+    (:mod:`bloomspan.sidecar.distributed.slice_state`; a slice whose read is not found there is
+    read in full)."""
+    path = work / DASK_SLICES / "base.json"
+    if config.full or not path.exists():
+        return False
+    if json.loads(path.read_text()).get("source") != config.source_fingerprint():
+        log.info("the last Dask run read another source/field/timestamp setting: full run")
+        return False
+    return True
+
+
 def run_mining(config: MineConfig, progress: Progress | None = None, client=None, dask=None,
                on_dashboard: Callable[[str | None], None] | None = None) -> RunSummary:
     """Run (or resume) a mining run; see the module docstring. ``dask``: a
@@ -352,11 +369,12 @@ class _Run:
                                          "that changes with every update, or leave it out to compare _seq_no")
         if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
             raise no_documents(c, indices)
-        base = _base_snapshot(self.work, c) if self.executor == "local" else None  # Dask reads everything
+        base = _base_snapshot(self.work, c) if self.executor == "local" else None
         mode = c.scan_mode
         if mode == "auto":
             mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
-        kind = "incremental" if base is not None else "full"
+        kind = "incremental" if base is not None or (self.executor == "dask" and _dask_base(self.work, c)) \
+            else "full"
         return RunState(source=c.source_fingerprint(), template_index=c.template_index, annotate=c.annotate,
                         run_id=new_run_id(), holder=holder, started_at=now_iso(), kind=kind,
                         base=str(base.folder.relative_to(self.work)) if base is not None else None,
@@ -512,7 +530,9 @@ class _Run:
         c, st = self.config, self.state
         if st.executor == "dask":
             mined, doc_keys = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(),
-                                                 st.scan_mode, st.seconds, self.progress)
+                                                 st.scan_mode, st.seconds, self.progress, self._slice_state())
+            if st.kind == "incremental":
+                st.counts["incremental"] = self.session.incremental
             write_json_atomic(self.run_dir / "doc_keys.json", {"keys": doc_keys})
         else:
             snap = Snapshot(self.run_dir / "snapshot")
@@ -521,6 +541,11 @@ class _Run:
                 np.save(self.run_dir / "coverage.npy", np.packbits(coverage))
         mined.save(self.run_dir / "mined")
         return Phase.PUBLISH
+
+    def _slice_state(self) -> SliceState:
+        """Where a Dask run's workers keep each slice's last read (see :func:`_dask_base`)."""
+        return SliceState(str(self.work / DASK_SLICES), self.config.timestamp_field,
+                          fresh=self.state.kind == "full")
 
     def _doc_keys(self) -> list[str]:
         if self.state.executor == "dask":
@@ -637,14 +662,15 @@ class _Run:
             log.info("run %s resumed at annotate on Dask: the workers read and mine the source again for its "
                      "coverage", st.run_id)
             mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode, {},
-                               self.progress)
+                               self.progress, self._slice_state())
         return annotate_on_dask(c, self.client, self.session, st.indices, st.run_id, self.progress)
 
     def finalize(self) -> Phase:
         """finalize: this run's snapshot becomes the base of the next incremental run; the
         run folder goes."""
         st = self.state
-        if st.executor == "dask":  # no snapshot: the base of the next incremental run stays as it was
+        if st.executor == "dask":  # no snapshot: the workers kept each slice's read
+            write_json_atomic(self.work / DASK_SLICES / "base.json", {"run_id": st.run_id, "source": st.source})
             shutil.rmtree(self.run_dir, ignore_errors=True)
             return Phase.DONE
         snaps = self.work / "snapshots"

@@ -44,6 +44,36 @@ def make_source(client, index: str, docs, shards: int = 2, mappings: dict | None
     assert ok == len(docs) and not errors
 
 
+def crawler_changes(client, src, docs, ts: bool):
+    """Adds (copies of template-heavy pages), updates (new text, text removed, text added
+    to a page that had none), deletes; one bulk, refreshed."""
+    actions = []
+    stamp = {"updated_at": "2030-01-01T00:00:00Z"} if ts else {}
+    for k, d in enumerate(docs[:25]):  # 25 new pages, reusing the template text of old ones
+        actions.append({"_index": src, "_id": f"new-{k:03d}", "_source": {"text": d["text"] + f" extra {k}",
+                                                                          "site": d["site"], **stamp}})
+    for d in docs[100:130]:  # 30 updates: body rewritten
+        actions.append({"_index": src, "_id": d["id"], "_source": {"text": d["text"][: len(d["text"]) // 2],
+                                                                   "site": d["site"], **stamp}})
+    actions.append({"_index": src, "_id": docs[131]["id"], "_source": {"site": "x", **stamp}})  # text removed
+    actions.append({"_index": src, "_id": "was-empty", "_source": {"text": docs[5]["text"], **stamp}})  # gains text
+    for d in docs[200:240]:  # 40 deletes
+        actions.append({"_op_type": "delete", "_index": src, "_id": d["id"]})
+    ok, errors = helpers.bulk(client, actions, refresh=True)
+    assert not errors
+
+
+def template_records(client, alias: str) -> dict:
+    """The detector's records a run published behind ``alias`` (by id, without the run id)."""
+    out = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
+        src = dict(hit["_source"])
+        src.pop("run_id", None)
+        if src["kind"] not in ("phrase", "docmap", "run", "coverage"):
+            out[hit["_id"]] = src
+    return out
+
+
 class AliasReader(threading.Thread):
     """Polls ``alias`` with ONE search per look (so one alias resolution) and records any
     view that is not a complete run: several run ids, no run document, or a phrase count

@@ -15,7 +15,7 @@ from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster, planted_docs
-from tests.support.sidecar_helpers import make_source, web_docs
+from tests.support.sidecar_helpers import make_source, template_records, web_docs
 
 
 @pytest.fixture(scope="module")
@@ -60,19 +60,6 @@ def test_web_crawl_with_site_clutter(cluster, os_client, index_prefix, opensearc
              sigma=8, min_length=8, site_field="site", templates=False)
 
 
-def _template_records(client, alias: str) -> dict:
-    """The detector's records a run published behind ``alias`` (by id, without the run id)."""
-    from opensearchpy import helpers
-
-    out = {}
-    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}):
-        src = dict(hit["_source"])
-        src.pop("run_id", None)
-        if src["kind"] not in ("phrase", "docmap", "run", "coverage"):
-            out[hit["_id"]] = src
-    return out
-
-
 def test_the_default_path_with_site_templates_publishes_what_one_node_publishes(cluster, os_client, index_prefix,
                                                                                 opensearch_url, tmp_path):
     """A site field (the default path: exact phrases and the template detector): the Dask run
@@ -80,9 +67,9 @@ def test_the_default_path_with_site_templates_publishes_what_one_node_publishes(
     make_source(os_client, f"{index_prefix}src", list(web_docs(400)), shards=2)
     summary = _compare(os_client, index_prefix, opensearch_url, tmp_path, DaskConfig(cluster.scheduler_address),
                        sigma=8, min_length=8, site_field="site")
-    one = _template_records(os_client, f"{index_prefix}one")
+    one = template_records(os_client, f"{index_prefix}one")
     assert summary.templates and summary.templates["phrases"] > 0 and len(one) > 3
-    assert _template_records(os_client, f"{index_prefix}many") == one
+    assert template_records(os_client, f"{index_prefix}many") == one
 
 
 def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_client, index_prefix, opensearch_url,
@@ -155,5 +142,5 @@ def test_a_worker_killed_mid_run_changes_nothing(os_client, index_prefix, opense
     if stage in ("grow", "templates"):  # the growth shard / site partition whose worker died ran again
         assert killer.starts[(stage, killer.killed_shard)] >= 2
     if stage == "templates":
-        assert _template_records(os_client, f"{index_prefix}many") == _template_records(os_client,
+        assert template_records(os_client, f"{index_prefix}many") == template_records(os_client,
                                                                                         f"{index_prefix}one")

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from opensearchpy import helpers
 
 from bench.published_run import published
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
-from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
+from tests.support.sidecar_helpers import ENGINE, crawler_changes, make_source, web_docs
 
 N = 300
 
@@ -15,25 +14,6 @@ def _config(prefix, url, work, tpl, **kw):
     return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
                       template_index=f"{prefix}{tpl}", work_dir=str(work), lease_index=f"{prefix}lease",
                       batch_size=40, **kw)
-
-
-def _crawler_changes(client, src, docs, ts: bool):
-    """Adds (copies of template-heavy pages), updates (new text, text removed, text added
-    to a page that had none), deletes; one bulk, refreshed."""
-    actions = []
-    stamp = {"updated_at": "2030-01-01T00:00:00Z"} if ts else {}
-    for k, d in enumerate(docs[:25]):  # 25 new pages, reusing the template text of old ones
-        actions.append({"_index": src, "_id": f"new-{k:03d}", "_source": {"text": d["text"] + f" extra {k}",
-                                                                          "site": d["site"], **stamp}})
-    for d in docs[100:130]:  # 30 updates: body rewritten
-        actions.append({"_index": src, "_id": d["id"], "_source": {"text": d["text"][: len(d["text"]) // 2],
-                                                                   "site": d["site"], **stamp}})
-    actions.append({"_index": src, "_id": docs[131]["id"], "_source": {"site": "x", **stamp}})  # text removed
-    actions.append({"_index": src, "_id": "was-empty", "_source": {"text": docs[5]["text"], **stamp}})  # gains text
-    for d in docs[200:240]:  # 40 deletes
-        actions.append({"_op_type": "delete", "_index": src, "_id": d["id"]})
-    ok, errors = helpers.bulk(client, actions, refresh=True)
-    assert not errors
 
 
 @pytest.mark.parametrize("ts", [False, True], ids=["seq_no", "timestamp"])
@@ -53,7 +33,7 @@ def test_incremental_equals_from_scratch(os_client, index_prefix, opensearch_url
     assert same.kind == "incremental" and same.incremental["reused"] == N + 1
     assert same.incremental["new"] == same.incremental["changed"] == same.incremental["deleted"] == 0
 
-    _crawler_changes(os_client, src, docs, ts)
+    crawler_changes(os_client, src, docs, ts)
     inc = run_mining(_config(index_prefix, opensearch_url, tmp_path / "inc", "inc", **kw), client=os_client)
     assert inc.kind == "incremental"
     assert inc.incremental == {"listed": N + 1 + 25 - 40, "reused": N + 1 - 40 - 32, "new": 25, "changed": 32,
