@@ -16,6 +16,9 @@ Two steps:
 * :func:`splice` compares the old value with a new one along the plan and returns the text
   with the changed values replaced and the new keys appended at the end of their object. Keys
   the new value lacks are kept (never deleted); keys off the plan are never touched.
+  :func:`splice_bytes` makes the same change on the UTF-8 bytes the text came from (the
+  proxy's path): the same bytes as ``splice(...).encode("utf-8")``, the new strings spelled by
+  orjson, so a page of new text is never escaped by the stdlib nor decoded back into a text.
 
 A plan is a trie of keys: :data:`REPLACE` means "this member's value may be replaced or added
 whole", a nested dict means "walk into this object and apply the inner plan", and the key
