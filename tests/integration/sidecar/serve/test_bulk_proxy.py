@@ -11,6 +11,7 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 
 from bloomspan.ingest.records.phrase_set import PhraseSet
+from bloomspan.sidecar.serve import bulk_proxy, emerging_hook, proxy_access, service
 from bloomspan.sidecar.serve.service import create_app
 from bloomspan.sidecar.serve.state import CleanerHolder, ServeConfig
 from tests.support.service_thread import serve_in_thread
@@ -133,6 +134,63 @@ def test_one_body_with_two_modes_is_rewritten_once_and_counted_once(opensearch_u
             assert doc["text"] == f"Product {i} is great."
         else:
             assert doc["text"] == page.format(i) and doc["bloomspan"]["boilerplate_ratio"] > 0
+    assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="cleaned"') == 6
+    assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="passed_through"') == 1
+    assert _metric(metrics, "bloomspan_proxy_documents_uncleaned_total", 'reason="non_string_index"') == 1
+
+
+def _counting(monkeypatch, owner, name: str) -> list:
+    """Wrap ``owner.name`` so that every call is recorded (the call still runs); the list of calls."""
+    calls: list = []
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_two_mode_body_is_read_once_by_every_reader(opensearch_url, os_client, index_prefix, monkeypatch):
+    """One reading of the body serves the access rules, the target choice, both modes' rewrite
+    and the emerging hook: the action lines are parsed once, each cleaned source once, each
+    mode's documents are cleaned in one batch, the hook reads no source again, and every item
+    is counted once."""
+    strip_index, mark_index = f"{index_prefix}crawl-s", f"{index_prefix}crawl-m"
+    for index in (strip_index, mark_index):
+        os_client.indices.create(index=index)
+    config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl-s*", f"{index_prefix}crawl-m*"),
+                         phrases_path="unused-in-this-test.jsonl", emerging_shingle=8, emerging_threshold=1000)
+    holder = CleanerHolder(config)
+    phrases = PhraseSet.from_records([{"tokens": FOOTER.split()}])
+    cleaners = {mode: holder._build(phrases, mode=mode) for mode in ("strip", "mark")}
+    batches = {mode: _counting(monkeypatch, cleaner, "clean_batch") for mode, cleaner in cleaners.items()}
+    holder._swap(cleaners, {f"{index_prefix}crawl-m*": "mark"}, phrases, "run-two-modes")
+    holder.refresh = lambda: False
+    app = create_app(config, holder=holder)
+    action_reads = _counting(monkeypatch, service, "parse_bulk")
+    other_action_reads = [_counting(monkeypatch, module, "parse_bulk") for module in (proxy_access, emerging_hook)]
+    source_reads = _counting(monkeypatch, bulk_proxy, "_parse_source")
+    hook_source_reads = _counting(monkeypatch, emerging_hook.EmergingHook, "_source")
+    page = "Product {} is great. All rights reserved by ACME Corporation."
+    lines = []
+    for i in range(6):
+        lines.append({"index": {"_index": strip_index if i % 2 else mark_index, "_id": str(i)}})
+        lines.append({"text": page.format(i)})
+    lines += [{"index": {"_index": 5, "_id": "bad"}}, {"text": "x"}]  # counted once as non_string_index
+    body = "".join(json.dumps(x) + "\n" for x in lines)
+    with serve_in_thread(app) as (url, _loop):
+        client = OpenSearch(hosts=[url], timeout=60)
+        answer = client.bulk(body=body, refresh=True)
+        assert app[service.EMERGING].flush(60)
+        metrics = client.transport.perform_request("GET", "/metrics")
+    assert [next(iter(item.values()))["status"] for item in answer["items"]][:6] == [201] * 6
+    assert len(action_reads) == 1 and other_action_reads == [[], []]
+    assert len(source_reads) == 6 and hook_source_reads == []
+    assert [len(batches["strip"]), len(batches["mark"])] == [1, 1]
+    assert [len(batches["strip"][0][0]), len(batches["mark"][0][0])] == [3, 3]
+    assert app[service.EMERGING].metrics()["hook_documents_observed"] == 6
     assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="cleaned"') == 6
     assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="passed_through"') == 1
     assert _metric(metrics, "bloomspan_proxy_documents_uncleaned_total", 'reason="non_string_index"') == 1
