@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import pickle
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -67,8 +67,7 @@ class SliceRead:
     deleted: int = 0
 
     def as_dict(self) -> dict:
-        return {"listed": self.listed, "reused": self.reused, "new": self.new, "changed": self.changed,
-                "deleted": self.deleted}
+        return asdict(self)
 
 
 def read_slice_incrementally(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,

@@ -101,13 +101,32 @@ def _metric(text: str, name: str, label: str) -> float:
     return float(line.split()[-1]) if line else 0.0
 
 
+TWO_MODE_PAGE = "Product {} is great. All rights reserved by ACME Corporation."
+
+
+def _two_mode_indices(os_client, index_prefix: str) -> tuple[str, str]:
+    """A strip index and a mark index, created on the node."""
+    strip_index, mark_index = f"{index_prefix}crawl-s", f"{index_prefix}crawl-m"
+    for index in (strip_index, mark_index):
+        os_client.indices.create(index=index)
+    return strip_index, mark_index
+
+
+def _two_mode_body(strip_index: str, mark_index: str) -> str:
+    """Six pages alternating between the two indices, then one item whose ``_index`` is a number."""
+    lines = []
+    for i in range(6):
+        lines.append({"index": {"_index": strip_index if i % 2 else mark_index, "_id": str(i)}})
+        lines.append({"text": TWO_MODE_PAGE.format(i)})
+    lines += [{"index": {"_index": 5, "_id": "bad"}}, {"text": "x"}]  # counted once as non_string_index
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
 def test_one_body_with_two_modes_is_rewritten_once_and_counted_once(opensearch_url, os_client, index_prefix):
     """Items for a strip index and a mark index in one request: each gets its own mode's cleaner
     in one pass, and every item is counted exactly once (before, the body was rewritten once per
     mode and the double counts patched afterwards)."""
-    strip_index, mark_index = f"{index_prefix}crawl-s", f"{index_prefix}crawl-m"
-    for index in (strip_index, mark_index):
-        os_client.indices.create(index=index)
+    strip_index, mark_index = _two_mode_indices(os_client, index_prefix)
     config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl-s*", f"{index_prefix}crawl-m*"),
                          phrases_path="unused-in-this-test.jsonl")
     holder = CleanerHolder(config)
@@ -116,13 +135,7 @@ def test_one_body_with_two_modes_is_rewritten_once_and_counted_once(opensearch_u
                  {f"{index_prefix}crawl-m*": "mark"}, phrases, "run-two-modes")
     holder.refresh = lambda: False
     app = create_app(config, holder=holder)
-    page = "Product {} is great. All rights reserved by ACME Corporation."
-    lines = []
-    for i in range(6):
-        lines.append({"index": {"_index": strip_index if i % 2 else mark_index, "_id": str(i)}})
-        lines.append({"text": page.format(i)})
-    lines += [{"index": {"_index": 5, "_id": "bad"}}, {"text": "x"}]  # counted once as non_string_index
-    body = "".join(json.dumps(x) + "\n" for x in lines)
+    body = _two_mode_body(strip_index, mark_index)
     with serve_in_thread(app) as (url, _loop):
         client = OpenSearch(hosts=[url], timeout=60)
         answer = client.bulk(body=body, refresh=True)
@@ -133,7 +146,7 @@ def test_one_body_with_two_modes_is_rewritten_once_and_counted_once(opensearch_u
         if i % 2:
             assert doc["text"] == f"Product {i} is great."
         else:
-            assert doc["text"] == page.format(i) and doc["bloomspan"]["boilerplate_ratio"] > 0
+            assert doc["text"] == TWO_MODE_PAGE.format(i) and doc["bloomspan"]["boilerplate_ratio"] > 0
     assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="cleaned"') == 6
     assert _metric(metrics, "bloomspan_proxy_documents_total", 'outcome="passed_through"') == 1
     assert _metric(metrics, "bloomspan_proxy_documents_uncleaned_total", 'reason="non_string_index"') == 1
@@ -157,9 +170,7 @@ def test_a_two_mode_body_is_read_once_by_every_reader(opensearch_url, os_client,
     and the emerging hook: the action lines are parsed once, each cleaned source once, each
     mode's documents are cleaned in one batch, the hook reads no source again, and every item
     is counted once."""
-    strip_index, mark_index = f"{index_prefix}crawl-s", f"{index_prefix}crawl-m"
-    for index in (strip_index, mark_index):
-        os_client.indices.create(index=index)
+    strip_index, mark_index = _two_mode_indices(os_client, index_prefix)
     config = ServeConfig(upstream_url=opensearch_url, clean_indices=(f"{index_prefix}crawl-s*", f"{index_prefix}crawl-m*"),
                          phrases_path="unused-in-this-test.jsonl", emerging_shingle=8, emerging_threshold=1000)
     holder = CleanerHolder(config)
@@ -173,13 +184,7 @@ def test_a_two_mode_body_is_read_once_by_every_reader(opensearch_url, os_client,
     other_action_reads = [_counting(monkeypatch, module, "parse_bulk") for module in (proxy_access, emerging_hook)]
     source_reads = _counting(monkeypatch, bulk_proxy, "_parse_source")
     hook_source_reads = _counting(monkeypatch, emerging_hook.EmergingHook, "_source")
-    page = "Product {} is great. All rights reserved by ACME Corporation."
-    lines = []
-    for i in range(6):
-        lines.append({"index": {"_index": strip_index if i % 2 else mark_index, "_id": str(i)}})
-        lines.append({"text": page.format(i)})
-    lines += [{"index": {"_index": 5, "_id": "bad"}}, {"text": "x"}]  # counted once as non_string_index
-    body = "".join(json.dumps(x) + "\n" for x in lines)
+    body = _two_mode_body(strip_index, mark_index)
     with serve_in_thread(app) as (url, _loop):
         client = OpenSearch(hosts=[url], timeout=60)
         answer = client.bulk(body=body, refresh=True)
