@@ -56,7 +56,7 @@ class ShardCorpus:
     char_starts, char_ends: read for annotation: int64 (W,) each token's start and exclusive
                   end in its document's text (as the single process's corpus store keeps them)
     incremental:  index slices read incrementally: what the read reused, fetched and dropped
-                  (:class:`bloomspan.sidecar.distributed.slice_state.SliceRead` as a dict)
+                  (:func:`bloomspan.sidecar.cluster.change_detection.change_counts`)
                   and the file that keeps the read (``state_file``), where the annotate task
                   records the versions its writes gave the documents
     """

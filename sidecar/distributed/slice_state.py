@@ -3,7 +3,7 @@ fetches only the slice's new and changed documents.
 
 A read task (:func:`read_slice_incrementally`) lists its slice in the driver's point in time
 (keys and versions, no ``_source``), compares the listing with the shard it kept from its
-last read (:func:`bloomspan.sidecar.cluster.change_detection.same_version`, the single
+last read (:func:`bloomspan.sidecar.cluster.change_detection.unchanged_rows`, the single
 process's rule: timestamp field, else ``_seq_no``/``_primary_term``), fetches the texts of
 the new and changed documents by id (as the single process does,
 :func:`bloomspan.sidecar.cluster.scroll.fetch_by_ids`), drops the deleted ones, and returns the
@@ -29,13 +29,13 @@ import json
 import logging
 import os
 import pickle
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bloomspan.engine.distributed.windows import PackedStrings
-from bloomspan.sidecar.cluster.change_detection import same_version
+from bloomspan.sidecar.cluster.change_detection import change_counts, unchanged_rows
 from bloomspan.sidecar.cluster.document_status import STORED
 from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, fetch_by_ids
 
@@ -54,20 +54,6 @@ class SliceState:
     folder: str
     ts_field: str | None = None
     fresh: bool = False
-
-
-@dataclass
-class SliceRead:
-    """What a read did, summed by the driver into the run's ``incremental`` counts."""
-
-    listed: int = 0
-    reused: int = 0
-    new: int = 0
-    changed: int = 0
-    deleted: int = 0
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def read_slice_incrementally(cluster, part: IndexSlice, field_path: str, multi_index: bool, batch_size: int,
@@ -90,14 +76,14 @@ def read_slice_incrementally(cluster, part: IndexSlice, field_path: str, multi_i
     if prev is None:
         corpus = read_index_slice(cluster, part, field_path, multi_index, batch_size, keep_alive, shard,
                                   template_fields, with_offsets, ts_field=state.ts_field)
-        n = len(corpus.keys)
-        read = SliceRead(listed=n, new=n)
+        n = len(corpus.keys)  # every listed document is new to a full read
+        read = change_counts(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool), 0)
     else:
         corpus, read = _reread(cluster, part, prev, field_path, multi_index, batch_size, keep_alive, shard,
                                template_fields, with_offsets, state.ts_field)
     corpus.incremental = corpus.state_file = None
     _save(path, corpus)
-    corpus.incremental, corpus.state_file = read.as_dict(), str(path)
+    corpus.incremental, corpus.state_file = read, str(path)
     return corpus
 
 
@@ -142,23 +128,19 @@ def _save(path: Path, corpus: ShardCorpus) -> None:
 
 def _reread(cluster, part: IndexSlice, prev: ShardCorpus, field_path: str, multi_index: bool, batch_size: int,
             keep_alive: str, shard: int, template_fields: tuple[str, ...], with_offsets: bool,
-            ts_field: str | None) -> tuple[ShardCorpus, SliceRead]:
+            ts_field: str | None) -> tuple[ShardCorpus, dict]:
     client = cluster.client()
     try:
         keys, meta = _list_slice(client, part, multi_index, batch_size, keep_alive, ts_field, shard)
         prev_row_of = {k: r for r, k in enumerate(prev.keys)}
         prev_row = np.fromiter((prev_row_of.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
-        known = prev_row >= 0
-        unchanged = np.zeros(len(keys), dtype=bool)
-        unchanged[known] = same_version(meta[known], prev.meta[prev_row[known]], ts_field is not None)
+        unchanged = unchanged_rows(meta, prev_row, prev.meta, ts_field is not None)
         todo = [keys[i] for i in np.flatnonzero(~unchanged).tolist()]
         fetched = _fetch(client, part.index, todo, field_path, multi_index, batch_size, ts_field, template_fields,
                          with_offsets)
     finally:
         client.close()
-    read = SliceRead(listed=len(keys), reused=int(np.count_nonzero(unchanged)),
-                     new=int(np.count_nonzero(~known)), changed=int(np.count_nonzero(known & ~unchanged)),
-                     deleted=len(prev.keys) - int(np.count_nonzero(known)))
+    read = change_counts(prev_row, unchanged, len(prev.keys))
     return _merge(prev, keys, meta, prev_row, unchanged, fetched, template_fields), read
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bloomspan.engine.templates.site_partitions import site_partition_refusal
+from bloomspan.sidecar.cluster.change_detection import CHANGE_COUNTS
 from bloomspan.sidecar.cluster.document_status import SKIP_REASONS, STORED
 from bloomspan.sidecar.cluster.scroll import delete_pits
 from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents, global_denies
@@ -245,8 +246,7 @@ def _index_header(shard) -> tuple[list[str], np.ndarray, dict | None]:
 
 def _summed_reads(reads: list[dict]) -> dict:
     """The run's ``incremental`` counts: the slices' read counts summed."""
-    names = ("listed", "reused", "new", "changed", "deleted")
-    return {name: sum(int(r[name]) for r in reads) for name in names}
+    return {name: sum(int(r[name]) for r in reads) for name in CHANGE_COUNTS}
 
 
 def canonical_layout(headers):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bloomspan.engine.text.corpus_store import CHAR_ENDS, CHAR_STARTS
-from bloomspan.sidecar.cluster.change_detection import same_version
+from bloomspan.sidecar.cluster.change_detection import change_counts, unchanged_rows
 
 from .checkpoint import STORED, DocLog
 from .snapshot import Snapshot, TokenSource, canonical_rows, write_snapshot
@@ -76,11 +76,7 @@ class IncrementalPlan:
         return [k.decode("utf-8", "surrogatepass") for k in self.keys[~self.unchanged].tolist()]
 
     def counts(self, n_prev: int) -> dict:
-        reused = int(np.count_nonzero(self.unchanged))
-        return {"listed": int(self.keys.shape[0]), "reused": reused,
-                "new": int(np.count_nonzero(self.prev_row < 0)),
-                "changed": int(np.count_nonzero((self.prev_row >= 0) & ~self.unchanged)),
-                "deleted": int(n_prev - np.count_nonzero(self.prev_row >= 0))}
+        return change_counts(self.prev_row, self.unchanged, n_prev)
 
 
 def plan(listing: DocLog, prev: Snapshot, use_timestamp: bool) -> IncrementalPlan:
@@ -89,12 +85,8 @@ def plan(listing: DocLog, prev: Snapshot, use_timestamp: bool) -> IncrementalPla
     keys = listing.keys()[rows]
     meta = listing.meta()[rows]
     prev_row = _search_sorted(prev.keys(), keys)
-    known = prev_row >= 0
-    pm = np.asarray(prev.meta())
-    unchanged = np.zeros(keys.shape[0], dtype=bool)
-    unchanged[known] = same_version(meta[known], pm[prev_row[known]], use_timestamp)
+    unchanged = unchanged_rows(meta, prev_row, np.asarray(prev.meta()), use_timestamp)
     return IncrementalPlan(keys, meta, prev_row, unchanged)
-
 
 
 def assemble_full(out_dir, doclog: DocLog, store, info: dict, with_offsets: bool) -> Snapshot:
