@@ -146,9 +146,9 @@ UNSEEN_DOC_SITES: tuple[SiteSpec, ...] = (
 )
 
 
-# The sites never used to choose a parameter since issue 27 (the sites above have all been looked
-# at while fixing, so they count as tuning now; bench/quality_eval.py --new-unseen). Written from
-# the HTML before any figure was looked at on them (`apt-get install mkdocs-doc cargo-doc
+# The first sites issue 27 added (bench/quality_eval.py --new-unseen), looked at while fixing
+# since (the syn-rustdoc "Blanket Implementations" damage), so tuning now like the sets above.
+# Written from the HTML before any figure was looked at on them (`apt-get install mkdocs-doc cargo-doc
 # asciidoctor-doc sqlite3-doc vim-doc libcalendar-ocaml-doc`); generators no earlier set uses:
 # * MkDocs (its own docs, the bootstrap theme): div[role=main] holds the page; the top navbar,
 #   the side table of contents, the footer and the search and keyboard dialogs are outside it.
