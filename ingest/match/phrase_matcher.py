@@ -2,7 +2,7 @@
 
 Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
 
-1. :func:`bloomspan.engine.text.tokenizer.encode_batch` (the numba fast path of
+1. :func:`bloomspan.engine.text.tokenizer.encode_batch` (through :meth:`PhraseMatcher.tokenize`; the numba fast path of
    :func:`~bloomspan.engine.text.tokenizer.token_spans`: same tokens, same character offsets)
    tokenizes every text and maps tokens to ids of a frozen
    :class:`~bloomspan.engine.text.vocabulary.Vocabulary` holding the phrase tokens only.
@@ -53,7 +53,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bloomspan.engine.text.tokenizer import encode_batch, token_spans
+from bloomspan.engine.text.tokenizer import token_spans
 
 from ..base.batch_tokens import BatchTokens, tokenize_batch
 from ..records.phrase_set import PhraseSet
@@ -150,8 +150,9 @@ class PhraseMatcher:
 
     def tokenize(self, texts: Sequence[str]) -> BatchTokens:
         """The texts' tokens as :meth:`find_match_results` reads them: ids of this matcher's
-        frozen phrase vocabulary (a token in no phrase is UNKNOWN), one probe per token."""
-        return tokenize_batch(texts, self.vocabulary)
+        frozen phrase vocabulary (a token in no phrase is UNKNOWN), one probe per token; no line
+        starts (phrases match anywhere)."""
+        return tokenize_batch(texts, self.vocabulary, with_lines=False)
 
     @property
     def span_ids(self) -> list:
@@ -256,10 +257,9 @@ class PhraseMatcher:
         return m_start[order], m_end[order], m_idx[order], m_doc[order]
 
     def _find_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool = False) -> list[MatchResult]:
-        ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
-        # uint32 wrap-around: UNKNOWN (2**32 - 1) + 1 == 0, the sentinel; id i -> i + 1.
-        sym = (ids + np.uint32(1)).astype(np.int32)
-        return self._match_round(texts, scopes, fixed_point, sym, tok_off, cstart, cend)
+        tokens = self.tokenize(texts)
+        return self._match_round(texts, scopes, fixed_point, self.index.symbols(tokens), tokens.doc_offsets,
+                                 tokens.char_starts, tokens.char_ends)
 
     def _match_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool, sym: np.ndarray,
                      tok_off: np.ndarray, cstart: np.ndarray, cend: np.ndarray) -> list[MatchResult]:

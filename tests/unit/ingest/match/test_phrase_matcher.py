@@ -315,3 +315,11 @@ def test_fixed_point_scanning_only_near_junctions_equals_the_full_fixed_point(ca
         for name in names:
             assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
         assert got.covered_tokens == want.covered_tokens
+
+
+def test_the_phrase_matchers_tokens_hold_no_line_starts():
+    """Phrases match anywhere: PhraseMatcher.tokenize does not compute the line starts it never reads."""
+    matcher = PhraseMatcher(_ps("a b"))
+    tokens = matcher.tokenize(["a b\nc", "b"])
+    assert tokens.line_starts is None and tokens.words is matcher.vocabulary
+    assert matcher.find_match_results(["a b\nc", "b"], None, tokens)[0].covered_tokens == 2
