@@ -108,17 +108,17 @@ def tokens_after_strip(tokens: BatchTokens, rows: Sequence[int], matches: Sequen
     inner_e = e[e < row_base[span_row + 1]]  # spans with a token after them
     if (ce[inner_s - 1] > cs[inner_s]).any() or (ce[inner_e - 1] > cs[inner_e]).any():
         return None
-    inside = np.zeros(total + 1, dtype=np.int64)
-    np.add.at(inside, s, 1)
-    np.add.at(inside, e, -1)
-    kept = np.cumsum(inside[:-1]) == 0
+    # Spans open minus spans closed before each token (counts, not np.add.at's scatter); and how
+    # many spans end at or before each token, the searchsorted of the sorted ends done as a cumsum.
+    ends_at = np.bincount(e, minlength=total + 1)
+    kept = np.cumsum(np.bincount(s, minlength=total + 1)[:-1] - ends_at[:-1]) == 0
     # Characters each region removed, net of its junction; a token is shifted by the regions before it in its text.
     removed = (spans("span_gap_end") - spans("span_gap_start")
                - np.fromiter(map(len, joins), dtype=np.int64, count=len(joins)))
     cum = np.concatenate([[0], np.cumsum(removed)])
     first_span = np.concatenate([[0], np.cumsum(n_spans)])  # each row's first span
     token_row = np.repeat(np.arange(len(matches), dtype=np.int64), lens)
-    shift = cum[np.searchsorted(e, np.arange(total, dtype=np.int64), side="right")] - cum[first_span[token_row]]
+    shift = cum[np.cumsum(ends_at[:-1])] - cum[first_span[token_row]]
     offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)[row_base]
     flags = None
     if tokens.line_starts is not None:

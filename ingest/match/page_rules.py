@@ -26,7 +26,7 @@ from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
 from .scopes import scope_names
-from .spans import TemplateMatch, span_mask
+from .spans import TemplateMatch, span_mask, with_batch_mask
 
 
 class SkeletonCover:
@@ -100,14 +100,8 @@ class SkeletonCover:
         if not added.any():
             return results
         mask |= span_mask(starts[added], ends[added], n_tok)
-        out = []
-        for d, match in enumerate(results):
-            a, b = int(tok_off[d]), int(tok_off[d + 1])
-            if not added[doc_lines[d]:doc_lines[d + 1]].any():
-                out.append(match)
-                continue
-            out.append(match.with_mask(mask[a:b]))
-        return out
+        n_added = np.concatenate([[0], np.cumsum(added)])
+        return with_batch_mask(results, mask, tok_off, n_added[doc_lines[1:]] > n_added[doc_lines[:-1]])
 
 
 

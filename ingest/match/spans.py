@@ -161,3 +161,35 @@ class TemplateMatch:
         fall = np.flatnonzero(mask & ~np.concatenate([mask[1:], [False]])) + 1
         return TemplateMatch(self.n_tokens, self.token_starts, self.token_ends, rise.astype(np.int64),
                              fall.astype(np.int64), self.token_starts[rise], self.token_ends[fall - 1], self.phrases)
+
+
+def with_batch_mask(matches: list[TemplateMatch], mask: np.ndarray, tok_off: np.ndarray, changed: np.ndarray
+                    ) -> list[TemplateMatch]:
+    """``matches[d].with_mask(mask[tok_off[d]:tok_off[d + 1]])`` for every text ``d`` where
+    ``changed[d]`` (bool (D,)), the others as they are: ``mask`` (bool (W,)) holds the batch's
+    tokens, and its runs are found once for the batch, cut at every text's edges."""
+    n = mask.shape[0]
+    first = np.zeros(n, dtype=bool)  # a text's first token (an empty text's offset is the next one's, or n)
+    starts = tok_off[:-1]
+    first[starts[starts < n]] = True
+    last = np.zeros(n, dtype=bool)  # a text's last token (an empty text's is the text's before it)
+    ends = tok_off[1:] - 1
+    last[ends[ends >= 0]] = True
+    before = np.zeros(n, dtype=bool)
+    before[1:] = mask[:-1]
+    after = np.zeros(n, dtype=bool)
+    after[:-1] = mask[1:]
+    rise = np.flatnonzero(mask & ~(before & ~first))
+    fall = np.flatnonzero(mask & ~(after & ~last)) + 1
+    bounds = np.searchsorted(rise, tok_off).tolist()
+    offs = tok_off.tolist()
+    out = []
+    for d, (match, redo) in enumerate(zip(matches, changed.tolist())):
+        if not redo:
+            out.append(match)
+            continue
+        a = offs[d]
+        r, f = rise[bounds[d]:bounds[d + 1]] - a, fall[bounds[d]:bounds[d + 1]] - a
+        out.append(TemplateMatch(match.n_tokens, match.token_starts, match.token_ends, r, f, match.token_starts[r],
+                                 match.token_ends[f - 1], match.phrases))
+    return out
