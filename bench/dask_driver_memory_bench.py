@@ -11,7 +11,8 @@ the peak of the driver's Python heap traced by ``tracemalloc`` (numpy arrays inc
 than the RSS, which counts the scheduler, the page cache of the numba kernels and the allocator's
 free lists), each with its growth per document between consecutive sizes: a driver independent of
 the corpus grows by ~0 B per document. Tracing starts after the bulk load and before the local
-workers are forked (they trace too, which slows them; only the driver's figure is read). Every
+workers are forked (they trace too, which slows them; only the driver's figure is read); a first run of
+``--warmup-docs`` documents, not reported, loads what a process' first run loads. Every
 index the bench made is deleted. Writes bench/results/dask-driver-memory.json.
 """
 from __future__ import annotations
@@ -73,11 +74,14 @@ def main(argv=None) -> None:
     p.add_argument("--sigma", type=int, default=20)
     p.add_argument("--min-length", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--warmup-docs", type=int, default=300,
+                   help="a first run of this many documents, not reported: the process' first run loads modules "
+                        "and kernels into the traced heap (0: none)")
     p.add_argument("--label", default="", help="names the result (dask-driver-memory-LABEL), e.g. before/after")
     a = p.parse_args(argv)
     client = OpenSearch(a.index_url, timeout=120)
     rows = []
-    for n in a.docs:
+    for n in ([a.warmup_docs] if a.warmup_docs else []) + list(a.docs):
         prefix = f"bstest-drvmem-{uuid.uuid4().hex[:8]}-"
         try:
             loaded = _load(client, f"{prefix}src", n, a.seed)
@@ -87,8 +91,10 @@ def main(argv=None) -> None:
             client.indices.delete(index=f"{prefix}*", ignore_unavailable=True)
         print(n, loaded, r, flush=True)
         rows.append((n, r))
+    if a.warmup_docs:
+        rows = rows[1:]
     name = f"dask-driver-memory-{a.label}" if a.label else "dask-driver-memory"
-    lines = [f"## Dask driver memory (index run, templates, --annotate){' — ' + a.label if a.label else ''}", "", f"`{command_line()}`", "",
+    lines = [f"## Dask driver memory (index run, templates, --annotate){' — ' + a.label if a.label else ''}", "", f"`{command_line('bench.dask_driver_memory_bench', argv)}`", "",
              f"`local:{a.workers}`, σ = {a.sigma}, L = {a.min_length}, web crawl with sites; the driver hosts the "
              "local scheduler. RSS sampled every 50 ms during `run_mining`; heap = peak of the driver's "
              "traced Python allocations (`tracemalloc`, numpy arrays included) over its level before the run; "
