@@ -42,10 +42,10 @@ def main(argv=None) -> None:
     from bloomspan.engine.text.tokenizer import encode_batch
     from bloomspan.engine.text.vocabulary import Vocabulary
     from bloomspan.sidecar.distributed.cluster import ProgressRelay
-    from bloomspan.sidecar.distributed.pipeline import _header, mine_shards, shard_homes
+    from bloomspan.sidecar.distributed.doc_layout import contiguous_layout
+    from bloomspan.sidecar.distributed.pipeline import mine_shards, shard_homes
     from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
     from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
-    from bloomspan.sidecar.run.dask_jsonl_mining import _layout
     from bloomspan.sidecar.run.run_templates import TemplateOptions, detect_run_templates
 
     options = TemplateOptions(site_field="site", url_field="url")
@@ -75,11 +75,11 @@ def main(argv=None) -> None:
         shards = [client.submit(read_jsonl_range, str(path), a, b, "text", "id", k, options.fields,
                                 key=f"bench-read-{k}") for k, (a, b) in enumerate(byte_ranges(str(path), args.ranges))]
         relay = ProgressRelay(None)
-        result = mine_shards(client, shards, _layout, mining, relay, global_ids=True, run="bench")
-        layout = _layout(client.gather([client.submit(_header, s) for s in shards]))
+        result = mine_shards(client, shards, lambda headers: contiguous_layout(client, shards, headers, "bench"),
+                             mining, relay, global_ids=True, run="bench")
         homes = shard_homes(client, shards)
-        records, stats, stage = detect_templates_on_dask(client, shards, homes, options, layout.global_docs,
-                                                         result.coverage.covered, relay, run="bench",
+        records, stats, stage = detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs,
+                                                         result.covers, relay, run="bench",
                                                          n_partitions=args.partitions)
 
     def timeless(v):

@@ -180,28 +180,49 @@ class MergedTemplates:
     documents: int
 
 
-def merge_partitions(parts: Sequence[PartitionTemplates], config: TemplateConfig,
-                     exact_covered: np.ndarray | None = None) -> MergedTemplates:
-    """Merge partitions that hold every document of the corpus once.
+@dataclass
+class PartitionSummary:
+    """What the merge needs of one partition (no array per document): its records and stats,
+    its documents, and the tokens covered on them (:func:`summarize_partition`)."""
 
-    exact_covered: int64 (D,), per global document, tokens the run's exact phrases cover
-    (None: no exact phrases); ingest applies them on documents whose site and section have
-    no phrase or skeleton record, where the detection covers nothing (with the refused configs
-    off: a site with a line shape also has a skeleton), so the covered figure is the
-    detection's on mined documents plus the exact phrases' elsewhere.
-    """
-    parts = [p for p in parts if p.docs.shape[0]]
+    records: list[dict]
+    stats: dict
+    documents: int
+    covered_tokens: int
+
+
+def summarize_partition(part: PartitionTemplates, exact_covered: np.ndarray | None) -> PartitionSummary:
+    """The partition's summary. exact_covered: int64 (d,), per document of the partition (in
+    its ``docs`` order), tokens the run's exact phrases cover (None: no exact phrases); ingest
+    applies them on documents whose site and section have no phrase or skeleton record, where
+    the detection covers nothing (with the refused configs off: a site with a line shape also
+    has a skeleton), so the covered figure is the detection's on mined documents plus the exact
+    phrases' elsewhere."""
+    covered = int(part.covered[part.mined].sum())
+    unmined = ~part.mined
+    if np.any(part.covered[unmined] > 0):
+        raise ValueError("a document without a record has detected tokens: its covered figure needs the "
+                         "exact phrases' per-token coverage")
+    if exact_covered is not None:
+        exact_covered = np.asarray(exact_covered, dtype=np.int64)
+        if exact_covered.shape != part.docs.shape:
+            raise ValueError(f"exact_covered: {exact_covered.shape[0]} counts for {part.docs.shape[0]} documents")
+        covered += int(exact_covered[unmined].sum())
+    return PartitionSummary(part.records, part.stats, int(part.docs.shape[0]), covered)
+
+
+def merge_summaries(parts: Sequence[PartitionSummary], config: TemplateConfig) -> MergedTemplates:
+    """Merge the summaries of partitions that hold every document of the corpus once."""
+    parts = [p for p in parts if p.documents]
     records = [config_record(config)] + sort_template_records([r for p in parts for r in p.records])
     stats = merge_detector_stats([p.stats for p in parts])
-    covered = 0
-    documents = 0
-    for p in parts:
-        documents += int(p.docs.shape[0])
-        covered += int(p.covered[p.mined].sum())
-        unmined = ~p.mined
-        if np.any(p.covered[unmined] > 0):
-            raise ValueError("a document without a record has detected tokens: its covered figure needs the "
-                             "exact phrases' per-token coverage")
-        if exact_covered is not None:
-            covered += int(np.asarray(exact_covered)[p.docs[unmined]].sum())
-    return MergedTemplates(records, stats, covered, documents)
+    return MergedTemplates(records, stats, sum(p.covered_tokens for p in parts), sum(p.documents for p in parts))
+
+
+
+def merge_partitions(parts: Sequence[PartitionTemplates], config: TemplateConfig,
+                     exact_covered: np.ndarray | None = None) -> MergedTemplates:
+    """Merge partitions that hold every document of the corpus once. exact_covered: int64 (D,),
+    per global document, tokens the run's exact phrases cover (:func:`summarize_partition`)."""
+    exact = None if exact_covered is None else np.asarray(exact_covered, dtype=np.int64)
+    return merge_summaries([summarize_partition(p, None if exact is None else exact[p.docs]) for p in parts], config)

@@ -1,20 +1,22 @@
 """Coverage of a distributed run, built per document shard and reduced without the mask.
 
 Each document shard turns the occurrences the growth shards sent it into its own coverage
-mask (on the worker, the size of its share) and sends back only what publication and the
-report need of it (:class:`ShardCoverage`):
+mask (on the worker, the size of its share) and keeps of it what publication and the report
+need (:class:`ShardCoverage`, a result that stays on the worker):
 
 * the covered tokens of each of its documents (4 bytes per document): the report's
   ``covered_share``, clutter histogram, most cluttered documents and sites are functions of
-  these counts alone (:func:`bloomspan.engine.mining.report.coverage_report_from_counts`);
+  these counts alone, summed on the worker
+  (:func:`bloomspan.sidecar.publish.document_figures.document_figures`), and the template stage
+  reads them beside the pages (:mod:`.site_templates`);
 * for an index run, the covered positions in the full corpus' numbering as roaring bitmaps,
   one per publication chunk (what :func:`bloomspan.sidecar.publish.publication.coverage_for`
   makes of a whole mask): a shard's documents lie anywhere in the canonical order, so the
-  worker is told where each of its documents starts.
+  worker is given where each of its documents starts (:mod:`.doc_layout`).
 
-The driver (:class:`CoverageReduction`) places the counts by global document number and ORs
-the bitmaps chunk by chunk as the shards finish. It holds one integer per document and the
-compressed coverage bitmap it publishes, never a byte per token.
+The driver receives per shard only its covered tokens and bitmaps (:func:`coverage_sent`) and
+(:class:`CoverageReduction`) ORs the bitmaps chunk by chunk as the shards finish. It holds the
+compressed coverage bitmap it publishes, never an integer per document or a byte per token.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ import numpy as np
 
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.engine.mining.report import covered_per_doc
+from bloomspan.sidecar.publish.document_figures import DocumentFigures, document_figures
+from bloomspan.sidecar.publish.publication import document_sites
 from bloomspan.sidecar.publish.template_index import COVERAGE_CHUNK_TOKENS
 
 
@@ -93,40 +97,61 @@ def shard_coverage(doc_offsets: np.ndarray, parts: list[tuple[np.ndarray, np.nda
     return ShardCoverage(covered, bitmaps)
 
 
-class CoverageReduction:
-    """The driver's side: per-document counts by global number, and the coverage bitmaps.
+def shard_figures(shard, cover: ShardCoverage, global_docs: np.ndarray, site_field: str | None, top: int,
+                  bins: int) -> DocumentFigures:
+    """The report's figures of one document shard (:class:`~.shards.ShardCorpus`), summed where
+    it lives: its covered counts, lengths, global numbers and (with a site field) sites."""
+    sites = document_sites(shard.fields[site_field], None) if site_field else None
+    return document_figures(cover.covered, np.diff(shard.doc_offsets), global_docs, sites, top, bins)
 
-    ``add(k, summary)`` in any order; ``covered`` (int64 (D,)) and ``bitmaps()`` (the list
+
+@dataclass
+class CoverageSent:
+    """What the driver receives of a :class:`ShardCoverage`: the shard's covered tokens and its bitmaps."""
+
+    covered_tokens: int
+    bitmaps: dict[int, bytes] | None
+
+    @property
+    def nbytes(self) -> int:
+        return int(8 + sum(len(b) for b in (self.bitmaps or {}).values()))
+
+
+def coverage_sent(summary: ShardCoverage) -> CoverageSent:
+    """The part of a shard's coverage the driver receives (its per-document counts stay)."""
+    return CoverageSent(int(summary.covered.sum(dtype=np.int64)), summary.bitmaps)
+
+
+class CoverageReduction:
+    """The driver's side: the covered tokens and the coverage bitmaps of ``n_shards`` shards.
+
+    ``add(k, sent)`` in any order; ``covered_tokens`` and ``bitmaps()`` (the list
     :func:`bloomspan.sidecar.publish.template_index.publish` takes) once every shard is in.
     """
 
-    def __init__(self, global_docs: list[np.ndarray], n_tokens: int, with_bitmaps: bool):
+    def __init__(self, n_shards: int, n_tokens: int, with_bitmaps: bool):
         from pyroaring import BitMap
 
-        self.global_docs = global_docs
-        self.covered = np.zeros(int(sum(g.shape[0] for g in global_docs)), dtype=np.int64)
+        self.n_shards = n_shards
+        self.covered_tokens = 0
         _, n_chunks = coverage_chunks(n_tokens)
         self._bitmaps = [BitMap() for _ in range(n_chunks)] if with_bitmaps else None
         self._seen: set[int] = set()
 
-    def add(self, shard_no: int, summary: ShardCoverage) -> None:
+    def add(self, shard_no: int, sent: CoverageSent) -> None:
         from pyroaring import BitMap
 
         if shard_no in self._seen:
             raise ValueError(f"coverage of shard {shard_no} added twice")
         self._seen.add(shard_no)
-        self.covered[self.global_docs[shard_no]] = summary.covered
+        self.covered_tokens += int(sent.covered_tokens)
         if self._bitmaps is not None:
-            for k, data in (summary.bitmaps or {}).items():
+            for k, data in (sent.bitmaps or {}).items():
                 self._bitmaps[k] |= BitMap.deserialize(data)
-
-    @property
-    def covered_tokens(self) -> int:
-        return int(self.covered.sum())
 
     def bitmaps(self) -> list:
         if self._bitmaps is None:
             raise ValueError("this reduction was built without bitmaps (with_bitmaps=False)")
-        if len(self._seen) != len(self.global_docs):
-            raise ValueError(f"coverage of {len(self.global_docs) - len(self._seen)} shard(s) is missing")
+        if len(self._seen) != self.n_shards:
+            raise ValueError(f"coverage of {self.n_shards - len(self._seen)} shard(s) is missing")
         return self._bitmaps

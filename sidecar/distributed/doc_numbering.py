@@ -12,8 +12,8 @@ So the workers number the documents without any process holding every key:
 * :func:`doc_map_piece` and :func:`doc_map_part`: the keys of documents ``lo .. hi-1``, the
   doc map part the driver writes to its run folder one part at a time.
 
-The driver sends and receives, per slice, the global numbers of its stored documents (8 B per
-document, what the mining stages place the shards by) and counts; the keys only travel between
+The global numbers stay on the workers (futures the mining stages and
+:mod:`.doc_layout` take); the driver receives counts per slice. The keys only travel between
 workers, and to the driver one doc map part at a time.
 """
 from __future__ import annotations

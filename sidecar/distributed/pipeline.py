@@ -18,8 +18,10 @@ Stages (``sidecar/distributed/DESIGN.md`` has the reasoning and the costs at sca
    coverage bitmaps of the published shape (:mod:`.coverage`); phrase bitmaps are encoded
    on the growth shards.
 
-The driver keeps futures, small headers (per document: its shard number, length and
-covered count), the phrases and the compressed coverage bitmap: nothing per token.
+The driver keeps futures, small headers (per shard: its documents and tokens), the phrases and
+the compressed coverage bitmap: nothing per document or per token. Where each shard's
+documents lie in the full corpus (:mod:`.doc_layout`) and their covered counts (:mod:`.coverage`)
+stay on the workers.
 """
 from __future__ import annotations
 
@@ -37,34 +39,10 @@ from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
 
 from . import tasks
 from .cluster import ProgressRelay
-from .coverage import CoverageReduction
+from .coverage import CoverageReduction, coverage_sent
+from .doc_layout import ShardLayout
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class ShardLayout:
-    """Where each shard's documents go in the full corpus.
-
-    global_docs[k]:  int64 (D_k,) global document number of each of shard k's documents
-    doc_lengths[k]:  int64 (D_k,) their token counts
-    """
-
-    global_docs: list[np.ndarray]
-    doc_lengths: list[np.ndarray]
-
-    @property
-    def n_docs(self) -> int:
-        return int(sum(g.shape[0] for g in self.global_docs))
-
-    def doc_offsets(self) -> np.ndarray:
-        """int64 (D+1,): document boundaries of the full corpus in global order."""
-        lengths = np.zeros(self.n_docs, dtype=np.int64)
-        for g, n in zip(self.global_docs, self.doc_lengths):
-            lengths[g] = n
-        out = np.zeros(self.n_docs + 1, dtype=np.int64)
-        np.cumsum(lengths, out=out[1:])
-        return out
 
 
 class TokenStrings:
@@ -90,12 +68,16 @@ class TokenStrings:
 class DistributedResult:
     """phrases: engine Phrases over ``vocabulary`` ids (global first-occurrence ids with
     ``global_ids``, else ids of the strings in sorted order), in phrase order; coverage: the
-    reduced per-document counts (and bitmaps, when asked for) of the full corpus; phrase_extras (``phrase_documents``): per phrase its encoded
+    covered tokens (and bitmaps, when asked for) of the full corpus; layout: where each shard's
+    documents lie (:mod:`.doc_layout`, on the workers); covers: per document shard the future of
+    its :class:`~.coverage.ShardCoverage` (its documents' covered counts stay on the workers; the
+    caller releases them); phrase_extras (``phrase_documents``): per phrase its encoded
     document bitmap and first document numbers, built on the workers."""
 
     phrases: list
     coverage: CoverageReduction
-    doc_offsets: np.ndarray
+    layout: ShardLayout
+    covers: list
     vocabulary: TokenStrings
     vocabulary_size: int | None
     phrase_extras: list | None
@@ -133,8 +115,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
                 n_partitions: int | None = None, run: str = "run", keep_occurrences: bool = False) -> DistributedResult:
     """Mine the shards (futures of :class:`.shards.ShardCorpus`, in global order).
 
-    ``layout_of(headers)`` turns the shards' headers (``(n_docs, doc_lengths)`` per shard, in
-    order) into a :class:`ShardLayout`. ``global_ids``: number tokens as the single-node run
+    ``layout_of(headers)`` turns the shards' headers (``(n_docs, n_tokens)`` per shard, in
+    order) into a :class:`~.doc_layout.ShardLayout` (futures: nothing per document on the driver). ``global_ids``: number tokens as the single-node run
     over the same input order does (needed for JSON Lines output). ``phrase_documents``:
     build each phrase's document bitmap on the workers (index runs publish them).
     ``coverage_bitmaps``: build the published coverage bitmaps too (:mod:`.coverage`).
@@ -180,7 +162,6 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds["ids"] = time.perf_counter() - t0
 
     layout = layout_of(headers)
-    doc_offsets = layout.doc_offsets()
     t0 = time.perf_counter()
     run_id_of = {t: i for i, t in enumerate(run_strings)}
     routed = [client.submit(tasks.growth_parts, c, tasks.run_ids_of(used[k], run_id_of), layout.global_docs[k], G, k,
@@ -194,14 +175,13 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     relay.totals["grow"] = G
     summaries = [client.submit(tasks.phrase_summary, gr, phrase_documents, EXAMPLE_DOCS, key=f"bloomspan-phrases-{run}-{g}",
                                retries=2) for g, gr in enumerate(grown)]
-    n_tokens = int(doc_offsets[-1])
+    n_tokens = layout.n_tokens
     covers, occurrences = [], []
     for k in range(len(shards)):
         occ = [client.submit(tasks.occurrences_for, gr, k, key=f"bloomspan-occ-{run}-{g}-{k}") for g, gr in enumerate(grown)]
-        # Where the shard's documents start in the full corpus (8 B per document) travels
-        # inside the task, not scattered: scattered data dies with its worker, a task's
-        # arguments are re-sent when Dask re-runs it.
-        starts = doc_offsets[layout.global_docs[k]] if coverage_bitmaps else None
+        # Where the shard's documents start in the full corpus: a task's result (re-run from its
+        # inputs when lost with its worker), never scattered data.
+        starts = layout.starts[k] if coverage_bitmaps else None
         covers.append(client.submit(tasks.shard_coverage, shards[k], occ, starts, n_tokens,
                                     key=f"bloomspan-cover-{run}-{k}", retries=2, **homes[k]))
         if keep_occurrences:
@@ -210,16 +190,17 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds["grow"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     summaries = client.gather(summaries)
-    coverage = CoverageReduction(layout.global_docs, n_tokens, coverage_bitmaps)
-    shard_of = {f.key: k for k, f in enumerate(covers)}
+    coverage = CoverageReduction(len(shards), n_tokens, coverage_bitmaps)
+    sent = [client.submit(coverage_sent, c, key=f"bloomspan-covsent-{run}-{k}") for k, c in enumerate(covers)]
+    shard_of = {f.key: k for k, f in enumerate(sent)}
     coverage_bytes = 0
     from distributed import as_completed
 
-    for future in as_completed(covers):
+    for future in as_completed(sent):
         part = future.result()
         coverage_bytes += part.nbytes
         coverage.add(shard_of[future.key], part)
-    del covers
+    del sent
     seconds["coverage"] = time.perf_counter() - t0
 
     rows = []
@@ -257,7 +238,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     log.info("distributed mining: shards=%d growth_shards=%d tokens=%d reduced_tokens=%d phrases=%d "
              "worker_bytes_sent=%d seconds=%.2f", len(shards), G, n_tokens, reduced_tokens, len(phrases),
              stats["worker_bytes_sent"], stats["seconds"]["total"])
-    return DistributedResult(phrases, coverage, doc_offsets, vocabulary, vocabulary_size,
+    return DistributedResult(phrases, coverage, layout, covers, vocabulary, vocabulary_size,
                              [r[1] for r in rows] if phrase_documents else None, stats,
                              occurrences if keep_occurrences else None)
 
@@ -380,9 +361,9 @@ def count_units(homes: list[dict]) -> list[list[int]]:
     return units
 
 
-def _header(shard) -> tuple[int, np.ndarray, np.ndarray]:
-    """(n_docs, doc lengths, doc_offsets) of a shard: what the driver needs to place it."""
-    return shard.n_docs, np.diff(shard.doc_offsets), shard.doc_offsets
+def _header(shard) -> tuple[int, int]:
+    """(documents, tokens) of a shard: what the driver needs to place it."""
+    return shard.n_docs, int(shard.doc_offsets[-1])
 
 
 def _part_bytes(parts) -> int:

@@ -17,12 +17,15 @@ Stages (every task a pure function of its arguments, retried by Dask when its wo
 2. ``site pages`` (on each shard's worker): the shard's pages cut into P parts
    (:class:`SitePages`): per document its global number, length, site and section (codes
    into one string block), its tokens as ids into the part's own used strings (4 B per token
-   + each used string once as UTF-8) and its line starts as bits. Pages without a site are
-   spread over the partitions by document number (they only count in the stats).
+   + each used string once as UTF-8), its line starts as bits and the tokens the run's exact
+   phrases cover on it (read beside the shard from its coverage, :mod:`.coverage`). Pages
+   without a site are spread over the partitions by document number (they only count in the
+   stats).
 3. ``detect`` (one task per partition, on whichever worker Dask gives it): the parts joined
-   in global document order, one vocabulary, :func:`detect_partition`.
-4. The driver merges (:func:`merge_partitions`): records in the canonical order, the stats,
-   and the covered figure from the run's per-document exact covered counts.
+   in global document order, one vocabulary, :func:`detect_partition`, summed into a
+   :class:`PartitionSummary` (records, stats, documents, covered tokens: nothing per document).
+4. The driver merges (:func:`merge_summaries`): records in the canonical order, the stats,
+   and the covered figure.
 """
 from __future__ import annotations
 
@@ -36,12 +39,13 @@ from bloomspan.engine.templates.blocks import block_offsets_from_flags
 from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import scope_levels
 from bloomspan.engine.templates.site_partitions import (
-    PartitionTemplates,
+    PartitionSummary,
     assign_partitions,
     detect_partition,
-    merge_partitions,
+    merge_summaries,
     route_key,
     site_partition_refusal,
+    summarize_partition,
 )
 from bloomspan.sidecar.errors import ClusterConfigError
 from bloomspan.sidecar.publish.publication import document_sites
@@ -112,6 +116,7 @@ class SitePages:
     line_starts: uint8 (ceil(w/8),) the line-start flags as bits (np.packbits)
     names:       the level names the part uses; levels int32 (L, d): each document's code per
                  level (-1: None)
+    exact:       int64 (d,) tokens the run's exact phrases cover on each, or None (no exact phrases)
     """
 
     docs: np.ndarray
@@ -121,20 +126,23 @@ class SitePages:
     line_starts: np.ndarray
     names: StringBlock
     levels: np.ndarray
+    exact: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
         return int(self.docs.nbytes + self.lengths.nbytes + self.ids.nbytes + len(self.strings.data)
-                   + self.line_starts.nbytes + len(self.names.data) + self.levels.nbytes)
+                   + self.line_starts.nbytes + len(self.names.data) + self.levels.nbytes
+                   + (0 if self.exact is None else self.exact.nbytes))
 
 
 def site_pages(shard: ShardCorpus, site_field: str | None, url_field: str | None, section_depth: int,
-               partition_of_key: dict[str, int], n_partitions: int, global_docs: np.ndarray, shard_no: int
-               ) -> list[SitePages]:
+               partition_of_key: dict[str, int], n_partitions: int, global_docs: np.ndarray, shard_no: int,
+               cover=None) -> list[SitePages]:
     """The shard's pages cut into ``n_partitions`` parts: a page goes to its site's partition
     (``partition_of_key``, by :func:`route_key`), a page without a site to its global
     document number modulo ``n_partitions``. global_docs int64 (D_k,): the shard's documents'
-    global numbers."""
+    global numbers; cover: the shard's :class:`~.coverage.ShardCoverage` (the exact phrases'
+    covered tokens of each document), or None without exact phrases."""
     levels = shard_levels(shard, site_field, url_field, section_depth)
     global_docs = np.asarray(global_docs, dtype=np.int64)
     part = np.asarray([partition_of_key[route_key(s)] if s is not None else int(g) % n_partitions
@@ -142,6 +150,7 @@ def site_pages(shard: ShardCorpus, site_field: str | None, url_field: str | None
     offsets = shard.doc_offsets
     lengths = np.diff(offsets)
     line_starts = np.asarray(shard.line_starts, dtype=np.uint8)
+    exact = None if cover is None else np.asarray(cover.covered, dtype=np.int64)
     out = []
     for p in range(n_partitions):
         docs = np.flatnonzero(part == p)
@@ -158,7 +167,7 @@ def site_pages(shard: ShardCorpus, site_field: str | None, url_field: str | None
                              ids=local.astype(np.uint16 if used.shape[0] <= 1 << 16 else np.uint32).reshape(-1),
                              strings=StringBlock.of([shard.strings[i] for i in used.tolist()]),
                              line_starts=np.packbits(line_starts[at]), names=StringBlock.of(list(names)),
-                             levels=codes))
+                             levels=codes, exact=None if exact is None else exact[docs]))
     worker_progress("template-route", shard_no, shard.n_docs)
     return out
 
@@ -167,8 +176,9 @@ def pick(parts: list, p: int):
     return parts[p]
 
 
-def detect_site_partition(parts: list[SitePages], config: dict, partition: int) -> PartitionTemplates:
-    """Join one partition's parts in global document order and detect its templates."""
+def detect_site_partition(parts: list[SitePages], config: dict, partition: int) -> PartitionSummary:
+    """Join one partition's parts in global document order, detect its templates and sum
+    what the merge needs of them (:func:`summarize_partition`)."""
     worker_progress(STAGE, partition, 0, 1)
     vocabulary: dict[str, int] = {}
     tokens, lengths, docs, flags = [], [], [], []
@@ -205,8 +215,11 @@ def detect_site_partition(parts: list[SitePages], config: dict, partition: int) 
         strings[i] = s
     result = detect_partition(np.ascontiguousarray(tokens_all[at]), doc_offsets, blocks, strings, levels,
                               TemplateConfig.from_dict(config), docs_all[order])
+    exact = None
+    if parts and all(pt.exact is not None for pt in parts):
+        exact = np.concatenate([pt.exact for pt in parts])[order]
     worker_progress(STAGE, partition, 1, 1)
-    return result
+    return summarize_partition(result, exact)
 
 
 @dataclass
@@ -235,8 +248,8 @@ class TemplateStage:
                 "parts_bytes": self.parts_bytes, "crossing_bytes": self.crossing_bytes, "seconds": self.seconds}
 
 
-def detect_templates_on_dask(client, shards: list, homes: list[dict], options, global_docs: list[np.ndarray],
-                             exact_covered: np.ndarray | None, relay: ProgressRelay, *, run: str = "run",
+def detect_templates_on_dask(client, shards: list, homes: list[dict], options, global_docs: list,
+                             exact_covers: list | None, relay: ProgressRelay, *, run: str = "run",
                              n_partitions: int | None = None) -> tuple[list[dict], dict, TemplateStage]:
     """``(records, stats, stage)`` of the template detector on the shards (futures of
     :class:`~.shards.ShardCorpus` read with ``template_fields=options.fields``), equal to
@@ -244,9 +257,10 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     but for timings.
 
     homes: :func:`.pipeline.shard_homes`; options: the run's
-    :class:`~bloomspan.sidecar.run.run_templates.TemplateOptions`; global_docs: per shard its
-    documents' global numbers (:class:`.pipeline.ShardLayout`); exact_covered: int64 (D,) per
-    global document, tokens the run's exact phrases cover (``DistributedResult.coverage.covered``);
+    :class:`~bloomspan.sidecar.run.run_templates.TemplateOptions`; global_docs: per shard (futures
+    of) its documents' global numbers (:class:`.doc_layout.ShardLayout`); exact_covers: per shard
+    (futures of) its :class:`~.coverage.ShardCoverage`, the tokens the run's exact phrases cover
+    (``DistributedResult.covers``), or None without exact phrases;
     n_partitions: template partitions (default: one per worker).
     ``stats`` are :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates`'s (a file
     run adds the file and field names). Raises ClusterConfigError (one line, naming the field)
@@ -278,7 +292,8 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     where = dict(zip(keys, assign_partitions(keys, np.asarray([totals[k][1] for k in keys], dtype=np.int64),
                                              P).tolist()))
     routed = [client.submit(site_pages, s, *fields, {k: where[k] for k in loads[i].keys}, P, global_docs[i], i,
-                            key=f"bloomspan-sitepages-{run}-{i}", retries=2, **homes[i]) for i, s in enumerate(shards)]
+                            None if exact_covers is None else exact_covers[i], key=f"bloomspan-sitepages-{run}-{i}",
+                            retries=2, **homes[i]) for i, s in enumerate(shards)]
     detected = []
     for p in range(P):
         parts = [client.submit(pick, r, p, key=f"bloomspan-sitepart-{run}-{k}-{p}") for k, r in enumerate(routed)]
@@ -291,11 +306,11 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     del routed, parts
     relay.totals[STAGE] = P
     partition_of_future = {f.key: p for p, f in enumerate(detected)}
-    part_results: dict[int, PartitionTemplates] = {}
+    part_results: dict[int, PartitionSummary] = {}
     for i, future in enumerate(as_completed(detected), start=1):
         part_results[partition_of_future[future.key]] = future.result()
         relay.step(STAGE, i, P)
-    merged = merge_partitions(list(part_results.values()), config, exact_covered)
+    merged = merge_summaries(list(part_results.values()), config)
     n_tokens = int(sum(int(ld.tokens.sum()) + ld.siteless_tokens for ld in loads))
     n_docs = int(sum(int(ld.pages.sum()) + ld.siteless_pages for ld in loads))
     if merged.documents != n_docs:
@@ -309,7 +324,7 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     per_part = [{"pages": 0, "tokens": 0, "sites": 0} for _ in range(P)]
     ran_on = client.who_has(detected)
     for p, r in part_results.items():  # pages without a site included
-        per_part[p].update(pages=int(r.docs.shape[0]), tokens=int(r.stats.get("tokens_mined", 0)),
+        per_part[p].update(pages=r.documents, tokens=int(r.stats.get("tokens_mined", 0)),
                            worker=next(iter(ran_on.get(detected[p].key, ())), None))
     crossing = sum(sizes[k][p] for k in range(len(shards)) for p in range(P)
                    if per_part[p]["worker"] is None or per_part[p]["worker"] != shard_worker[k])

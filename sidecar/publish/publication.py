@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -157,15 +157,26 @@ def run_report_from_counts(snapshot, covered: np.ndarray, doc_keys: list[str], p
                            bins: int) -> dict:
     """:func:`run_report` from each document's covered tokens (int (D,)) instead of the mask."""
     rep = coverage_report_from_counts(covered, snapshot.doc_offsets, [], None, top=top, bins=bins)
+    return _with_phrases(rep, snapshot.n_tokens, snapshot.skipped_by_reason(), doc_keys, phrase_docs, top)
+
+
+def run_report_from_figures(figures, skipped_by_reason: dict[str, int], doc_keys: Sequence[str],
+                            phrase_docs: list[dict], top: int) -> dict:
+    """:func:`run_report` from the documents' summed figures
+    (:class:`~.document_figures.DocumentFigures`, what every executor's mined run holds)."""
+    return _with_phrases(figures.coverage_report(), figures.tokens, skipped_by_reason, doc_keys, phrase_docs, top)
+
+
+def _with_phrases(rep: dict, n_tokens: int, skipped_by_reason: dict[str, int], doc_keys: Sequence[str],
+                  phrase_docs: list[dict], top: int) -> dict:
     rep["phrases"] = len(phrase_docs)
-    n_tokens = snapshot.n_tokens
     rep["top_phrases"] = [{"rank": k, "text": p["text"], "length": p["length"], "df": p["df"],
                            "occurrences": p["occurrences"], "psi": p["psi"],
                            "psi_share": p["psi"] / n_tokens if n_tokens else 0.0}
                           for k, p in enumerate(phrase_docs[:top], start=1)]
     for item in rep.get("most_cluttered_docs", []):
         item["id"] = doc_keys[item["doc"]]
-    rep["skipped_by_reason"] = snapshot.skipped_by_reason()
+    rep["skipped_by_reason"] = dict(skipped_by_reason)
     return rep
 
 

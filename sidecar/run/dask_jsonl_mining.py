@@ -18,7 +18,8 @@ import numpy as np
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.report import coverage_report_from_counts
 from bloomspan.sidecar.distributed.cluster import DaskConfig, ProgressRelay, dashboard_link, dask_client
-from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
+from bloomspan.sidecar.distributed.doc_layout import contiguous_layout
+from bloomspan.sidecar.distributed.pipeline import mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 
@@ -77,14 +78,15 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
             n_tokens = sum(c[2] for c in checks)
             if sum(c[1] for c in checks) == 0 or n_tokens == 0:
                 raise JsonlInputError(path, 0, f"empty corpus: no document has any token in field {field!r}")
-            dres = mine_shards(client, shards, _layout, config, relay, global_ids=True, run=run)
-            report = _report(dres, top)
+            dres = mine_shards(client, shards, lambda headers: contiguous_layout(client, shards, headers, run), config,
+                               relay, global_ids=True, run=run)
+            report = _report(client, shards, dres, top, run)
             template_records = None
             if fields:
                 t1 = time.perf_counter()
                 template_records, stats, stage = detect_templates_on_dask(
-                    client, shards, shard_homes(client, shards), templates, dres.coverage.global_docs,
-                    dres.coverage.covered, relay, run=run)
+                    client, shards, shard_homes(client, shards), templates, dres.layout.global_docs,
+                    dres.covers, relay, run=run)
                 dres.stats["templates"] = stage.to_dict()
                 report["templates"] = {"file": TEMPLATES_FILE, **stats, "site_field": templates.site_field,
                                        "url_field": templates.url_field,
@@ -102,15 +104,6 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
 
 def _check(shard) -> tuple[tuple[int, str] | None, int, int]:
     return shard.error, shard.n_docs, shard.n_tokens
-
-
-def _layout(headers):
-    global_docs, lengths, base = [], [], 0
-    for n_docs, doc_lengths, _ in headers:
-        global_docs.append(np.arange(base, base + n_docs, dtype=np.int64))
-        lengths.append(doc_lengths)
-        base += n_docs
-    return ShardLayout(global_docs, lengths)
 
 
 def _shard_ids(shard, local: np.ndarray, with_id_field: bool) -> list[str]:
@@ -145,14 +138,26 @@ def _document_ids(client, shards, docs_per_shard: list[int], wanted: list[int], 
     return out
 
 
-def _report(dres, top: int) -> dict:
-    return coverage_report_from_counts(dres.coverage.covered, dres.doc_offsets, dres.phrases, dres.vocabulary,
-                                       top=top)
+def _covered_and_lengths(shard, cover) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(cover.covered, dtype=np.int64), np.diff(shard.doc_offsets)
+
+
+def _report(client, shards: list, dres, top: int, run: str) -> dict:
+    """The file run's report, the single process's (:func:`coverage_report_from_counts`: its
+    float mean sums the documents' fractions in file order, so the counts come to the driver:
+    12 B per document, the one per-document array of a file run's driver)."""
+    parts = client.gather([client.submit(_covered_and_lengths, s, c, key=f"bloomspan-doccounts-{run}-{k}")
+                           for k, (s, c) in enumerate(zip(shards, dres.covers))])
+    covered = np.concatenate([p[0] for p in parts])
+    offsets = np.zeros(covered.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([p[1] for p in parts]), out=offsets[1:])
+    del parts
+    return coverage_report_from_counts(covered, offsets, dres.phrases, dres.vocabulary, top=top)
 
 
 def _write(path, config, out_dir, dres, report, seconds, summary_type, template_records=None):
-    n_tokens = int(dres.doc_offsets[-1])
-    n_docs = int(dres.doc_offsets.shape[0] - 1)
+    n_tokens = dres.layout.n_tokens
+    n_docs = dres.layout.n_docs
     # Reading and mining overlap on the workers, so both timings are the whole distributed run.
     engine = "bloomspan" if config.engine == "auto" else config.engine
     report.update(file_report_fields(path, engine, config, dres.vocabulary_size, len(dres.phrases), seconds, seconds,

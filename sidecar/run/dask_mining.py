@@ -39,17 +39,19 @@ from bloomspan.sidecar.cluster.scroll import delete_pits
 from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents, global_denies
 from bloomspan.sidecar.curation.store import curation_index, load_curation
 from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
+from bloomspan.sidecar.distributed.coverage import shard_figures
+from bloomspan.sidecar.distributed.doc_layout import numbered_layout
 from bloomspan.sidecar.distributed.doc_numbering import doc_map_part, doc_map_piece, key_block, ranks_in, shard_numbers
 from bloomspan.sidecar.distributed.index_slices import index_slices
-from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
+from bloomspan.sidecar.distributed.pipeline import mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shard_annotation import annotate_shard
 from bloomspan.sidecar.distributed.shards import read_index_slice
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 from bloomspan.sidecar.distributed.slice_state import SliceState, read_slice_incrementally
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 from bloomspan.sidecar.publish.document_annotation import AnnotateSummary, install_document_mapping
+from bloomspan.sidecar.publish.document_figures import DocumentFigures
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
-from bloomspan.sidecar.publish.publication import document_sites
 from bloomspan.sidecar.publish.template_reader import template_documents
 
 from .doc_map_files import DocMap, DocMapWriter
@@ -144,8 +146,8 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         relay.attach(dclient)
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
-            dres, doc_keys, skipped, n_all, templates, sites = _read_and_mine(dclient, config, indices, units,
-                                                                       session, relay, slice_state, doc_map_dir)
+            dres, doc_keys, skipped, n_all, templates, figures = _read_and_mine(dclient, config, indices, units,
+                                                                         session, relay, slice_state, doc_map_dir)
         finally:
             relay.detach(dclient)
     finally:
@@ -160,11 +162,9 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         records, template_stats = templates
         template_docs, curation_report["filtered_templates"] = filter_template_documents(
             template_documents(records), curation.entries)
-    mined = MinedRun(phrase_docs=phrase_docs, covered=np.asarray(dres.coverage.covered, dtype=np.int64),
-                     doc_offsets=np.asarray(dres.doc_offsets, dtype=np.int64), coverage=dres.coverage.bitmaps(),
+    mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=dres.coverage.bitmaps(),
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
-                     curation=curation_report, sites=sites, template_docs=template_docs,
-                     template_stats=template_stats)
+                     curation=curation_report, template_docs=template_docs, template_stats=template_stats)
     return mined, doc_keys
 
 
@@ -191,27 +191,38 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
     else:
         session.incremental = None
     numbering = number_documents(dclient, shards, run)
-    global_docs = numbering.global_docs
     doc_keys = write_doc_map(dclient, numbering, doc_map_dir, run)
-    skipped, n_all = numbering.skipped, numbering.n_all
+    skipped, n_all, global_docs = numbering.skipped, numbering.n_all, numbering.global_docs
+    del numbering  # the shards' sorted keys are freed on the workers: only their numbers stay
 
     def layout_of(shard_headers):
-        return ShardLayout(global_docs, [h[1] for h in shard_headers])
+        return numbered_layout(dclient, shards, global_docs, shard_headers, run, shard_homes(dclient, shards))
 
     dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
                        phrase_documents=True, coverage_bitmaps=True, run=run, keep_occurrences=config.annotate)
     templates = None
-    homes = shard_homes(dclient, shards) if options is not None or config.annotate else None
+    homes = shard_homes(dclient, shards)
     if options is not None:
         records, stats, stage = detect_templates_on_dask(dclient, shards, homes, options,
-                                                         global_docs, dres.coverage.covered, relay, run=run)
+                                                         dres.layout.global_docs, dres.covers, relay, run=run)
         dres.stats["templates"] = stage.to_dict()
         templates = records, stats
     if config.annotate:
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
         dres.occurrences = None
-    sites = _sites(dclient, shards, global_docs, config.site_field, run) if config.site_field else None
-    return dres, doc_keys, skipped, n_all, templates, sites
+    figures = run_figures(dclient, shards, dres, config, homes, run)
+    dres.covers = None  # the shards' per-document covered counts are freed on the workers
+    return dres, doc_keys, skipped, n_all, templates, figures
+
+
+def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str) -> DocumentFigures:
+    """The report's per-document figures, summed on each shard's worker
+    (:func:`~bloomspan.sidecar.distributed.coverage.shard_figures`) and merged here: the
+    driver receives O(bins + top + sites) values per shard, nothing per document."""
+    parts = dclient.gather([dclient.submit(shard_figures, s, c, g, config.site_field, config.top, config.bins,
+                                           key=f"bloomspan-figures-{run}-{k}", **homes[k])
+                            for k, (s, c, g) in enumerate(zip(shards, dres.covers, dres.layout.global_docs))])
+    return DocumentFigures.merged(parts, config.top, config.bins, with_sites=bool(config.site_field))
 
 
 def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,
@@ -259,32 +270,34 @@ def _summed_reads(reads: list[dict]) -> dict:
 @dataclass
 class Numbering:
     """The canonical numbering of a run's documents, made on the workers
-    (:mod:`bloomspan.sidecar.distributed.doc_numbering`): each shard's global numbers (its
-    ``global_docs``), futures of its sorted keys and of their numbers in key order, counts."""
+    (:mod:`bloomspan.sidecar.distributed.doc_numbering`): futures of each shard's global
+    numbers (its ``global_docs``), of its sorted keys and of their numbers in key order; its
+    stored documents (``shard_docs``) and the run's counts."""
 
-    global_docs: list[np.ndarray]
+    global_docs: list
     blocks: list
     sorted_numbers: list
+    shard_docs: list[int]
     skipped: dict[str, int]
     n_all: int
 
     @property
     def n_docs(self) -> int:
-        return int(sum(g.shape[0] for g in self.global_docs))
+        return int(sum(self.shard_docs))
 
 
 def number_documents(dclient, shards: list, run: str) -> Numbering:
     """Number the shards' stored documents in canonical order on the workers: each shard's key
     block is ranked in every block (S² small tasks, each beside its inputs), the ranks summed
-    per shard. The driver receives the shards' global numbers and counts, no key."""
+    per shard. The driver receives counts only: no key and no document number."""
     blocks = [dclient.submit(key_block, s, key=f"bloomspan-keys-{run}-{k}") for k, s in enumerate(shards)]
     numbered = []
     for k, block in enumerate(blocks):
         ranks = [dclient.submit(ranks_in, other, block, j == k, key=f"bloomspan-rank-{run}-{k}-{j}")
                  for j, other in enumerate(blocks)]
         numbered.append(dclient.submit(shard_numbers, block, *ranks, key=f"bloomspan-number-{run}-{k}"))
-    global_docs = dclient.gather([dclient.submit(operator.itemgetter(0), f, key=f"bloomspan-global-{run}-{k}")
-                                  for k, f in enumerate(numbered)])
+    global_docs = [dclient.submit(operator.itemgetter(0), f, key=f"bloomspan-global-{run}-{k}")
+                   for k, f in enumerate(numbered)]
     repeated = sum(dclient.gather([dclient.submit(operator.itemgetter(2), f, key=f"bloomspan-repeated-{run}-{k}")
                                    for k, f in enumerate(numbered)]))
     if repeated:
@@ -295,11 +308,11 @@ def number_documents(dclient, shards: list, run: str) -> Numbering:
     skipped = {name: sum(c[0][name] for c in counts) for name in SKIP_REASONS.values()}
     sorted_numbers = [dclient.submit(operator.itemgetter(1), f, key=f"bloomspan-sorted-{run}-{k}")
                       for k, f in enumerate(numbered)]
-    return Numbering(global_docs, blocks, sorted_numbers, skipped, sum(c[1] for c in counts))
+    return Numbering(global_docs, blocks, sorted_numbers, [c[2] for c in counts], skipped, sum(c[1] for c in counts))
 
 
-def _block_counts(block) -> tuple[dict[str, int], int]:
-    return block.skipped, block.n_all
+def _block_counts(block) -> tuple[dict[str, int], int, int]:
+    return block.skipped, block.n_all, int(np.count_nonzero(block.stored))
 
 
 def write_doc_map(dclient, numbering: Numbering, folder, run: str) -> DocMap:
@@ -314,21 +327,6 @@ def write_doc_map(dclient, numbering: Numbering, folder, run: str) -> DocMap:
         writer.add(dclient.submit(doc_map_part, lo, hi, *pieces, key=f"bloomspan-docmap-{run}-{p}").result())
         del pieces
     return writer.close()
-
-
-def _shard_sites(shard, field: str) -> list:
-    return document_sites(shard.fields[field], None)
-
-
-def _sites(dclient, shards: list, global_docs: list[np.ndarray], field: str, run: str) -> list[str | None]:
-    """Each document's site (by global number), from the site field's values the shards read."""
-    sites: list[str | None] = [None] * int(sum(g.shape[0] for g in global_docs))
-    names: dict[str, str] = {}  # one string per site
-    for k, shard in enumerate(shards):
-        values = dclient.submit(_shard_sites, shard, field, key=f"bloomspan-sites-{run}-{k}").result()
-        for d, v in zip(global_docs[k].tolist(), values):
-            sites[d] = None if v is None else names.setdefault(v, v)
-    return sites
 
 
 def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:

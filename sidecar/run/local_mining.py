@@ -21,6 +21,7 @@ from bloomspan.sidecar.curation.run_filter import (
 )
 from bloomspan.sidecar.curation.store import load_curation
 from bloomspan.sidecar.errors import BloomspanSidecarError
+from bloomspan.sidecar.publish.document_figures import document_figures
 from bloomspan.sidecar.publish.publication import (
     coverage_for,
     document_sites,
@@ -71,12 +72,13 @@ def mine_on_this_node(config, client, snap, indices: list[str], seconds: dict, p
         template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
                                                                                          curation.entries)
         seconds["templates"] = time.perf_counter() - t0
-    mined = MinedRun(phrase_docs=phrase_docs, covered=covered_per_doc(result.coverage, snap.doc_offsets),
-                     doc_offsets=np.asarray(snap.doc_offsets, dtype=np.int64),
-                     coverage=coverage_for(result, snap.n_tokens), engine_stats=result.stats,
-                     skipped=snap.skipped_by_reason(), docs_seen=snap.n_all, curation=curation_report,
-                     sites=sites if c.site_field else None, template_docs=template_docs,
-                     template_stats=template_stats)
+    offsets = np.asarray(snap.doc_offsets, dtype=np.int64)
+    figures = document_figures(covered_per_doc(result.coverage, offsets), np.diff(offsets),
+                               np.arange(offsets.shape[0] - 1, dtype=np.int64), sites if c.site_field else None,
+                               c.top, c.bins)
+    mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage_for(result, snap.n_tokens),
+                     engine_stats=result.stats, skipped=snap.skipped_by_reason(), docs_seen=snap.n_all,
+                     curation=curation_report, template_docs=template_docs, template_stats=template_stats)
     return mined, result.coverage
 
 

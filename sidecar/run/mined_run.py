@@ -2,8 +2,10 @@
 
 A run mines on this node (:mod:`.local_mining`: the snapshot in one process) or on Dask
 (:mod:`.dask_mining`: the workers read and mine the index). Both end in a :class:`MinedRun`:
-the phrase documents with their bitmaps, each document's covered tokens, the coverage
-bitmaps, the engine's stats and, with ``--templates``, the detector's records. Publication
+the phrase documents with their bitmaps, the report's per-document figures summed
+(:class:`~bloomspan.sidecar.publish.document_figures.DocumentFigures`: nothing per document,
+so a Dask driver never holds an array per document), the coverage bitmaps, the engine's
+stats and, with ``--templates``, the detector's records. Publication
 (:mod:`.run_record`, :func:`bloomspan.sidecar.publish.template_index.publish`) reads only
 this, so the two executors publish through one code path.
 
@@ -19,16 +21,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from pyroaring import BitMap
 
 from bloomspan.engine.text.durable_writes import fsync_dir
 from bloomspan.sidecar.errors import CheckpointError
+from bloomspan.sidecar.publish.document_figures import DocumentFigures
 
 from .output_files import json_value
 
 FORMAT = "bloomspan-mined-run"
-VERSION = 1
+VERSION = 2  # 2: the per-document figures summed (figures), no covered.npy / doc_offsets.npy / sites
 
 
 @dataclass
@@ -36,42 +38,39 @@ class MinedRun:
     """The corpus' mining outcome, as publication needs it.
 
     phrase_docs:     phrase documents in publication order (:func:`~bloomspan.sidecar.publish.phrase_records.phrase_document`).
-    covered:         int64 (D,) covered tokens of each stored document (canonical numbering).
-    doc_offsets:     int64 (D+1,) token offsets of the stored documents.
+    figures:         the report's figures of the stored documents (covered tokens, histogram,
+                     most cluttered documents and, with a site field, per-site sums).
     coverage:        the coverage bitmaps to publish (one of absolute positions, or chunks).
     engine_stats:    the ``stats.engine`` block of the run document.
     skipped:         documents skipped, by reason.
     docs_seen:       documents read (stored and skipped).
     curation:        the report's ``curation`` block (what deny entries filtered).
-    sites:           each document's site (None where it has none), when a site field was read.
     template_docs:   ``(_id, source)`` of the detector's records (``--templates``), else None.
     template_stats:  the run document's ``templates`` block, else None.
     """
 
     phrase_docs: list[dict]
-    covered: np.ndarray
-    doc_offsets: np.ndarray
+    figures: DocumentFigures
     coverage: list[BitMap]
     engine_stats: dict
     skipped: dict[str, int]
     docs_seen: int
     curation: dict
-    sites: list[str | None] | None = None
     template_docs: list[tuple[str, dict]] | None = None
     template_stats: dict | None = None
 
     # The figures publication reads where it would read a snapshot's.
     @property
     def n_tokens(self) -> int:
-        return int(self.doc_offsets[-1]) if self.doc_offsets.shape[0] else 0
+        return self.figures.tokens
 
     @property
     def n_docs(self) -> int:
-        return int(self.doc_offsets.shape[0] - 1)
+        return self.figures.docs
 
     @property
     def covered_tokens(self) -> int:
-        return int(self.covered.sum())
+        return self.figures.covered_tokens
 
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(self.skipped)
@@ -84,7 +83,7 @@ class MinedRun:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         meta = {"format": FORMAT, "version": VERSION, "engine_stats": self.engine_stats, "skipped": self.skipped,
-                "docs_seen": self.docs_seen, "curation": self.curation, "sites": self.sites,
+                "docs_seen": self.docs_seen, "curation": self.curation, "figures": self.figures.to_dict(),
                 "template_stats": self.template_stats, "coverage_chunks": len(self.coverage),
                 "templates": self.template_docs is not None}
         with open(tmp / "phrases.jsonl", "w", encoding="utf-8") as f:
@@ -94,8 +93,6 @@ class MinedRun:
             with open(tmp / "templates.jsonl", "w", encoding="utf-8") as f:
                 for doc_id, doc in self.template_docs:
                     f.write(json.dumps([doc_id, doc], ensure_ascii=False, default=json_value) + "\n")
-        np.save(tmp / "covered.npy", np.asarray(self.covered, dtype=np.int64))
-        np.save(tmp / "doc_offsets.npy", np.asarray(self.doc_offsets, dtype=np.int64))
         for k, bm in enumerate(self.coverage):
             (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
@@ -131,8 +128,6 @@ class MinedRun:
                 template_docs = [tuple(json.loads(line)) for line in f]
         coverage = [BitMap.deserialize((folder / f"coverage-{k:06d}.roaring").read_bytes())
                     for k in range(meta["coverage_chunks"])]
-        return cls(phrase_docs=phrase_docs, covered=np.load(folder / "covered.npy"),
-                   doc_offsets=np.load(folder / "doc_offsets.npy"), coverage=coverage,
+        return cls(phrase_docs=phrase_docs, figures=DocumentFigures.from_dict(meta["figures"]), coverage=coverage,
                    engine_stats=meta["engine_stats"], skipped=meta["skipped"], docs_seen=meta["docs_seen"],
-                   curation=meta["curation"], sites=meta["sites"], template_docs=template_docs,
-                   template_stats=meta["template_stats"])
+                   curation=meta["curation"], template_docs=template_docs, template_stats=meta["template_stats"])

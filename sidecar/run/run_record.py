@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bloomspan.sidecar.publish.publication import json_safe, run_report_from_counts, site_clutter_from_counts
+from bloomspan.sidecar.publish.publication import json_safe, run_report_from_figures
 
 
 def now_iso() -> str:
@@ -12,12 +12,13 @@ def now_iso() -> str:
 
 
 def run_report(config, mined, doc_keys: list[str]) -> dict:
-    """The run document's ``report``: coverage figures from each document's covered tokens,
-    the top phrases, the most cluttered sites (with a site field) and the curation block."""
-    report = run_report_from_counts(mined, mined.covered, doc_keys, mined.phrase_docs, config.top, config.bins)
-    if config.site_field and mined.sites is not None:
-        report["most_cluttered_sites"] = site_clutter_from_counts(
-            {d: s for d, s in enumerate(mined.sites) if s is not None}, mined.covered, mined.doc_offsets, config.top)
+    """The run document's ``report``: coverage figures from the documents' summed figures
+    (:class:`~bloomspan.sidecar.publish.document_figures.DocumentFigures`), the top phrases, the
+    most cluttered sites (with a site field) and the curation block."""
+    report = run_report_from_figures(mined.figures, mined.skipped_by_reason(), doc_keys, mined.phrase_docs,
+                                     config.top)
+    if config.site_field and mined.figures.sites is not None:
+        report["most_cluttered_sites"] = mined.figures.site_clutter()
     report["curation"] = mined.curation
     return report
 

@@ -13,12 +13,12 @@ import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.sidecar.distributed.cluster import ProgressRelay
+from bloomspan.sidecar.distributed.doc_layout import contiguous_layout
 from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
-from bloomspan.sidecar.distributed.pipeline import _header, mine_shards, shard_homes
+from bloomspan.sidecar.distributed.pipeline import mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 from bloomspan.sidecar.distributed.site_templates import detect_templates_on_dask
 from bloomspan.sidecar.errors import ClusterConfigError
-from bloomspan.sidecar.run.dask_jsonl_mining import _layout
 from bloomspan.sidecar.run.jsonl_mining import mine_jsonl
 from bloomspan.sidecar.run.run_templates import TemplateOptions
 from tests.support.dask_helpers import local_cluster
@@ -55,11 +55,10 @@ def on_dask(client, path, n_ranges: int, options=OPTIONS, n_partitions=None):
     shards = [client.submit(read_jsonl_range, str(path), a, b, "text", "id", k, OPTIONS.fields,
                             key=f"test-read-{k}-{n_ranges}") for k, (a, b) in enumerate(ranges)]
     relay = ProgressRelay(None)
-    result = mine_shards(client, shards, _layout, MINING, relay, global_ids=True, run=f"t{n_ranges}")
+    result = mine_shards(client, shards, lambda headers: contiguous_layout(client, shards, headers, f"t{n_ranges}"),
+                         MINING, relay, global_ids=True, run=f"t{n_ranges}")
     homes = shard_homes(client, shards)
-    headers = client.gather([client.submit(_header, s) for s in shards])
-    layout = _layout(headers)
-    return detect_templates_on_dask(client, shards, homes, options, layout.global_docs, result.coverage.covered,
+    return detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs, result.covers,
                                     relay, run=f"t{n_ranges}", n_partitions=n_partitions)
 
 

@@ -1,8 +1,10 @@
-"""Coverage reduced from document shards equals the single mask's: the report (from
-per-document counts), the site clutter and the published coverage bitmaps, byte for byte,
-with documents of a shard scattered anywhere in the global order (as an index run numbers
-them) and with the chunked coverage of large corpora."""
+"""Coverage reduced from document shards equals the single mask's: the report (from the
+shards' summed figures, nothing per document on the driver), the site clutter and the
+published coverage bitmaps, byte for byte, with documents of a shard scattered anywhere in the
+global order (as an index run numbers them) and with the chunked coverage of large corpora."""
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,9 +13,10 @@ from hypothesis import example, given, settings, strategies as st
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.engine.mining.report import coverage_report, coverage_report_from_counts
 from bloomspan.sidecar.distributed import coverage as dcov
-from bloomspan.sidecar.distributed.coverage import CoverageReduction, shard_coverage
+from bloomspan.sidecar.distributed.coverage import CoverageReduction, coverage_sent, shard_coverage
 from bloomspan.sidecar.publish.bitmaps import coverage_bitmaps, encode_bitmap
-from bloomspan.sidecar.publish.publication import site_clutter, site_clutter_from_counts
+from bloomspan.sidecar.publish.document_figures import DocumentFigures, document_figures
+from bloomspan.sidecar.publish.publication import site_clutter
 
 
 def _split(rng, lengths: np.ndarray, n_shards: int):
@@ -35,10 +38,12 @@ def _occurrences(rng, doc_offsets: np.ndarray, n: int):
     return doc_offsets[d] + at, ln
 
 
-def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True):
-    """Run the document shards' coverage and the driver's reduction over a global corpus."""
+def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True, sites=None, top=3, bins=4):
+    """Run the document shards' coverage, their figures and the driver's reduction over a
+    global corpus: (reduction, merged figures)."""
     n_tokens = int(doc_offsets[-1])
-    red = CoverageReduction(shards_docs, n_tokens, with_bitmaps)
+    red = CoverageReduction(len(shards_docs), n_tokens, with_bitmaps)
+    figures = []
     doc_of = np.searchsorted(doc_offsets, starts, side="right") - 1
     for k in reversed(range(len(shards_docs))):  # any order
         gdocs = shards_docs[k]
@@ -51,8 +56,17 @@ def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True):
         # two growth shards' parts, as the pipeline sends them
         half = local_starts.size // 2
         parts = [(local_starts[:half], lens[mine][:half]), (local_starts[half:], lens[mine][half:])]
-        red.add(k, shard_coverage(local_off, parts, doc_offsets[gdocs] if with_bitmaps else None, n_tokens))
-    return red
+        cover = shard_coverage(local_off, parts, doc_offsets[gdocs] if with_bitmaps else None, n_tokens)
+        red.add(k, coverage_sent(cover))
+        figures.append(document_figures(cover.covered, local_len, gdocs,
+                                        None if sites is None else [sites.get(int(d)) for d in gdocs], top, bins))
+    return red, DocumentFigures.merged(figures, top, bins, with_sites=sites is not None)
+
+
+def _exact_mean(mask, doc_offsets) -> float:
+    """The mean covered fraction of the non-empty documents, from their exact sum, rounded once."""
+    fractions = [Fraction(float(mask[a:b].sum() / (b - a))) for a, b in zip(doc_offsets[:-1], doc_offsets[1:]) if b > a]
+    return float(sum(fractions) / len(fractions)) if fractions else 0.0
 
 
 @settings(max_examples=60, deadline=None)
@@ -67,14 +81,38 @@ def test_reduced_report_and_bitmaps_equal_the_mask(seed, n_docs, n_shards, n_occ
     doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     starts, lens = _occurrences(rng, doc_offsets, n_occ)
     mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
-    red = _reduce(doc_offsets, starts, lens, _split(rng, lengths, n_shards))
-    assert coverage_report_from_counts(red.covered, doc_offsets, [], top=top, bins=bins) == \
-        coverage_report(mask, doc_offsets, [], top=top, bins=bins)
-    assert red.covered_tokens == int(mask.sum())
-    assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in coverage_bitmaps(mask)]
     sites = {d: f"s{d % 3}" for d in range(n_docs) if d % 4}
-    assert site_clutter_from_counts(sites, red.covered, doc_offsets, top) == \
-        site_clutter(sites, mask, doc_offsets, top)
+    red, figures = _reduce(doc_offsets, starts, lens, _split(rng, lengths, n_shards), sites=sites, top=top, bins=bins)
+    got = figures.coverage_report()
+    want = coverage_report(mask, doc_offsets, [], top=top, bins=bins)
+    # the mean is the exact one rounded once (numpy's pairwise sum may differ in the last bit)
+    assert got.pop("mean_doc_covered_fraction") == _exact_mean(mask, doc_offsets)
+    assert want.pop("mean_doc_covered_fraction") == pytest.approx(_exact_mean(mask, doc_offsets), rel=1e-12)
+    assert got == want
+    assert red.covered_tokens == int(mask.sum()) == figures.covered_tokens
+    assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in coverage_bitmaps(mask)]
+    assert figures.site_clutter() == site_clutter(sites, mask, doc_offsets, top)
+
+
+def test_the_figures_do_not_depend_on_how_the_documents_are_split():
+    """Every grouping of the documents into shards gives the same figures, the mean's bits included."""
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 300, 5000)
+    covered = (rng.random(5000) * lengths).astype(np.int64)
+    numbers = np.arange(5000)
+    sites = [f"s{d % 7}" if d % 5 else None for d in range(5000)]
+    whole = document_figures(covered, lengths, numbers, sites, 20, 10)
+    for n_shards in (2, 7, 50):
+        owner = rng.integers(0, n_shards, 5000)
+        parts = [document_figures(covered[owner == k], lengths[owner == k], numbers[owner == k],
+                                  [sites[d] for d in np.flatnonzero(owner == k)], 20, 10) for k in range(n_shards)]
+        merged = DocumentFigures.merged(parts[::-1], 20, 10, with_sites=True)
+        assert merged.coverage_report() == whole.coverage_report()
+        assert merged.site_clutter() == whole.site_clutter()
+    nonempty = lengths > 0
+    fractions = covered[nonempty] / lengths[nonempty]
+    assert whole.mean_covered_fraction() == float(sum(map(Fraction, fractions.tolist())) / int(nonempty.sum()))
+    assert DocumentFigures.from_dict(whole.to_dict()) == whole
 
 
 def test_chunked_coverage_of_large_corpora(monkeypatch):
@@ -86,7 +124,7 @@ def test_chunked_coverage_of_large_corpora(monkeypatch):
     doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     starts, lens = _occurrences(rng, doc_offsets, 40)
     mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
-    red = _reduce(doc_offsets, starts, lens, _split(rng, lengths, 4))
+    red, _ = _reduce(doc_offsets, starts, lens, _split(rng, lengths, 4))
     expected = coverage_bitmaps(mask, 64)
     assert len(expected) > 5
     assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in expected]
@@ -94,16 +132,17 @@ def test_chunked_coverage_of_large_corpora(monkeypatch):
 
 def test_json_lines_reduction_sends_no_bitmaps_and_refuses_to_publish_them():
     doc_offsets = np.array([0, 5, 9], dtype=np.int64)
-    red = _reduce(doc_offsets, np.array([1, 6]), np.array([3, 2]), [np.array([1]), np.array([0])],
-                  with_bitmaps=False)
-    assert red.covered.tolist() == [3, 2]
+    red, figures = _reduce(doc_offsets, np.array([1, 6]), np.array([3, 2]), [np.array([1]), np.array([0])],
+                           with_bitmaps=False)
+    assert red.covered_tokens == 5
+    assert [(d["doc"], d["covered_tokens"]) for d in figures.coverage_report()["most_cluttered_docs"]] == [(0, 3), (1, 2)]
     with pytest.raises(ValueError, match="without bitmaps"):
         red.bitmaps()
 
 
 def test_a_missing_or_repeated_shard_is_an_error():
-    red = CoverageReduction([np.array([0]), np.array([1])], 4, True)
-    part = shard_coverage(np.array([0, 2]), [], np.array([0]), 4)
+    red = CoverageReduction(2, 4, True)
+    part = coverage_sent(shard_coverage(np.array([0, 2]), [], np.array([0]), 4))
     red.add(0, part)
     with pytest.raises(ValueError, match="twice"):
         red.add(0, part)

@@ -12,10 +12,12 @@ import pytest
 
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
+from bloomspan.engine.mining.report import covered_per_doc
 from bloomspan.engine.templates.blocks import block_offsets_from_flags
-from bloomspan.engine.templates.site_partitions import merge_partitions
+from bloomspan.engine.templates.site_partitions import merge_summaries
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
+from bloomspan.sidecar.distributed.coverage import ShardCoverage
 from bloomspan.sidecar.distributed.shards import byte_ranges, read_jsonl_range
 from bloomspan.sidecar.distributed.site_templates import detect_site_partition, site_loads, site_pages
 from bloomspan.sidecar.run.jsonl_mining import read_documents_with
@@ -85,12 +87,14 @@ def test_routed_partitions_merge_to_the_single_process_templates(tmp_path, n_ran
     keys = sorted({k for ld in loads for k in ld.keys})
     where = {k: i % n_partitions for i, k in enumerate(keys)}
     base = np.cumsum([0] + [s.n_docs for s in shards])
-    parts = [site_pages(s, *fields, where, n_partitions, np.arange(base[k], base[k + 1]), k)
+    exact_per_doc = covered_per_doc(exact, offsets)
+    # each shard's exact covered counts travel with its pages (the driver holds none of them)
+    parts = [site_pages(s, *fields, where, n_partitions, np.arange(base[k], base[k + 1]), k,
+                        ShardCoverage(exact_per_doc[base[k]:base[k + 1]], None))
              for k, s in enumerate(shards)]
     detected = [detect_site_partition([p[q] for p in parts], OPTIONS.detector_config().to_dict(), q)
                 for q in range(n_partitions)]
-    exact_per_doc = np.add.reduceat(exact.astype(np.int64), offsets[:-1])
-    merged = merge_partitions(detected[::-1], OPTIONS.detector_config(), exact_per_doc)
+    merged = merge_summaries(detected[::-1], OPTIONS.detector_config())
     assert merged.records == single_records and len(single_records) > 50
     assert without_timings(merged.stats) == without_timings(single_stats["detector"])
     assert merged.covered_tokens == single_stats["covered_tokens"]

@@ -11,7 +11,7 @@ from pyroaring import BitMap
 
 from bloomspan.engine.distributed.sharded_growth import GrownPhrases
 from bloomspan.engine.mining.phrases import MiningResult, Phrase
-from bloomspan.sidecar.distributed.coverage import CoverageReduction, shard_coverage
+from bloomspan.sidecar.distributed.coverage import CoverageReduction, coverage_sent, shard_coverage
 from bloomspan.sidecar.distributed.tasks import phrase_summary
 from bloomspan.sidecar.publish.bitmaps import encode_bitmap
 from bloomspan.sidecar.publish.publication import coverage_for, phrase_documents_for
@@ -71,10 +71,10 @@ def test_the_single_node_and_the_reduced_coverage_publish_the_canonical_bitmap()
     mask[TIE] = True
     single = [encode_bitmap(bm) for bm in coverage_for(MiningResult(phrases=[], coverage=mask), n_tokens)]
     # two document shards of 250 tokens, each one document, their covered runs as occurrences
-    reduction = CoverageReduction([np.array([0]), np.array([1])], n_tokens, with_bitmaps=True)
+    reduction = CoverageReduction(2, n_tokens, with_bitmaps=True)
     for k in (1, 0):
         runs = [(a - 250 * k, b - a) for a, b in _runs(TIE) if 250 * k <= a < 250 * (k + 1)]
         parts = [(np.array([a for a, _ in runs], dtype=np.int64), np.array([n for _, n in runs], dtype=np.int64))]
-        reduction.add(k, shard_coverage(np.array([0, 250]), parts, np.array([250 * k]), n_tokens))
+        reduction.add(k, coverage_sent(shard_coverage(np.array([0, 250]), parts, np.array([250 * k]), n_tokens)))
     dask = [encode_bitmap(bm) for bm in reduction.bitmaps()]
     assert single == dask == [_canonical()]
