@@ -149,7 +149,10 @@ def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard
         win = flagged_by_hashed_cells(shard.ids, shard.token_hash, shard.doc_offsets, length, members, n_cells)
     else:
         win = flagged_window_starts(shard.ids, shard.token_hash, shard.doc_offsets, length, members)
-    return _cut(shard, win, length, shard_no, n_growth)
+    cut = _cut(shard, win, length, shard_no, n_growth)
+    del win
+    release_freed_memory()  # the flagging's and the cut's temporaries: the worker holds the cut for routing
+    return cut
 
 
 def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_growth: int) -> ShardSegments:
@@ -257,8 +260,11 @@ def growth_parts(part: ShardSegments, run_ids: np.ndarray, global_docs: np.ndarr
     np.cumsum(lengths, out=seg_offsets[1:])
     tokens = remap[part.tokens]
     docs = np.asarray(global_docs, dtype=np.int64)[seg.doc]
-    return [pack_fragments(fragments_for(seg_offsets, tokens, docs, seg.start, part.win_seg, part.win_at,
-                                         part.win_route, g, shard_no)) for g in range(n_growth)]
+    parts = [pack_fragments(fragments_for(seg_offsets, tokens, docs, seg.start, part.win_seg, part.win_at,
+                                          part.win_route, g, shard_no)) for g in range(n_growth)]
+    del remap, seg_offsets, tokens, docs
+    release_freed_memory()  # the unpacked tails: the parts wait on this worker for growth
+    return parts
 
 
 def run_ids_of(used: list[str], run_id_of: dict[str, int]) -> np.ndarray:
