@@ -107,11 +107,10 @@ def profile(path: str, n_shards: int, sigma: int, min_length: int, n_units: int 
     uppers = [st.run("reduce (union, cells, superset)", tasks.upper_counts, f, union) for f in filters]
     members = st.run("reduce (union, cells, superset)", tasks.superset_of, union, sigma, *uppers)
     st.mark("count + reduce (filters held)")
-    kept = [tasks.kept_cells(f, j) for f, u in zip(filters, units) for j in range(len(u))]
+    sizes = [tasks.table_size(f) for f, u in zip(filters, units) for _ in range(len(u))]
     del filters, heavy, uppers
-    cut = [st.run("cut", tasks.flagged_segments, s, members, L, k, G, kept[k], tokens=s.n_tokens)
+    cut = [st.run("cut", tasks.flagged_segments, s, members, L, k, G, sizes[k], tokens=s.n_tokens)
            for k, s in enumerate(shards)]
-    del kept
     st.mark("cut")
     used = [st.run("cut", lambda c: tasks.used_strings(c).strings(), c) for c in cut]
 

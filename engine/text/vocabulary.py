@@ -336,6 +336,30 @@ class Vocabulary:
         bounds = np.append(starts, self._state[1] + 1).tolist()  # token j ends 1 before j + 1
         return [text[bounds[j]:bounds[j + 1] - 1] for j in range(size)]
 
+    def utf8_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every token's UTF-8, in id order, as ``(buf uint8, offsets int64 (size+1,))`` with
+        token i = ``buf[offsets[i]:offsets[i + 1] - 1]`` and a newline between neighbours (the
+        layout of :class:`bloomspan.engine.distributed.windows.PackedStrings`), or None when a
+        token holds a newline. One decode and one encode of the pool: no Python string per
+        token (a shard's list of its vocabulary cost ~5 bytes per corpus token at its peak)."""
+        size = len(self)
+        if size == 0:
+            return np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+        pool = self._pool[:self._state[1]].copy()
+        pool[self._rec[:size, _START] - 1] = 10  # the length words become the separators
+        text = pool.tobytes().decode("utf-32-le", "surrogatepass")
+        del pool
+        buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)[1:]  # the first one goes
+        del text
+        cuts = np.flatnonzero(buf == 10)
+        if cuts.shape[0] != size - 1:
+            return None
+        offsets = np.empty(size + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:-1] = cuts + 1
+        offsets[-1] = buf.shape[0] + 1
+        return buf, offsets
+
     def __iter__(self):
         return iter(self.tokens())
 

@@ -264,21 +264,21 @@ def _pigeonhole_cut(client, shards, homes, units, config, relay, run, seconds, t
     uppers = [client.submit(tasks.upper_counts, f, union, key=f"bloomspan-upper-{run}-{u}", retries=2,
                             **homes[units[u][0]]) for u, f in enumerate(filters)]
     members = client.submit(tasks.superset_of, union, sigma, *uppers, key=f"bloomspan-reduce-{run}-0", retries=2)
+    # each unit's table size: the cut finds its windows' cells in it (one small task per unit)
+    sizes = [client.submit(tasks.table_size, f, key=f"bloomspan-cells-{run}-{u}", **homes[units[u][0]])
+             for u, f in enumerate(filters)]
+    unit_of = {k: u for u, unit in enumerate(units) for k in unit}
+    lengths = client.submit(tasks.lengths, heavy, union, members, key=f"bloomspan-nheavy-{run}-0")
+    del filters, heavy, uppers  # a unit's filter goes back to its worker once its cells' sizes and counts are read
     _wait(client, [members], relay, "reduce")
-    n_heavy, n_union, n_members = client.submit(tasks.lengths, heavy, union, members,
-                                                key=f"bloomspan-nheavy-{run}-0").result()
-    # each shard's windows' cells, kept by its unit's count: the cut walks them, not the windows' hashes
-    kept = [None] * len(shards)
-    for u, unit in enumerate(units):
-        for j, k in enumerate(unit):
-            kept[k] = client.submit(tasks.kept_cells, filters[u], j, key=f"bloomspan-cells-{run}-{k}", **homes[k])
-    del filters, heavy, uppers  # the filters' memory goes back to the workers once the cells are picked
     seconds["reduce"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, kept[k], key=f"bloomspan-cut-{run}-{k}",
-                         retries=2, **homes[k]) for k, s in enumerate(shards)]
-    del kept  # a shard's cells are freed once its cut has run
+    # submitted without waiting for the statistics: no round trip to the driver between reduce and cut
+    cut = [client.submit(tasks.flagged_segments, s, members, L, k, n_growth, sizes[unit_of[k]],
+                         key=f"bloomspan-cut-{run}-{k}", retries=2, **homes[k]) for k, s in enumerate(shards)]
+    n_heavy, n_union, n_members = lengths.result()
+    del sizes, lengths
     _wait(client, cut, relay, "cut")
     seconds["cut"] = time.perf_counter() - t0
     n_shards, n_units = len(shards), len(units)

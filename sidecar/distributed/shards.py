@@ -30,7 +30,9 @@ from .in_worker import release_freed_memory, worker_progress
 
 log = logging.getLogger(__name__)
 
-TOKENIZE_DOCS = 500  # documents per tokenizer call: its transient arrays (code points, spans) stay small
+# Documents per tokenizer call: its scratch is sized for the worst case (~3x the tokens), and a
+# reader's heap keeps what the largest call used (500 documents: ~5 B per token of a 6.6 M-token shard).
+TOKENIZE_DOCS = 100
 
 
 @dataclass
@@ -92,7 +94,8 @@ class _Tokenizer:
 
     def __init__(self, with_lines: bool = False, with_offsets: bool = False):
         self.vocabulary = Vocabulary()
-        self.parts: list[np.ndarray] = []
+        self._ids = np.zeros(1 << 16, dtype=np.uint32)  # every batch's ids, grown in place (_append)
+        self._n_ids = 0
         self.lengths: list[np.ndarray] = []
         self.lines: list[np.ndarray] | None = [] if with_lines else None
         self.chars: list[tuple[np.ndarray, np.ndarray]] | None = [] if with_offsets else None
@@ -105,12 +108,30 @@ class _Tokenizer:
                 self.chars.append((more.pop(0), more.pop(0)))
             if self.lines is not None:
                 self.lines.append(more.pop(0))
-            self.parts.append(ids)
+            self._append(ids)
             self.lengths.append(np.diff(offsets))
 
+    def _append(self, ids: np.ndarray) -> None:
+        """Add a batch's ids to the one buffer, grown in place by a quarter when full: a large
+        buffer is its own memory mapping, which ``resize`` (realloc) extends without a second
+        copy, so the shard's ids never exist twice (a list of batches joined at the end held
+        8 bytes per token at the join). ``resize`` zero-fills what it adds, so growing by a
+        quarter, not by doubling, keeps the unused tail under a quarter of the ids."""
+        n = self._n_ids + ids.shape[0]
+        if n > self._ids.shape[0]:
+            self._ids.resize(max(n, self._ids.shape[0] * 5 // 4), refcheck=False)  # no view of it exists
+        self._ids[self._n_ids:n] = ids
+        self._n_ids = n
+
     def corpus(self, **extra) -> ShardCorpus:
-        ids = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint32)
-        self.parts = []
+        # The strings first, while only the ids are held: the vocabulary and its decoded list
+        # are gone before anything else is built.
+        spans = self.vocabulary.utf8_spans()
+        strings = PackedStrings(*spans) if spans is not None else PackedStrings.of(self.vocabulary.tokens())
+        self.vocabulary = None
+        release_freed_memory()  # the vocabulary's and the documents' objects are gone
+        ids, self._ids = self._ids, None
+        ids.resize(self._n_ids, refcheck=False)  # the unused tail goes back (realloc shrinks in place)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -122,9 +143,6 @@ class _Tokenizer:
             extra["char_starts"] = np.concatenate([c[0] for c in self.chars]) if self.chars else empty
             extra["char_ends"] = np.concatenate([c[1] for c in self.chars]) if self.chars else empty
             self.chars = []
-        strings = PackedStrings.of(self.vocabulary.tokens())
-        self.vocabulary = None
-        release_freed_memory()  # the vocabulary's and the documents' objects are gone
         return ShardCorpus(ids=ids, doc_offsets=offsets, strings=strings, token_hash=strings.hashes(), **extra)
 
 

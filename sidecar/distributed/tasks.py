@@ -23,7 +23,7 @@ from bloomspan.engine.distributed.sharded_growth import (
 from bloomspan.engine.distributed.window_filter import (
     cell_values,
     filter_cells,
-    flagged_by_cells,
+    flagged_by_hashed_cells,
     flagged_window_starts,
     frequent_superset,
     routing_keys_at,
@@ -139,16 +139,20 @@ def shard_segments(shard: ShardCorpus, frequent: list[np.ndarray], length: int, 
 
 
 def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard_no: int,
-                     n_growth: int = 1, kept: tuple[np.ndarray, int] | None = None) -> ShardSegments:
+                     n_growth: int = 1, n_cells: int | None = None) -> ShardSegments:
     """:func:`shard_segments` for a superset of the frequent windows given as one sorted hash
-    array (:mod:`bloomspan.engine.distributed.window_filter`). ``kept``: the shard's windows'
-    cells from its count (:func:`kept_cells`): the windows whose cell is one of ``members``'
-    are flagged without hashing any window again; without it every window is hashed."""
-    if kept is not None:
-        win = flagged_by_cells(shard.doc_offsets, length, kept[0], members, kept[1])
+    array (:mod:`bloomspan.engine.distributed.window_filter`). ``n_cells``: the size of the
+    shard's unit's table (:func:`table_size`): the windows whose cell is the cell of one of
+    ``members`` are flagged (a bit test per window, no search); without it, the windows of
+    ``members`` exactly."""
+    if n_cells is not None:
+        win = flagged_by_hashed_cells(shard.ids, shard.token_hash, shard.doc_offsets, length, members, n_cells)
     else:
         win = flagged_window_starts(shard.ids, shard.token_hash, shard.doc_offsets, length, members)
-    return _cut(shard, win, length, shard_no, n_growth)
+    cut = _cut(shard, win, length, shard_no, n_growth)
+    del win
+    release_freed_memory()  # the flagging's and the cut's temporaries: the worker holds the cut for routing
+    return cut
 
 
 def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_growth: int) -> ShardSegments:
@@ -176,27 +180,27 @@ def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
 @dataclass
 class ShardFilter:
     """A count unit's counting filter (uint8, stays on its worker) and its heavy window hashes
-    (uint64 ascending: what goes to the union), built in one pass (window_filter steps 1-2)."""
+    (uint64 ascending: what goes to the union), built in one pass (window_filter steps 1-2).
+    Nothing per window is kept: the cut hashes its windows' cells again
+    (:func:`~bloomspan.engine.distributed.window_filter.flagged_by_hashed_cells`)."""
 
     counters: np.ndarray
     heavy: np.ndarray
-    cells: list[np.ndarray]  # per shard of the unit: uint32, every window's cell (for the cut)
 
 
 def unit_filter(shards: list[ShardCorpus], length: int, threshold: int, unit_no: int) -> ShardFilter:
     """One count unit's filter and heavy windows (steps 1 and 2): the shards a worker holds,
     counted into one table in one pass (:func:`~bloomspan.engine.distributed.window_filter.unit_filter_heavy`)."""
     n_windows = sum(int(np.maximum(np.diff(s.doc_offsets) - length + 1, 0).sum()) for s in shards)
-    counters, heavy, cells = unit_filter_heavy([(s.ids, s.token_hash, s.doc_offsets) for s in shards], length,
-                                               filter_cells(n_windows), threshold, keep_cells=True)
+    counters, heavy = unit_filter_heavy([(s.ids, s.token_hash, s.doc_offsets) for s in shards], length,
+                                        filter_cells(n_windows), threshold)
     worker_progress("count", unit_no, 1, None)
-    return ShardFilter(counters, heavy, cells)
+    return ShardFilter(counters, heavy)
 
 
-def kept_cells(f: ShardFilter, j: int) -> tuple[np.ndarray, int]:
-    """(the cells of the unit's j-th shard's windows, the unit's table size): what that shard's
-    cut needs of the count (runs where the filter is)."""
-    return f.cells[j], int(f.counters.shape[0])
+def table_size(f: ShardFilter) -> int:
+    """The unit's table size: what its shards' cuts need of the count to find their windows' cells."""
+    return int(f.counters.shape[0])
 
 
 def heavy_hashes(f: ShardFilter) -> np.ndarray:
@@ -256,8 +260,11 @@ def growth_parts(part: ShardSegments, run_ids: np.ndarray, global_docs: np.ndarr
     np.cumsum(lengths, out=seg_offsets[1:])
     tokens = remap[part.tokens]
     docs = np.asarray(global_docs, dtype=np.int64)[seg.doc]
-    return [pack_fragments(fragments_for(seg_offsets, tokens, docs, seg.start, part.win_seg, part.win_at,
-                                         part.win_route, g, shard_no)) for g in range(n_growth)]
+    parts = [pack_fragments(fragments_for(seg_offsets, tokens, docs, seg.start, part.win_seg, part.win_at,
+                                          part.win_route, g, shard_no)) for g in range(n_growth)]
+    del remap, seg_offsets, tokens, docs
+    release_freed_memory()  # the unpacked tails: the parts wait on this worker for growth
+    return parts
 
 
 def run_ids_of(used: list[str], run_id_of: dict[str, int]) -> np.ndarray:
@@ -399,7 +406,7 @@ def warm_kernels(min_length: int = 10) -> None:
     counted = unit_filter([shard], min_length, 2, 0)
     union = union_of(heavy_hashes(counted))
     members = superset_of(union, 2, upper_counts(counted, union))
-    cut = flagged_segments(shard, members, min_length, 0, 1, kept_cells(counted, 0))
+    cut = flagged_segments(shard, members, min_length, 0, 1, table_size(counted))
     flagged_segments(shard, members, min_length, 0, 1)
     cut_exact = shard_segments(shard, [frequent_windows([window_parts(shard, min_length, 1, 0)[0]], 2)],
                                min_length, 1, 0, 1)

@@ -271,6 +271,23 @@ def test_flagged_by_cells_matches_reference_and_holds_the_flagged_windows(docs, 
         assert set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist()) <= set(got.tolist())
 
 
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([1, 3, 17, 64, 500]),
+       pick=st.integers(0, 2**32), chunk=st.sampled_from([1, 7, 1 << 18]))
+def test_flagged_by_hashed_cells_is_the_cut_by_kept_cells(docs, length, n_cells, pick, chunk):
+    """Cells hashed again chunk by chunk flag what the kept cells flag, for any chunk size."""
+    ids, token_hash, offsets = _renumbered(*corpus_of(docs), 0)
+    counters, heavy, (cells,) = wf.unit_filter_heavy([(ids, token_hash, offsets)], length, n_cells, 1, keep_cells=True)
+    rng = np.random.default_rng(pick)
+    members = np.unique(heavy[rng.random(heavy.shape[0]) < 0.4]) if heavy.size else heavy
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wf, "CHUNK_WINDOWS", chunk)
+        got = wf.flagged_by_hashed_cells(ids, token_hash, offsets, length, members, n_cells)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, wf.flagged_by_cells_reference(ids, token_hash, offsets, length, members, n_cells))
+    assert np.array_equal(got, wf.flagged_by_cells(offsets, length, cells, members, n_cells))
+
+
 def test_kept_cells_are_in_window_order_with_a_partitioned_build_over_chunks(monkeypatch):
     monkeypatch.setattr(wf, "CHUNK_WINDOWS", 7)
     monkeypatch.setattr(wf, "region_layout", lambda n_cells: (3, -(-n_cells >> 3)))

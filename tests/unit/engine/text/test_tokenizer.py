@@ -234,6 +234,15 @@ def test_ids_do_not_depend_on_batching():
     assert v_all.tokens()[:3] == ["the", "cat", "sat"]  # ids in first-occurrence order
 
 
+def test_a_batch_returns_arrays_of_its_own_not_slices_of_the_kernel_buffers():
+    """The kernel's buffers hold one slot per two code points: a caller keeping a batch's ids
+    (a shard's reader keeps every batch's) must not keep the rest of the buffer alive."""
+    texts = ["a fairly ordinary sentence of prose with words in it"] * 50
+    ids, _, starts, ends, lines = encode_batch(texts, Vocabulary(), with_offsets=True, with_lines=True)
+    for a in (ids, starts, ends, lines):
+        assert a.base is None or a.base.nbytes <= 2 * a.nbytes
+
+
 def test_long_tokens_and_growth():
     texts = ["A" * 1000 + " " + "İ" * 300 + "b", " ".join(f"w{i}" for i in range(5000)), "ﬃ" * 100]
     v, (ids, off, s, e, lines) = _check_same(texts)

@@ -170,3 +170,20 @@ def test_ids_in_and_code_point_ranges_read_the_pool_as_the_strings_would(mine, t
     assert a.ids_in(b).dtype == np.uint32
     digits = [all("0" <= c <= "9" for c in t) for t in a.tokens()]
     assert a.all_code_points_in(48, 57).tolist() == digits
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.lists(tokens_strategy, unique=True, max_size=30))
+def test_utf8_spans_are_the_packed_strings_of_the_tokens(tokens):
+    from bloomspan.engine.distributed.windows import PackedStrings, _utf8_spans
+
+    v = Vocabulary()
+    v.ids_of(tokens, add_new=True)
+    spans = v.utf8_spans()
+    if any("\n" in t for t in tokens):
+        assert spans is None  # the caller packs the decoded list instead
+        return
+    buf, offsets = spans
+    want_buf, want_offsets = _utf8_spans(tokens) if tokens else (np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    assert np.array_equal(buf, want_buf) and np.array_equal(offsets, want_offsets)
+    assert list(PackedStrings(buf, offsets)) == tokens
