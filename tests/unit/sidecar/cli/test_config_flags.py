@@ -119,7 +119,7 @@ def test_the_checker_follows_renamed_parameters():
 # ---------------------------------------------------------------------- the commands use them
 def test_mine_top_default_reaches_the_run_config(monkeypatch):
     """Regression: --top said 10, MineConfig 20, and the command took max(top, 20)."""
-    from bloomspan.sidecar.run.mining_run import MineConfig
+    from bloomspan.sidecar.run.mine_config import PublishSection
 
     seen = {}
 
@@ -127,15 +127,15 @@ def test_mine_top_default_reaches_the_run_config(monkeypatch):
         raise click.ClickException("stop")
 
     monkeypatch.setattr("bloomspan.sidecar.cli.cluster.checked_client", stop)
-    original = MineConfig.__post_init__
+    original = PublishSection.__post_init__
 
     def record(self):
         seen["top"] = self.top
         original(self)
 
-    monkeypatch.setattr(MineConfig, "__post_init__", record)
+    monkeypatch.setattr(PublishSection, "__post_init__", record)
     res = CliRunner().invoke(cli, ["mine", "--index", "crawl"])
-    assert res.exit_code == 1 and "stop" in res.output and seen["top"] == MineConfig.top == 20
+    assert res.exit_code == 1 and "stop" in res.output and seen["top"] == PublishSection.top == 20
     res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--top", "5"])
     assert seen["top"] == 5
 
