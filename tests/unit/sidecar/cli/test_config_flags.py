@@ -145,3 +145,20 @@ def test_serve_flag_errors_name_the_flag():
     assert res.exit_code == 2 and "--port" in res.output and "pw-S3cret-1" not in res.output
     res = CliRunner().invoke(cli, ["serve", "--timeout", "soon"])
     assert res.exit_code == 2 and "--timeout" in res.output
+
+
+def test_a_bad_mine_knob_is_a_usage_error_naming_its_flag_and_section_field():
+    res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--keep-runs", "0"])
+    assert res.exit_code == 2 and "--keep-runs" in res.output and "publish.keep_runs=0" in res.output
+    res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--no-templates", "--url", "ftp://x",
+                                   "--password", "pw-S3cret-2", "--username", "u"])
+    assert res.exit_code == 2 and "--url" in res.output and "cluster.url" in res.output
+    assert "pw-S3cret-2" not in res.output
+
+
+def test_pipeline_flags_build_its_config_with_the_cluster_section():
+    command = cli.commands["pipeline"]
+    params = command.make_context("pipeline", [], resilient_parsing=True).params
+    config = PIPELINE_FLAGS.build({**params, "template_index": "tpl", "url": "http://node:9201", "timeout": 5.0})
+    assert config.cluster.url == "http://node:9201" and config.cluster.timeout == 5.0
+    assert (config.template_index, config.pipeline_id, config.scope_field) == ("tpl", "bloomspan-clean", None)
