@@ -48,7 +48,7 @@ def _run(url: str, prefix: str, work: Path, workers: int, sigma: int, min_length
     from bloomspan.sidecar.distributed.cluster import DaskConfig
     from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 
-    config = MineConfig(index=f"{prefix}src", url=url, template_index=f"{prefix}tpl", work_dir=str(work),
+    config = MineConfig.from_flags(index=f"{prefix}src", url=url, template_index=f"{prefix}tpl", work_dir=str(work),
                         lease_index=f"{prefix}lease", sigma=sigma, min_length=min_length, site_field="site",
                         url_field="url", annotate=True)
     t = time.perf_counter()

@@ -68,7 +68,7 @@ def _mine_kwargs(url: str, prefix: str, name: str, work: Path, sigma: int, min_l
 def _single_index(url: str, prefix: str, work: Path, sigma: int, min_length: int) -> dict:
     kwargs = json.dumps(_mine_kwargs(url, prefix, "one", work, sigma, min_length))
     return _child(_PEAK + "from bloomspan.sidecar.run.mining_run import MineConfig, run_mining\n"
-                  f"s = run_mining(MineConfig(**json.loads({kwargs!r})))\n" + _REPORT.replace("TOKENS", "s.tokens_mined"))
+                  f"s = run_mining(MineConfig.from_flags(**json.loads({kwargs!r})))\n" + _REPORT.replace("TOKENS", "s.tokens_mined"))
 
 
 class _PeakRSS:
@@ -224,7 +224,7 @@ def _index_runs(a, path: Path, work: Path) -> list[tuple]:
             name = f"dask{k}"
 
             def run(address, name=name):
-                config = MineConfig(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
+                config = MineConfig.from_flags(**_mine_kwargs(a.index_url, prefix, name, work, a.sigma, a.min_length))
                 s = run_mining(config, dask=DaskConfig(address))
                 stats = client.search(index=prefix + name, body={"query": {"term": {"kind": "run"}}})
                 return s.tokens_mined, stats["hits"]["hits"][0]["_source"]["stats"]["engine"]

@@ -32,6 +32,11 @@ class ClusterConfigError(BloomspanSidecarError, ValueError):
         shown = "***" if secret else repr(value)
         super().__init__(f"{field}={shown}: {fix}", field=field)
         self.value = None if secret else value
+        self.fix, self.secret = fix, secret
+
+    def within(self, section: str) -> ClusterConfigError:
+        """The same error naming ``section.field`` (a knob of a composite config's section)."""
+        return ClusterConfigError(f"{section}.{self.field}", self.value, self.fix, secret=self.secret)
 
 
 class ClusterUnavailableError(BloomspanSidecarError):

@@ -14,13 +14,16 @@ Flags are read from ``BLOOMSPAN_<COMMAND>_<FLAG>`` too when the group sets
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
 
 import click
 
-from .config_flags import MINE_FLAGS
+from bloomspan.sidecar.run.mine_config import MineConfig, MiningSection, PublishSection, ScanSection, TemplatesSection
+
+from .config_flags import MINE_FLAGS, knob_option, section_options
 from .connection_flags import checked_client, cluster_client as _cluster, connection_options
 from .dask_flags import check_dask_address
 from .failures import BloomspanGroup, configure_logging
@@ -34,27 +37,21 @@ def _fail(exc):
     from bloomspan.sidecar.errors import ClusterConfigError
 
     if isinstance(exc, ClusterConfigError):
-        return click.BadParameter(str(exc), param_hint=f"--{(exc.field or '').replace('_', '-')}")
+        hint = MINE_FLAGS.flag_for(exc.field) if "." in (exc.field or "") else f"--{(exc.field or '').replace('_', '-')}"
+        return click.BadParameter(str(exc), param_hint=hint)
     return click.ClickException(str(exc))
 
 
 # ---------------------------------------------------------------------- mine
 def shared_mine_options(f):
     """Options ``mine`` has in both forms (JSON Lines and cluster): the lead's merged command
-    keeps ONE copy of these; the standalone ``mine`` below uses them as they are."""
+    keeps ONE copy of these; the standalone ``mine`` below uses them as they are. The knobs
+    are MineConfig's (:mod:`bloomspan.sidecar.run.mine_config`), declared there once."""
     options = [
-        click.option("--field", default="text", show_default=True, help="Text field (dots for nested fields)."),
-        click.option("--sigma", type=int, default=20, show_default=True, help="Minimum number of distinct documents."),
-        click.option("--min-length", type=int, default=10, show_default=True, help="Minimum phrase length in tokens."),
-        click.option("--engine", type=click.Choice(["bloomspan", "fhk", "auto"]), default="auto", show_default=True,
-                     help="Exact miner: BloomSpan, FHK (suffix array), or auto (picked by corpus shape)."),
-        click.option("--filter-bytes", type=int, default=None,
-                     help="Counting-filter size (default: sized by the corpus, about 1 byte per counted window)."),
-        click.option("--work-dir", default=None,
-                     help="Corpus store, checkpoints and the snapshot reused by the next run "
-                          "(cluster form default: ./bloomspan-work)."),
-        click.option("--top", type=int, default=20, show_default=True,
-                     help="Length of the report's top lists (the run document keeps as many)."),
+        section_options(ScanSection, only=("field",)),
+        section_options(MiningSection),
+        knob_option(_field(MineConfig, "work_dir")),
+        section_options(PublishSection, only=("top",)),
         click.option("--dask", "dask", default=None, metavar="ADDRESS", callback=check_dask_address,
                      help="Mine on Dask: local:N (N worker processes here) or a scheduler, tcp://HOST:8786."),
         click.option("--dask-memory-limit", default=None,
@@ -66,52 +63,14 @@ def shared_mine_options(f):
 
 
 def cluster_mine_options(f):
-    """Options only the cluster form of ``mine`` has, connection options included."""
+    """Options only the cluster form of ``mine`` has: the knobs of its scan, templates and
+    publish sections and its connection (:class:`ClusterConfig`), and how it prints."""
     options = [
-        click.option("--index", "index", default=None, help="Source index, alias or pattern to mine."),
-        click.option("--template-index", default="bloomspan-templates", show_default=True,
-                     help="Alias of the published template index (physical indices are NAME-<run>)."),
-        click.option("--batch-size", type=int, default=1000, show_default=True, help="Documents per search page."),
-        click.option("--slices", type=int, default=4, show_default=True, help="Shards read in parallel."),
-        click.option("--keep-runs", type=int, default=3, show_default=True, help="Published runs kept for rollback."),
-        click.option("--annotate/--no-annotate", default=False, show_default=True,
-                     help="Write bloomspan.boilerplate_ratio and spans onto the source documents."),
-        click.option("--timestamp-field", default=None,
-                     help="Field that changes when a document changes (else _seq_no/_primary_term)."),
-        click.option("--full", is_flag=True, default=False, help="Ignore the previous snapshot: read everything."),
-        click.option("--site-field", default=None,
-                     help="Field with the site or URL: per-site clutter, and the site scope of --templates."),
-        click.option("--templates/--no-templates", default=None,
-                     help="Run the template detector (whole-line, site-scoped, slotted templates and page "
-                          "skeletons) and publish its records for the cleaner and the proxy; on by default "
-                          "whenever --site-field or --url-field is given."),
-        click.option("--url-field", default=None,
-                     help="Field with the page URL: site sections for --templates (and the site when "
-                          "--site-field is not given)."),
-        click.option("--template-config", "template_config_path", default=None, metavar="FILE|JSON",
-                     help="A file holding a JSON object of TemplateConfig fields for --templates, or the "
-                          'object itself, e.g. \'{"skeleton": {"site_echo_length": 6}}\' (the others keep '
-                          "their defaults)."),
-        click.option("--lease-index", default="bloomspan-lease", show_default=True,
-                     help="Index of the lease that keeps one run at a time."),
-        click.option("--lease-ttl", type=float, default=120.0, show_default=True, help="Lease lifetime in seconds."),
-        click.option("--scan-mode", type=click.Choice(["auto", "pit", "scroll"]), default="auto", show_default=True),
-        click.option("--pit-keep-alive", default="10m", show_default=True,
-                     help="Keep-alive of points in time (a killed run's PIT lingers this long)."),
-        click.option("--checkpoint-seconds", type=float, default=5.0, show_default=True,
-                     help="Seconds between checkpoints while reading."),
-        click.option("--outage-seconds", type=float, default=180.0, show_default=True,
-                     help="How long reading waits for a cluster that went away (a restart: new points in time, "
-                          "from the saved positions) before the run stops; 0: stop at once."),
-        click.option("--bulk-docs", type=int, default=500, show_default=True, help="Documents per bulk request."),
+        section_options(ScanSection, skip=("field",)),
+        section_options(TemplatesSection),
+        section_options(PublishSection, skip=("top",)),
         click.option("--progress", "progress_mode", type=click.Choice(["auto", "bar", "lines", "none"]),
                      default="auto", show_default=True, help="Progress on stderr."),
-        click.option("--allow-empty", is_flag=True, default=False,
-                     help="Publish even a run that read no usable document, or found no phrase while the alias "
-                          "holds a run with phrases (refused by default: the cleaning would stop)."),
-        click.option("--dry-run", is_flag=True, default=False,
-                     help="Publish the run without moving the alias: compare it with `bloomspan diff`, move the "
-                          "alias with `bloomspan promote RUN`."),
         click.option("--json", "as_json", is_flag=True, default=False, help="Print the run summary as JSON."),
         click.option("--report/--no-report", "show_report", default=True, show_default=True,
                      help="Print the operator report after publishing."),
@@ -119,6 +78,10 @@ def cluster_mine_options(f):
     for option in reversed(options):
         f = option(f)
     return connection_options(f)
+
+
+def _field(cls: type, name: str) -> dataclasses.Field:
+    return next(f for f in dataclasses.fields(cls) if f.name == name)
 
 
 def read_template_config(path: str | None) -> dict | None:
@@ -144,28 +107,24 @@ def read_template_config(path: str | None) -> dict | None:
 def mine_cluster_command(params: dict) -> None:
     """Body of ``bloomspan mine --index ...``: ``params`` are click's (see ``MINE_FLAGS``);
     build the config, run, print the summary."""
-    from bloomspan.sidecar.errors import BloomspanSidecarError, ClusterConfigError
-    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+    from bloomspan.sidecar.errors import BloomspanSidecarError
+    from bloomspan.sidecar.run.mining_run import run_mining
 
     index, dask = params["index"], params["dask"]
     if not index:
         raise click.UsageError("give --index NAME (the source index to mine) or --jsonl PATH")
-    flags = {**MINE_FLAGS.config_kwargs(params), "work_dir": params["work_dir"] or MineConfig.work_dir,
-             "templates": params["templates"]}
-    try:
-        config = MineConfig(**flags, template_config=read_template_config(params["template_config_path"]))
-    except ClusterConfigError as exc:
-        raise _fail(exc) from None
+    config = MINE_FLAGS.build(params, template_config_path=read_template_config(params["template_config_path"]))
     progress_mode, as_json, show_report = params["progress_mode"], params["as_json"], params["show_report"]
     from .progress import command_progress
 
     t0 = time.perf_counter()
     from bloomspan.sidecar.cluster.source_checks import check_fields_present, check_source
 
-    client = checked_client(config.cluster_config())
+    client = checked_client(config.cluster)
     try:
-        check_source(client, index, config.field, cluster=config.cluster_config().safe_url)
-        check_fields_present(client, index, {"--site-field": config.site_field, "--url-field": config.url_field})
+        check_source(client, index, config.scan.field, cluster=config.cluster.safe_url)
+        check_fields_present(client, index, {"--site-field": config.templates.site_field,
+                                             "--url-field": config.templates.url_field})
         with command_progress(progress_mode) as progress:
             if dask:
                 from bloomspan.sidecar.cli.dask_runs import run_on_dask
@@ -204,7 +163,7 @@ def mine_cluster_command(params: dict) -> None:
         from bloomspan.sidecar.report.operator_report import report
         from bloomspan.sidecar.report.text import render_report
 
-        click.echo(render_report(report(client, config.template_index, top=config.top), top=config.top))
+        click.echo(render_report(report(client, config.publish.template_index, top=config.publish.top), top=config.publish.top))
 
 
 @click.command("mine")

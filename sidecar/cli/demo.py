@@ -50,7 +50,14 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     from bloomspan.sidecar.publish.template_reader import current_run, load_cleaning_set, load_phrase_set
     from bloomspan.sidecar.report.operator_report import report
     from bloomspan.sidecar.report.text import render_report, template_counts
-    from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
+    from bloomspan.sidecar.run.mine_config import (
+        MineConfig,
+        MiningSection,
+        PublishSection,
+        ScanSection,
+        TemplatesSection,
+    )
+    from bloomspan.sidecar.run.mining_run import run_mining
 
     t_start = time.perf_counter()
     url = config.cluster.safe_url
@@ -76,13 +83,12 @@ def run_demo(config: DemoConfig, say: Callable[[str], None], client=None,
     indexed, _ = helpers.bulk(client, actions(), chunk_size=500, refresh=True)
     say(f"indexed {indexed:,} generated pages into {config.index} in {time.perf_counter() - t0:.1f}s")
 
-    c = config.cluster
-    mine_config = MineConfig(index=config.index, url=c.url, username=c.username, password=c.password,
-                             api_key=c.api_key, ca_certs=c.ca_certs, verify_certs=c.verify_certs,
-                             timeout=c.timeout, sigma=config.sigma, min_length=config.min_length,
-                             template_index=config.template_index, lease_index=config.lease_index,
-                             work_dir=config.work_dir, site_field="site", url_field="url", templates=True,
-                             full=True, slices=2)
+    mine_config = MineConfig(
+        scan=ScanSection(index=config.index, full=True, slices=2), cluster=config.cluster,
+        mining=MiningSection(sigma=config.sigma, min_length=config.min_length),
+        templates=TemplatesSection(site_field="site", url_field="url", enabled=True),
+        publish=PublishSection(template_index=config.template_index, lease_index=config.lease_index),
+        work_dir=config.work_dir)
     t0 = time.perf_counter()
     summary = run_mining(mine_config, client=client, progress=progress or _log_progress)
     mine_seconds = time.perf_counter() - t0

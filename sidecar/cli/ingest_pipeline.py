@@ -1,5 +1,9 @@
 """`bloomspan pipeline`: a run exported as a native ingest pipeline, printed or put on the cluster.
 
+:class:`PipelineConfig`'s fields are the command's flags (one declaration per knob, with its
+help); the command builds it from them (``PIPELINE_FLAGS.build``) and calls
+:func:`export_run_pipeline`.
+
 :func:`export_run_pipeline` is the whole command after its flags are parsed: read the run (a
 ``phrases.jsonl`` with the records beside it, or a template index with its curation applied
 strictly), build the pipeline for the target engine (:mod:`bloomspan.ingest.pipeline_export`),
@@ -10,17 +14,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from bloomspan.ingest.base.errors import IngestConfigError, IngestError
-from bloomspan.ingest.match.loading import run_template_records
-from bloomspan.ingest.pipeline_export.export import PipelineExport, export_pipeline
-from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.cli.connection_flags import checked_client
 from bloomspan.sidecar.cli.run_fields import published_run_index
 from bloomspan.sidecar.cluster.connection import ClusterConfig
-from bloomspan.sidecar.cluster.engine import engine_of
+from bloomspan.sidecar.knobs import knob, section
+
+if TYPE_CHECKING:
+    from bloomspan.ingest.pipeline_export.export import PipelineExport
+    from bloomspan.ingest.records.phrase_set import PhraseSet
 
 # The flag of each field an IngestConfigError of the export may name.
 EXPORT_FLAGS = {"field": "--field", "scope_field": "--site-field", "url_field": "--url-field", "top": "--top"}
@@ -32,17 +38,23 @@ class PipelineConfig:
     ``template_index`` on ``cluster``), the pipeline's id, field, scope and URL fields, mode,
     ``top`` phrases, the ``target_engine`` (auto: the cluster's) and ``print_only``."""
 
-    cluster: ClusterConfig
-    phrases_path: str | None = None
-    template_index: str | None = None
-    pipeline_id: str = "bloomspan-clean"
-    field: str = "text"
-    scope_field: str | None = None
-    url_field: str | None = None
-    mode: str = "strip"
-    top: int = 500
-    target_engine: str = "auto"
-    print_only: bool = False
+    cluster: ClusterConfig = section(ClusterConfig)
+    phrases_path: str | None = knob(None, "phrases.jsonl from `bloomspan mine --jsonl`.", decls=("--phrases",),
+                                    kind="existing_file", envvar="BLOOMSPAN_PIPELINE_PHRASES")
+    template_index: str | None = knob(None, "Template index alias to read phrases from.")
+    pipeline_id: str = knob("bloomspan-clean", "Name of the ingest pipeline to put.", show_default=True)
+    field: str = knob("text", None, show_default=True)
+    scope_field: str | None = knob(None, "Document field naming its site, for site-scoped records.",
+                                   decls=("--site-field",))
+    url_field: str | None = knob(None, "Document field with its URL: site sections of template records.")
+    mode: str = knob("strip", None, choices=("strip", "downweight"), show_default=True)
+    top: int = knob(500, "Phrases (by length x df) the pipeline removes, and records per site or section.",
+                    show_default=True)
+    target_engine: str = knob("auto", "Processors of which engine; auto: the cluster's (OpenSearch with --print "
+                              "alone).", decls=("--engine",), choices=("auto", "opensearch", "elasticsearch"),
+                              show_default=True)
+    print_only: bool = knob(False, "Print the pipeline JSON instead of installing it.", decls=("--print",),
+                            is_flag=True)
 
     def __post_init__(self) -> None:
         if bool(self.phrases_path) == bool(self.template_index):
@@ -52,6 +64,10 @@ class PipelineConfig:
 
 def export_run_pipeline(config: PipelineConfig) -> PipelineExport:
     """Export the run ``config`` names; print it (``print_only``) or put it on the cluster."""
+    # PipelineConfig's fields are the command's flags: `--help` imports this module, not these
+    from bloomspan.ingest.pipeline_export.export import export_pipeline
+    from bloomspan.sidecar.cluster.engine import engine_of
+
     client = checked_client(config.cluster) if config.template_index or not config.print_only else None
     engine = engine_of(client) if client is not None else None
     flavour = (config.target_engine if config.target_engine != "auto"
@@ -90,6 +106,9 @@ def export_run_pipeline(config: PipelineConfig) -> PipelineExport:
 
 def _run_records(config: PipelineConfig, client) -> tuple[PhraseSet, object]:
     """The run's phrase set and its template records (None when it has none), curated."""
+    from bloomspan.ingest.match.loading import run_template_records
+    from bloomspan.ingest.records.phrase_set import PhraseSet
+
     if config.phrases_path:
         return PhraseSet.from_jsonl(config.phrases_path), run_template_records(config.phrases_path)
     from bloomspan.ingest.records.curation import curate_records

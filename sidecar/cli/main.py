@@ -16,9 +16,11 @@ from bloomspan.sidecar.cli.cluster import (
     mine_cluster_command,
     shared_mine_options,
 )
-from bloomspan.sidecar.cli.config_flags import CLEAN_FLAGS, CONNECTION_FLAGS, PIPELINE_FLAGS
+from bloomspan.sidecar.cli.config_flags import CLEAN_FLAGS, CONNECTION_FLAGS, PIPELINE_FLAGS, section_options
 from bloomspan.sidecar.cli.connection_flags import checked_client, cluster_config, connection_options
 from bloomspan.sidecar.cli.failures import BloomspanGroup, configure_logging
+from bloomspan.sidecar.cli.ingest_pipeline import PipelineConfig
+from bloomspan.sidecar.cli.mine_jsonl import mine_jsonl_command
 
 
 def _version() -> str:
@@ -49,15 +51,6 @@ def cli(log_level: str) -> None:
     configure_logging(log_level)
 
 
-def _mining_config(sigma: int, min_length: int, engine: str, filter_bytes: int | None):
-    from bloomspan.engine.mining.config import ConfigError, MiningConfig
-
-    try:
-        return MiningConfig(sigma=sigma, min_length=min_length, engine=engine, filter_bytes=filter_bytes)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint=f"--{exc.field.replace('_', '-')}") from None
-
-
 @cli.command()
 @click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False),
               help="Mine a JSON Lines file (one document per line) instead of a live index.")
@@ -74,52 +67,7 @@ def mine(jsonl, id_field, out_dir, **kwargs):
             raise click.UsageError("--out and --id-field go with --jsonl; a cluster run publishes to --template-index")
         mine_cluster_command(kwargs)
         return
-    if not out_dir:
-        raise click.UsageError("--out DIR is required with --jsonl")
-    config = _mining_config(kwargs["sigma"], kwargs["min_length"], kwargs["engine"], kwargs["filter_bytes"])
-    from bloomspan.sidecar.cli.cluster import read_template_config
-    from bloomspan.sidecar.cli.progress import command_progress
-    from bloomspan.sidecar.report.text import render_report, template_counts
-    from bloomspan.sidecar.run.jsonl_mining import JsonlInputError, mine_jsonl
-    from bloomspan.sidecar.run.run_templates import TemplateOptions, TemplateOptionsError
-
-    top = kwargs["top"]
-    site_field, url_field = kwargs.get("site_field"), kwargs.get("url_field")
-    try:  # the detector runs whenever a site or URL field is given (--no-templates skips it)
-        templates = TemplateOptions(site_field, url_field, kwargs.get("templates"),
-                                    read_template_config(kwargs.get("template_config_path")))
-    except TemplateOptionsError as exc:
-        raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=exc.flag) from None
-    if templates.enabled:
-        from bloomspan.sidecar.cli.field_presence import check_jsonl_fields
-
-        check_jsonl_fields(jsonl, {"--site-field": site_field, "--url-field": url_field})
-    try:
-        with command_progress(kwargs.get("progress_mode") or "auto") as progress:
-            if kwargs.get("dask"):
-                from bloomspan.sidecar.cli.dask_runs import mine_jsonl_on_dask
-
-                summary = mine_jsonl_on_dask(jsonl, kwargs["field"], config, out_dir, id_field, kwargs["dask"],
-                                             kwargs.get("dask_memory_limit"), progress, top,
-                                             templates if templates.enabled else None)
-            else:
-                summary = mine_jsonl(jsonl, kwargs["field"], config, out_dir, id_field=id_field,
-                                     work_dir=kwargs["work_dir"], progress=progress, top=top,
-                                     templates=templates if templates.enabled else None)
-    except (JsonlInputError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
-    if config.sigma > summary.documents and not kwargs.get("allow_empty"):  # as the cluster form refuses it
-        from bloomspan.sidecar.run.run_guards import sigma_above_documents
-
-        raise click.ClickException(sigma_above_documents(
-            config.sigma, summary.documents, jsonl, kwargs["field"],
-            f"{summary.out_dir}/phrases.jsonl holds no phrase; --allow-empty accepts such a run"))
-    click.echo(render_report(summary.report, top=top))
-    found = summary.report.get("templates")
-    if found:
-        click.echo(f"templates: {template_counts(found)}; covered with the phrases {found['covered_share']:.2%} of tokens")
-    click.echo(f"wrote {summary.out_dir}/phrases.jsonl ({summary.phrases} phrases)"
-               + (f", {summary.out_dir}/{found['file']}" if found else "") + f" and {summary.out_dir}/report.json")
+    mine_jsonl_command(jsonl, id_field, out_dir, kwargs)
 
 
 @cli.command()
@@ -220,28 +168,16 @@ def demo(docs, seed, sigma, min_length, work_dir, index, template_index, lease_i
 
 
 @cli.command()
-@click.option("--phrases", "phrases_path", type=click.Path(dir_okay=False, exists=True), envvar="BLOOMSPAN_PIPELINE_PHRASES",
-              help="phrases.jsonl from `bloomspan mine --jsonl`.")
-@click.option("--template-index", default=None, help="Template index alias to read phrases from.")
+@section_options(PipelineConfig, only=("phrases_path", "template_index"))
 @connection_options
-@click.option("--pipeline-id", default="bloomspan-clean", show_default=True, help="Name of the ingest pipeline to put.")
-@click.option("--field", default="text", show_default=True)
-@click.option("--site-field", "scope_field", default=None, help="Document field naming its site, for site-scoped records.")
-@click.option("--url-field", default=None, help="Document field with its URL: site sections of template records.")
-@click.option("--mode", type=click.Choice(["strip", "downweight"]), default="strip", show_default=True)
-@click.option("--top", type=int, default=500, show_default=True,
-              help="Phrases (by length x df) the pipeline removes, and records per site or section.")
-@click.option("--engine", "target_engine", type=click.Choice(["auto", "opensearch", "elasticsearch"]), default="auto",
-              show_default=True, help="Processors of which engine; auto: the cluster's (OpenSearch with --print alone).")
-@click.option("--print", "print_only", is_flag=True, default=False, help="Print the pipeline JSON instead of installing it.")
+@section_options(PipelineConfig, skip=("phrases_path", "template_index"))
 def pipeline(**params):
     """Export the run as a native ingest pipeline (gsub + painless), for writes that cannot go through the proxy."""
     if bool(params["phrases_path"]) == bool(params["template_index"]):
         raise click.UsageError("give exactly one of --phrases PATH or --template-index NAME")
-    from bloomspan.sidecar.cli.ingest_pipeline import PipelineConfig, export_run_pipeline
+    from bloomspan.sidecar.cli.ingest_pipeline import export_run_pipeline
 
-    cluster = cluster_config(**CONNECTION_FLAGS.config_kwargs(params))
-    export_run_pipeline(PipelineConfig(cluster=cluster, **PIPELINE_FLAGS.config_kwargs(params)))
+    export_run_pipeline(PIPELINE_FLAGS.build(params))
 
 
 from bloomspan.sidecar.cli.companion import COMMANDS as _COMPANION_COMMANDS  # noqa: E402

@@ -95,13 +95,31 @@ def _admin_token(token: str | None, token_file: str | None) -> str | None:
 def serve(**params):
     """Run the sidecar: /healthz /readyz /metrics /runs /emerging, scheduled mining, and the cleaning bulk proxy."""
     from bloomspan.sidecar.errors import ListenError
-    from bloomspan.sidecar.serve.http_errors import run_app, run_workers
-    from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
+    from bloomspan.sidecar.serve.launch import serve_app
     from bloomspan.sidecar.serve.redaction import install_log_redaction
-    from bloomspan.sidecar.serve.service import create_app
-    from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
 
     install_log_redaction()
+    config = _serve_config(params)
+    # config.upstream_url has no user-info: credentials in the URL moved into the config.
+    auth = "admin token" if config.admin_token else "no admin token"
+    click.echo(f"bloomspan serve on http://{config.host}:{config.port} -> {config.upstream_url} ({auth}; "
+               f"{'client' if config.forward_credentials else 'sidecar'} credentials)", err=True)
+    # /readyz says not-ready until the kernels are loaded (from the cache the image or the
+    # unit's `bloomspan warmup` filled), so no first request pays for them.
+    try:
+        status = serve_app(config, params["workers"],
+                           warm=functools.partial(_warm_kernels, emerging=config.emerging_shingle is not None))
+    except ListenError as exc:
+        raise click.ClickException(str(exc)) from None
+    if status:
+        raise SystemExit(status)
+
+
+def _serve_config(params: dict):
+    """The ServeConfig of click's ``params``; a bad value is a usage error naming its flag."""
+    from bloomspan.sidecar.serve.proxy_limits import parse_byte_size
+    from bloomspan.sidecar.serve.state import ServeConfig, ServeConfigError
+
     admin_token = _admin_token(params["admin_token"], params["admin_token_file"])
     max_body_bytes = params["max_body_bytes"]
     try:
@@ -109,35 +127,13 @@ def serve(**params):
     except ValueError as exc:
         raise click.BadParameter(f"{exc}; give bytes or a size like 100mb", param_hint="--max-body-bytes") from None
     try:
-        config = ServeConfig(**SERVE_FLAGS.config_kwargs(params),
-                             reload_seconds=_parse_duration(params["reload_every"], "--reload-every"),
-                             every_seconds=_parse_duration(params["every"], "--every"),
-                             max_body_bytes=body_limit, admin_token=admin_token)
+        return ServeConfig(**SERVE_FLAGS.config_kwargs(params),
+                           reload_seconds=_parse_duration(params["reload_every"], "--reload-every"),
+                           every_seconds=_parse_duration(params["every"], "--every"),
+                           max_body_bytes=body_limit, admin_token=admin_token)
     except ServeConfigError as exc:
         flag = {"upstream_timeout": "timeout"}.get(exc.field, exc.field)
         raise click.BadParameter(str(exc), param_hint="--" + flag.replace("_", "-")) from None
-    # config.upstream_url has no user-info: credentials in the URL moved into the config.
-    auth = "admin token" if config.admin_token else "no admin token"
-    click.echo(f"bloomspan serve on http://{config.host}:{config.port} -> {config.upstream_url} ({auth}; "
-               f"{'client' if config.forward_credentials else 'sidecar'} credentials)", err=True)
-    from bloomspan.sidecar.publish.clean_index_template import install_for_serve
-
-    install_for_serve(config)  # map the bloomspan fields where the proxy's documents land; never fatal
-    # /readyz says not-ready until the kernels are loaded (from the cache the image or the
-    # unit's `bloomspan warmup` filled), so no first request pays for them; run_app answers
-    # malformed HTTP in JSON too.
-    warm = functools.partial(_warm_kernels, emerging=config.emerging_shingle is not None)
-    workers = params["workers"]
-    if workers == 1:
-        try:
-            run_app(create_app(config, warm=warm), host=config.host, port=config.port)
-        except ListenError as exc:
-            raise click.ClickException(str(exc)) from None
-        return
-    # Each worker builds its own app after the fork (its own loop, sessions and threads).
-    status = run_workers(lambda: create_app(config, warm=warm), config.host, config.port, workers)
-    if status:
-        raise SystemExit(status)
 
 
 def _warm_kernels(emerging: bool) -> int:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from bloomspan.sidecar.errors import ClusterConfigError, ClusterUnavailableError
-
-from .engine import EngineAwareClient, detect_engine, remember
+from bloomspan.sidecar.knobs import knob
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +39,15 @@ class ClusterConfig:
     timeout:      seconds per request (> 0).
     """
 
-    url: str = "http://127.0.0.1:9200"
-    username: str | None = None
-    password: str | None = None
-    api_key: str | None = None
-    ca_certs: str | None = None
-    verify_certs: bool = True
-    timeout: float = 60.0
+    url: str = knob("http://127.0.0.1:9200", "Cluster URL.", show_default=True)
+    username: str | None = knob(None, "Basic-auth user.")
+    password: str | None = knob(None, "Basic-auth password (better BLOOMSPAN_<COMMAND>_PASSWORD than a flag).")
+    api_key: str | None = knob(None, "API key, sent as 'Authorization: ApiKey ...'.")
+    ca_certs: str | None = knob(None, "PEM bundle of the CA that signed the cluster's certificate (https).",
+                                kind="file")
+    verify_certs: bool = knob(True, "Check the server certificate (https).", decls=("--verify-certs/--no-verify-certs",),
+                              show_default=True)
+    timeout: float = knob(60.0, "Seconds per request.", show_default=True)
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.strip():
@@ -135,7 +136,7 @@ class ClusterConfig:
         bloomspan client is built. ``authorization`` see :meth:`client_kwargs`."""
         log.debug("client url=%s auth=%s verify_certs=%s", self.url,
                   "forwarded" if authorization is not None else self.auth_kind, self.verify_certs)
-        return EngineAwareClient(**self.client_kwargs(authorization))
+        return _engine().EngineAwareClient(**self.client_kwargs(authorization))
 
     def checked_client(self):
         """A client whose cluster told which engine it is (``GET /``, ``GET /_nodes/_local``);
@@ -152,9 +153,10 @@ class ClusterConfig:
 
         client = self.client()
         # The probe does not retry: an unreachable node answers in one timeout, not four.
-        probe = EngineAwareClient(**{**self.client_kwargs(), "max_retries": 0})
+        engines = _engine()
+        probe = engines.EngineAwareClient(**{**self.client_kwargs(), "max_retries": 0})
         try:
-            engine = detect_engine(probe)
+            engine = engines.detect_engine(probe)
         except (AuthenticationException, AuthorizationException) as exc:
             raise ClusterUnavailableError(
                 f"{self.url}: authentication failed (status {exc.status_code}); check --username/--password "
@@ -167,11 +169,19 @@ class ClusterConfig:
         except ValueError as exc:  # answered, but not as OpenSearch or Elasticsearch do
             raise ClusterUnavailableError(f"{self.url} is not an OpenSearch or Elasticsearch node ({exc}); "
                                           "check --url", field="url") from None
-        remember(client, engine)
+        engines.remember(client, engine)
         return client
 
 
 START_A_NODE = "is the cluster up? start one with deploy/local/opensearch.sh start"
+
+
+def _engine():
+    """:mod:`.engine` (opensearch-py), loaded when a client is first built."""
+    # local: every command's connection flags come from ClusterConfig's fields, so `bloomspan --help` imports this module and must not load opensearch-py
+    from . import engine
+
+    return engine
 
 
 def describe_unreachable(url: str, exc: BaseException) -> str:

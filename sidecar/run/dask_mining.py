@@ -66,10 +66,10 @@ DOC_MAP_PART = 100_000  # documents per doc map part the driver receives (ten pu
 
 def check_supported(config) -> None:
     """Raise ClusterConfigError for the options a Dask run does not have."""
-    if config.templates:
-        refusal = site_partition_refusal(config.detector_config())
+    if config.templates.enabled:
+        refusal = site_partition_refusal(config.templates.detector_config())
         if refusal is not None:
-            raise ClusterConfigError("template_config", config.template_config, f"{refusal} (needed by --dask)")
+            raise ClusterConfigError("template_config", config.templates.template_config, f"{refusal} (needed by --dask)")
 
 
 @dataclass
@@ -124,16 +124,16 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
     returns the mined run and the doc map (the stored documents' keys in canonical order,
     written to ``doc_map_dir`` by parts from the workers, :mod:`.doc_map_files`). With
-    ``config.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
+    ``config.publish.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
     their points in time), else it releases them. ``slice_state``: each slice is read
     incrementally from its last read kept there
     (:func:`~bloomspan.sidecar.distributed.slice_state.read_slice_incrementally`); the
     summed counts are left in ``session.incremental``."""
     relay = ProgressRelay(progress)
-    curation = load_curation(client, config.template_index)
-    if config.templates and global_denies(curation.entries):
+    curation = load_curation(client, config.publish.template_index)
+    if config.templates.enabled and global_denies(curation.entries):
         raise PublishError(f"--dask: {len(global_denies(curation.entries))} global deny entr(y/ies) in "
-                           f"{curation_index(config.template_index)}; the template figures of a Dask run cannot leave "
+                           f"{curation_index(config.publish.template_index)}; the template figures of a Dask run cannot leave "
                            "their occurrences out yet: mine without --dask, or with --no-templates (nothing was "
                            "published)")
     session.release(client)  # a session mines once: a second mine (a resumed annotate) reads afresh
@@ -141,7 +141,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
     try:
         if scan_mode == "pit":
             for index in indices:
-                session.pits[index] = client.create_pit(index=index, keep_alive=config.pit_keep_alive)["pit_id"]
+                session.pits[index] = client.create_pit(index=index, keep_alive=config.scan.pit_keep_alive)["pit_id"]
         dclient = session.open()
         relay.attach(dclient)
         try:
@@ -172,17 +172,17 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
-    cluster = config.cluster_config()
-    options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
-                              config=config.template_config) if config.templates else None
+    cluster = config.cluster
+    options = TemplateOptions(site_field=config.templates.site_field, url_field=config.templates.url_field,
+                              config=config.templates.template_config) if config.templates.enabled else None
     # Without templates the site field is still read with the text, for the report's sites.
-    fields = options.fields if options is not None else ((config.site_field,) if config.site_field else ())
-    read_args = (config.field, len(indices) > 1, config.batch_size, config.pit_keep_alive)
+    fields = options.fields if options is not None else ((config.templates.site_field,) if config.templates.site_field else ())
+    read_args = (config.scan.field, len(indices) > 1, config.scan.batch_size, config.scan.pit_keep_alive)
     if slice_state is None:
-        shards = [dclient.submit(read_index_slice, cluster, part, *read_args, k, fields, config.annotate,
+        shards = [dclient.submit(read_index_slice, cluster, part, *read_args, k, fields, config.publish.annotate,
                                  key=f"bloomspan-read-{run}-{k}", retries=2) for k, part in enumerate(parts)]
     else:
-        shards = [dclient.submit(read_slice_incrementally, cluster, part, *read_args, k, fields, config.annotate,
+        shards = [dclient.submit(read_slice_incrementally, cluster, part, *read_args, k, fields, config.publish.annotate,
                                  slice_state, key=f"bloomspan-read-{run}-{k}", retries=2)
                   for k, part in enumerate(parts)]
     if slice_state is not None:
@@ -198,8 +198,8 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
     def layout_of(shard_headers):
         return numbered_layout(dclient, shards, global_docs, shard_headers, run, shard_homes(dclient, shards))
 
-    dres = mine_shards(dclient, shards, layout_of, config.mining_config(), relay, global_ids=False,
-                       phrase_documents=True, coverage_bitmaps=True, run=run, keep_occurrences=config.annotate)
+    dres = mine_shards(dclient, shards, layout_of, config.mining.engine_config(), relay, global_ids=False,
+                       phrase_documents=True, coverage_bitmaps=True, run=run, keep_occurrences=config.publish.annotate)
     templates = None
     homes = shard_homes(dclient, shards)
     if options is not None:
@@ -207,7 +207,7 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
                                                          dres.layout.global_docs, dres.covers, relay, run=run)
         dres.stats["templates"] = stage.to_dict()
         templates = records, stats
-    if config.annotate:
+    if config.publish.annotate:
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
         dres.occurrences = None
     figures = run_figures(dclient, shards, dres, config, homes, run)
@@ -219,10 +219,10 @@ def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str
     """The report's per-document figures, summed on each shard's worker
     (:func:`~bloomspan.sidecar.distributed.coverage.shard_figures`) and merged here: the
     driver receives O(bins + top + sites) values per shard, nothing per document."""
-    parts = dclient.gather([dclient.submit(shard_figures, s, c, g, config.site_field, config.top, config.bins,
+    parts = dclient.gather([dclient.submit(shard_figures, s, c, g, config.templates.site_field, config.publish.top, config.publish.bins,
                                            key=f"bloomspan-figures-{run}-{k}", **homes[k])
                             for k, (s, c, g) in enumerate(zip(shards, dres.covers, dres.layout.global_docs))])
-    return DocumentFigures.merged(parts, config.top, config.bins, with_sites=bool(config.site_field))
+    return DocumentFigures.merged(parts, config.publish.top, config.publish.bins, with_sites=bool(config.templates.site_field))
 
 
 def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,
@@ -239,9 +239,9 @@ def annotate_on_dask(config, client, session: DaskSession, indices: list[str], r
     relay.totals["annotate"] = todo.n_docs
     relay.attach(dclient)
     run = uuid.uuid4().hex[:12]
-    cluster = config.cluster_config()
+    cluster = config.cluster
     try:
-        futures = [dclient.submit(annotate_shard, cluster, shard, occ, list(indices), run_id, config.bulk_docs, k,
+        futures = [dclient.submit(annotate_shard, cluster, shard, occ, list(indices), run_id, config.publish.bulk_docs, k,
                                   key=f"bloomspan-annotate-{run}-{k}", **todo.homes[k])
                    for k, (shard, occ) in enumerate(zip(todo.shards, todo.occurrences))]
         summary = AnnotateSummary()
@@ -362,10 +362,10 @@ def _curation_report(config, dres, curation) -> dict:
     deny entry would filter is refused before anything is published: filtering here would need
     the coverage recomputed on the full corpus, which no process of a Dask run holds."""
     _, report = filter_mining_result(_PhraseStrings(dres), _Phrases(dres.phrases), curation.entries,
-                                     config.min_length)
+                                     config.mining.min_length)
     if report["filtered"]:
         raise PublishError(f"--dask: {report['filtered']} mined phrase(s) are denied in "
-                           f"{curation_index(config.template_index)}; a Dask run cannot filter them yet: "
+                           f"{curation_index(config.publish.template_index)}; a Dask run cannot filter them yet: "
                            "mine without --dask (nothing was published)")
     report.update(curation.summary())
     return report

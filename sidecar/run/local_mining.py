@@ -48,10 +48,10 @@ def mine_on_this_node(config, client, snap, indices: list[str], seconds: dict, p
     if progress:
         progress("mine", 0, snap.n_tokens)
     t0 = time.perf_counter()
-    result = mine_snapshot(snap, c.mining_config())
+    result = mine_snapshot(snap, c.mining.engine_config())
     seconds["mine"] = time.perf_counter() - t0
-    curation = load_curation(client, c.template_index)
-    result, curation_report = filter_mining_result(snap, result, curation.entries, c.min_length)
+    curation = load_curation(client, c.publish.template_index)
+    result, curation_report = filter_mining_result(snap, result, curation.entries, c.mining.min_length)
     curation_report.update(curation.summary())
     if progress:
         progress("mine", snap.n_tokens, snap.n_tokens)
@@ -60,22 +60,22 @@ def mine_on_this_node(config, client, snap, indices: list[str], seconds: dict, p
     phrase_docs, _ = phrase_documents_for(snap, result, doc_keys, progress)
     seconds["bitmaps"] = time.perf_counter() - t0
     # One read of the site and URL fields serves the clutter report and the template detector.
-    fields = [f for f in (c.site_field, c.url_field if c.templates else None) if f]
-    values = read_document_fields(client, indices, fields, doc_keys, c.batch_size) if fields else {}
-    sites = document_sites(values.get(c.site_field), values.get(c.url_field))
+    fields = [f for f in (c.templates.site_field, c.templates.url_field if c.templates.enabled else None) if f]
+    values = read_document_fields(client, indices, fields, doc_keys, c.scan.batch_size) if fields else {}
+    sites = document_sites(values.get(c.templates.site_field), values.get(c.templates.url_field))
     template_docs, template_stats = None, None
-    if c.templates:
+    if c.templates.enabled:
         t0 = time.perf_counter()
-        template_docs, template_stats = _detect_templates(c, snap, result.coverage, values.get(c.site_field),
-                                                          values.get(c.url_field), global_denies(curation.entries),
+        template_docs, template_stats = _detect_templates(c, snap, result.coverage, values.get(c.templates.site_field),
+                                                          values.get(c.templates.url_field), global_denies(curation.entries),
                                                           progress)
         template_docs, curation_report["filtered_templates"] = filter_template_documents(template_docs,
                                                                                          curation.entries)
         seconds["templates"] = time.perf_counter() - t0
     offsets = np.asarray(snap.doc_offsets, dtype=np.int64)
     figures = document_figures(covered_per_doc(result.coverage, offsets), np.diff(offsets),
-                               np.arange(offsets.shape[0] - 1, dtype=np.int64), sites if c.site_field else None,
-                               c.top, c.bins)
+                               np.arange(offsets.shape[0] - 1, dtype=np.int64), sites if c.templates.site_field else None,
+                               c.publish.top, c.publish.bins)
     mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage_for(result, snap.n_tokens),
                      engine_stats=result.stats, skipped=snap.skipped_by_reason(), docs_seen=snap.n_all,
                      curation=curation_report, template_docs=template_docs, template_stats=template_stats)
@@ -96,7 +96,7 @@ def _detect_templates(config, snap, mcfp_coverage: np.ndarray, site_values, url_
     if progress:
         progress("templates", 0, snap.n_tokens)
     records, stats = detect_run_templates(snap.tokens, snap.doc_offsets, blocks, snap.vocabulary, site_values,
-                                          url_values, config, mcfp_coverage,
+                                          url_values, config.templates, mcfp_coverage,
                                           denied_occurrences(snap, denies) if denies else None)
     if progress:
         progress("templates", snap.n_tokens, snap.n_tokens)

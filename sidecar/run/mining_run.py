@@ -44,15 +44,13 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field as dc_field, fields
+from dataclasses import asdict, dataclass, field as dc_field
 from pathlib import Path
 
 import numpy as np
 
-from bloomspan.engine.mining.config import ConfigError, MiningConfig
 from bloomspan.engine.text.corpus_store import CorpusStore
-from bloomspan.sidecar.cluster.connection import ClusterConfig
-from bloomspan.sidecar.cluster.scroll import MODES, ScanUnit, SourceScan, pit_supported, resolve_units
+from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, pit_supported, resolve_units
 from bloomspan.sidecar.distributed.slice_state import SliceState
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.template_index import (
@@ -71,152 +69,22 @@ from .doc_map_files import DocMap
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .local_mining import mine_on_this_node
+from .mine_config import MineConfig
 from .mined_run import MinedRun
 from .run_guards import RunRefusedError, check_phrases, no_documents
 from .run_record import now_iso, published_count, run_document, run_report, summary_fields
 from .run_state import Phase, RunState, first_phase
-from .run_templates import template_config
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
-MAX_BATCH = 10_000  # index.max_result_window default
 DOC_MAP = "doc_map"  # <run_dir>/doc_map: a Dask run's doc map, written by parts from the workers
 DASK_SLICES = "dask-slices"  # <work_dir>/dask-slices: each slice's last read on Dask (incremental runs)
 
 
 class _DryRunStop(Exception):
     """Raised right before the alias would move in a dry run: the run index is complete."""
-
-
-@dataclass(frozen=True)
-class MineConfig:
-    """Every flag of ``bloomspan mine`` (cluster form), 1:1. Secrets never show in repr."""
-
-    index: str
-    url: str = "http://127.0.0.1:9200"
-    field: str = "text"
-    sigma: int = 20
-    min_length: int = 10
-    template_index: str = "bloomspan-templates"
-    work_dir: str = "./bloomspan-work"
-    engine: str = "auto"  # BloomSpan, or FHK where the corpus shape makes it faster (engines.choose_engine)
-    filter_bytes: int | None = None
-    username: str | None = None
-    password: str | None = dc_field(default=None, repr=False)
-    api_key: str | None = dc_field(default=None, repr=False)
-    ca_certs: str | None = None
-    verify_certs: bool = True
-    timeout: float = 60.0
-    batch_size: int = 1000
-    slices: int = 4
-    keep_runs: int = 3
-    annotate: bool = False
-    timestamp_field: str | None = None
-    full: bool = False
-    site_field: str | None = None
-    # The template detector: None (the default) runs it whenever a site or URL field is
-    # given, the path the quality figures measure; True/False (--templates/--no-templates) decide.
-    templates: bool | None = None
-    url_field: str | None = None
-    template_config: dict | None = None  # TemplateConfig fields for --templates (None: its defaults)
-    lease_index: str = "bloomspan-lease"
-    lease_ttl: float = 120.0
-    scan_mode: str = "auto"
-    pit_keep_alive: str = "10m"
-    checkpoint_seconds: float = 5.0
-    outage_seconds: float = 180.0  # how long the scan waits for a cluster that went away (a restart)
-    bulk_docs: int = 500
-    top: int = 20
-    bins: int = 10
-    allow_empty: bool = False  # publish even a run that read no usable document or found no phrase
-    dry_run: bool = False  # write the run but leave the alias where it is (`bloomspan promote` moves it)
-
-    def __post_init__(self) -> None:
-        def bad(name, fix):
-            raise ClusterConfigError(name, getattr(self, name), fix)
-
-        if not isinstance(self.index, str) or not self.index.strip():
-            bad("index", "give the source index (name, alias or pattern) with --index")
-        if not isinstance(self.field, str) or not self.field:
-            bad("field", "give the text field with --field")
-        for name, lo in (("sigma", 2), ("min_length", 2), ("keep_runs", 1), ("slices", 1), ("bulk_docs", 1),
-                         ("top", 0), ("bins", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                bad(name, f"must be an integer >= {lo}")
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= MAX_BATCH:
-            bad("batch_size", f"must be an integer in 1..{MAX_BATCH} (the index.max_result_window default)")
-        tname = self.template_index
-        if not tname or tname != tname.lower() or any(c in tname for c in ' ,"*\\<|>/?#:') or tname[0] in "-_+.":
-            bad("template_index", "must be a valid lowercase index name (no spaces, commas, wildcards or ':')")
-        if not self.lease_index or self.lease_index != self.lease_index.lower():
-            bad("lease_index", "must be a valid lowercase index name")
-        for name in ("site_field", "url_field", "timestamp_field"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, str) or not v):
-                bad(name, "must be a non-empty field name, or left out")
-        if self.templates is None:
-            object.__setattr__(self, "templates", bool(self.site_field or self.url_field))
-        for name in ("templates", "allow_empty", "dry_run"):
-            if not isinstance(getattr(self, name), bool):
-                bad(name, "must be true or false")
-        if self.dry_run and self.annotate:
-            bad("annotate", "--annotate writes the run onto the source documents, which a --dry-run must not do; "
-                "promote the run, then mine again with --annotate")
-        if self.template_config is not None:
-            self.detector_config()  # validates every field
-        if self.scan_mode not in MODES:
-            bad("scan_mode", f"must be one of {', '.join(MODES)}")
-        for name in ("lease_ttl", "checkpoint_seconds", "outage_seconds", "timeout"):
-            v = getattr(self, name)
-            may_be_zero = name in ("checkpoint_seconds", "outage_seconds")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (not may_be_zero and v == 0):
-                bad(name, "must be a number of seconds >= 0" if may_be_zero else "must be a positive number of seconds")
-        try:
-            MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
-                         engine=self.engine)
-        except ConfigError as exc:
-            raise ClusterConfigError(exc.field, exc.value, str(exc).split(": ", 1)[-1]) from None
-        self.cluster_config()  # validates url, auth and TLS settings
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={'***' if f.name in ('password', 'api_key') and getattr(self, f.name) else repr(getattr(self, f.name))}"
-                          for f in fields(self))
-        return f"MineConfig({shown})"
-
-    def cluster_config(self) -> ClusterConfig:
-        return ClusterConfig(url=self.url, username=self.username, password=self.password, api_key=self.api_key,
-                             ca_certs=self.ca_certs, verify_certs=self.verify_certs, timeout=self.timeout)
-
-    def detector_config(self):
-        """The TemplateConfig of ``--templates``: its defaults, with ``template_config`` applied
-        (:func:`.run_templates.template_config`, the one reading of ``--template-config``)."""
-        try:
-            return template_config(self.template_config)
-        except ValueError as exc:
-            raise ClusterConfigError("template_config", self.template_config, str(exc)) from None
-
-    def mining_config(self):
-        return MiningConfig(sigma=self.sigma, min_length=self.min_length, filter_bytes=self.filter_bytes,
-                            engine=self.engine)
-
-    def source_fingerprint(self) -> dict:
-        """What the corpus depends on: a checkpoint or snapshot made under another one is not reused."""
-        return {"url": self.cluster_config().safe_url, "index": self.index, "field": self.field,
-                "timestamp_field": self.timestamp_field}
-
-    def params(self) -> dict:
-        """Run parameters as stored in the run document (no credentials)."""
-        return {"sigma": self.sigma, "min_length": self.min_length, "engine": self.engine,
-                "filter_bytes": self.filter_bytes, "template_index": self.template_index,
-                "timestamp_field": self.timestamp_field, "annotate": self.annotate, "batch_size": self.batch_size,
-                "slices": self.slices, "keep_runs": self.keep_runs, "site_field": self.site_field,
-                "templates": self.templates, "url_field": self.url_field,
-                "template_config": self.detector_config().to_dict() if self.templates else None,
-                "url": self.cluster_config().safe_url, "auth": self.cluster_config().auth_kind,
-                "dry_run": self.dry_run}
 
 
 @dataclass
@@ -274,7 +142,7 @@ class _WorkDirLock:
 def _base_snapshot(work: Path, config: MineConfig):
     """The previous run's snapshot if an incremental run can build on it, else None."""
     path = work / "base.json"
-    if config.full or not path.exists():
+    if config.scan.full or not path.exists():
         return None
     base = json.loads(path.read_text())
     if base.get("source") != config.source_fingerprint():
@@ -285,7 +153,7 @@ def _base_snapshot(work: Path, config: MineConfig):
     except CheckpointError as exc:
         log.warning("previous snapshot unusable (%s): full run", exc)
         return None
-    if config.annotate and not snap.with_offsets:
+    if config.publish.annotate and not snap.with_offsets:
         log.info("previous snapshot has no character offsets and --annotate needs them: full run")
         return None
     return snap
@@ -297,7 +165,7 @@ def _dask_base(work: Path, config: MineConfig) -> bool:
     (:mod:`bloomspan.sidecar.distributed.slice_state`; a slice whose read is not found there is
     read in full)."""
     path = work / DASK_SLICES / "base.json"
-    if config.full or not path.exists():
+    if config.scan.full or not path.exists():
         return False
     if json.loads(path.read_text()).get("source") != config.source_fingerprint():
         log.info("the last Dask run read another source/field/timestamp setting: full run")
@@ -316,7 +184,7 @@ def run_mining(config: MineConfig, progress: Progress | None = None, client=None
     work = Path(config.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     if client is None:
-        client = config.cluster_config().checked_client()
+        client = config.cluster.checked_client()
     with _WorkDirLock(work):
         return _Run(config, client, work, progress, dask, on_dashboard).run()
 
@@ -353,7 +221,7 @@ class _Run:
         state = RunState.from_checkpoint(saved, self.ckpt.path)
         c = self.config
         if (state.source, state.template_index, state.annotate, state.executor) != (
-                c.source_fingerprint(), c.template_index, c.annotate, self.executor):
+                c.source_fingerprint(), c.publish.template_index, c.publish.annotate, self.executor):
             log.warning("discarding the unfinished run in %s: it was started with other settings", self.run_dir)
             shutil.rmtree(self.run_dir)
             return None
@@ -361,23 +229,23 @@ class _Run:
 
     def _new_state(self, holder: str) -> RunState:
         c = self.config
-        indices, units = resolve_units(self.client, c.index)
-        if c.timestamp_field:
-            found = self.client.indices.get_field_mapping(fields=c.timestamp_field, index=",".join(indices))
+        indices, units = resolve_units(self.client, c.scan.index)
+        if c.scan.timestamp_field:
+            found = self.client.indices.get_field_mapping(fields=c.scan.timestamp_field, index=",".join(indices))
             unmapped = [i for i in indices if not found.get(i, {}).get("mappings")]
             if unmapped:
-                raise ClusterConfigError("timestamp_field", c.timestamp_field,
+                raise ClusterConfigError("timestamp_field", c.scan.timestamp_field,
                                          f"is not mapped in {', '.join(unmapped)}; give a date or numeric field "
                                          "that changes with every update, or leave it out to compare _seq_no")
-        if not c.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
+        if not c.publish.allow_empty and self.client.count(index=",".join(indices))["count"] == 0:
             raise no_documents(c, indices)
         base = _base_snapshot(self.work, c) if self.executor == "local" else None
-        mode = c.scan_mode
+        mode = c.scan.scan_mode
         if mode == "auto":
-            mode = "pit" if pit_supported(self.client, indices[0], c.pit_keep_alive) else "scroll"
+            mode = "pit" if pit_supported(self.client, indices[0], c.scan.pit_keep_alive) else "scroll"
         kind = "incremental" if base is not None or (self.executor == "dask" and _dask_base(self.work, c)) \
             else "full"
-        return RunState(source=c.source_fingerprint(), template_index=c.template_index, annotate=c.annotate,
+        return RunState(source=c.source_fingerprint(), template_index=c.publish.template_index, annotate=c.publish.annotate,
                         run_id=new_run_id(), holder=holder, started_at=now_iso(), kind=kind,
                         base=str(base.folder.relative_to(self.work)) if base is not None else None,
                         phase=first_phase(kind, self.executor), indices=indices,
@@ -410,7 +278,7 @@ class _Run:
         self._minted = False
         t_total = time.perf_counter()
         holder = state.holder if state is not None else new_holder()
-        with Lease(self.client, c.lease_index, c.template_index, holder=holder, ttl=c.lease_ttl,
+        with Lease(self.client, c.publish.lease_index, c.publish.template_index, holder=holder, ttl=c.publish.lease_ttl,
                    run_id=state.run_id if state is not None else None) as lease:
             self.lease = lease
             if state is None:
@@ -449,11 +317,11 @@ class _Run:
         try:
             total = self.client.count(index=",".join(self.state.indices))["count"]
             scan = SourceScan(self.client, self._units(), field=field, multi_index=len(self.state.indices) > 1,
-                              ts_field=c.timestamp_field, batch_size=c.batch_size, workers=c.slices,
-                              keep_alive=c.pit_keep_alive, mode=self.state.scan_mode,
+                              ts_field=c.scan.timestamp_field, batch_size=c.scan.batch_size, workers=c.scan.slices,
+                              keep_alive=c.scan.pit_keep_alive, mode=self.state.scan_mode,
                               positions=sec.setdefault("positions", {}), done=set(sec.get("done", [])),
-                              pit_ids=sec.get("pit_ids", {}), outage_seconds=c.outage_seconds)
-            stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.checkpoint_seconds,
+                              pit_ids=sec.get("pit_ids", {}), outage_seconds=c.scan.outage_seconds)
+            stats = collect_scan(scan, store, doclog, sec, self.save, checkpoint_seconds=c.scan.checkpoint_seconds,
                                  progress=self.progress, total=total, stage=section)
             sec["docs_per_second"] = stats["docs"] / stats["seconds"] if stats["seconds"] else None
         finally:
@@ -463,13 +331,13 @@ class _Run:
         path = self.run_dir / name
         if (path / "manifest.json").exists():
             return CorpusStore.open(path)
-        return CorpusStore.create(path, with_offsets=self.config.annotate)
+        return CorpusStore.create(path, with_offsets=self.config.publish.annotate)
 
     def read_everything(self) -> Phase:
         """scan: every document's field into the corpus store."""
         store = self._store("store")
         try:
-            self._scan("scan", self.config.field, store, "scan")
+            self._scan("scan", self.config.scan.field, store, "scan")
         finally:
             store.close()
         return Phase.ASSEMBLE
@@ -482,7 +350,7 @@ class _Run:
     def _plan(self):
         base = Snapshot(self.work / self.state.base)
         with DocLog(self.run_dir, "list", self.state.listing["doclog"]) as listing:
-            return base, plan(listing, base, use_timestamp=self.config.timestamp_field is not None)
+            return base, plan(listing, base, use_timestamp=self.config.scan.timestamp_field is not None)
 
     def fetch_changed(self) -> Phase:
         """fetch: the texts of new and changed documents (incremental runs)."""
@@ -493,9 +361,9 @@ class _Run:
         sec = self.state.section("fetch")
         doclog = DocLog(self.run_dir, "fetch", sec.get("doclog"))
         try:
-            collect_fetch(self.client, keys, self.state.indices, self.config.field, self.config.timestamp_field,
-                          store, doclog, sec, self.save, batch_size=self.config.batch_size,
-                          checkpoint_seconds=self.config.checkpoint_seconds, progress=self.progress)
+            collect_fetch(self.client, keys, self.state.indices, self.config.scan.field, self.config.scan.timestamp_field,
+                          store, doclog, sec, self.save, batch_size=self.config.scan.batch_size,
+                          checkpoint_seconds=self.config.scan.checkpoint_seconds, progress=self.progress)
         finally:
             doclog.close()
             store.close()
@@ -513,11 +381,11 @@ class _Run:
         try:
             if full:
                 with DocLog(self.run_dir, "scan", st.scan["doclog"]) as doclog:
-                    snap = assemble_full(out, doclog, store, info, c.annotate)
+                    snap = assemble_full(out, doclog, store, info, c.publish.annotate)
             else:
                 base, the_plan = self._plan()
                 with DocLog(self.run_dir, "fetch", st.fetch["doclog"]) as fetch_log:
-                    snap = assemble_incremental(out, the_plan, base, fetch_log, store, info, c.annotate)
+                    snap = assemble_incremental(out, the_plan, base, fetch_log, store, info, c.publish.annotate)
         finally:
             store.close()
         if self.progress:
@@ -538,14 +406,14 @@ class _Run:
         else:
             snap = Snapshot(self.run_dir / "snapshot")
             mined, coverage = mine_on_this_node(c, self.client, snap, st.indices, st.seconds, self.progress)
-            if c.annotate:
+            if c.publish.annotate:
                 np.save(self.run_dir / "coverage.npy", np.packbits(coverage))
         mined.save(self.run_dir / "mined")
         return Phase.PUBLISH
 
     def _slice_state(self) -> SliceState:
         """Where a Dask run's workers keep each slice's last read (see :func:`_dask_base`)."""
-        return SliceState(str(self.work / DASK_SLICES), self.config.timestamp_field,
+        return SliceState(str(self.work / DASK_SLICES), self.config.scan.timestamp_field,
                           fresh=self.state.kind == "full")
 
     def _doc_keys(self) -> Sequence[str]:
@@ -569,25 +437,25 @@ class _Run:
 
         def before_swap() -> None:
             self.lease.check()
-            if c.dry_run:
+            if c.publish.dry_run:
                 raise _DryRunStop()
             st.swap_started = st.run_id  # from here on the run may be visible: never delete it
             self.save()
 
         try:
-            res = publish(self.client, c.template_index, st.run_id, phrase_docs=mined.phrase_docs, doc_keys=doc_keys,
-                          coverage=mined.coverage, run_doc=run_doc, keep_runs=c.keep_runs, bulk_docs=c.bulk_docs,
+            res = publish(self.client, c.publish.template_index, st.run_id, phrase_docs=mined.phrase_docs, doc_keys=doc_keys,
+                          coverage=mined.coverage, run_doc=run_doc, keep_runs=c.publish.keep_runs, bulk_docs=c.publish.bulk_docs,
                           before_swap=before_swap, progress=self.progress, extra_docs=mined.template_docs or ())
         except _DryRunStop:
-            res = PublishResult(physical_name(c.template_index, st.run_id), [])
+            res = PublishResult(physical_name(c.publish.template_index, st.run_id), [])
             log.info("dry run published %s; the alias %s stays (bloomspan promote %s moves it)",
-                     res.physical_index, c.template_index, st.run_id)
+                     res.physical_index, c.publish.template_index, st.run_id)
         st.summary = summary_fields(c, mined, run_doc, run_id=st.run_id, physical_index=res.physical_index,
                                     kind=st.kind, incremental=incremental or {}, deleted_runs=res.deleted)
         log.info("run %s published %s: executor=%s docs=%d tokens=%d phrases=%d covered_share=%.4f", st.run_id,
                  res.physical_index, st.executor, mined.n_docs, mined.n_tokens, len(mined.phrase_docs),
                  run_doc["covered_share"])
-        return Phase.ANNOTATE if c.annotate else Phase.FINALIZE
+        return Phase.ANNOTATE if c.publish.annotate else Phase.FINALIZE
 
     def _mint_publication_id(self) -> None:
         """Give the run the id it publishes under, minted now, while this process holds the
@@ -604,8 +472,8 @@ class _Run:
             return
         c, st = self.config, self.state
         old = st.run_id
-        attempt = physical_name(c.template_index, old)
-        indices = physical_indices(self.client, c.template_index)
+        attempt = physical_name(c.publish.template_index, old)
+        indices = physical_indices(self.client, c.publish.template_index)
         found = indices.get(attempt)
         if found and found["aliased"]:
             self._minted = True
@@ -642,7 +510,7 @@ class _Run:
                 sec["done"] = done
                 self.save()
 
-            summary = annotate(self.client, snap, coverage, st.run_id, bulk_docs=self.config.bulk_docs,
+            summary = annotate(self.client, snap, coverage, st.run_id, bulk_docs=self.config.publish.bulk_docs,
                                start=sec["done"], progress=self.progress, on_batch=on_batch)
         prior = sec.get("summary") or {"updated": 0, "noop": 0, "failed_by_reason": {}}
         merged = {"updated": prior["updated"] + summary.updated, "noop": prior["noop"] + summary.noop,

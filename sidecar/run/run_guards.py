@@ -15,7 +15,7 @@ from bloomspan.sidecar.errors import BloomspanSidecarError, RunNotFoundError
 from bloomspan.sidecar.publish.template_index import current_run_doc
 
 if TYPE_CHECKING:  # the run's config, from the module that runs it
-    from .mining_run import MineConfig
+    from .mine_config import MineConfig
 
 log = logging.getLogger(__name__)
 
@@ -49,16 +49,16 @@ def _mapped_fields(client, indices: list[str], limit: int = 20) -> list[str]:
 
 def no_documents(config: MineConfig, indices: list[str]) -> RunRefusedError:
     return RunRefusedError(
-        f"--index {config.index}: {', '.join(indices)} hold{'s' if len(indices) == 1 else ''} no documents; "
+        f"--index {config.scan.index}: {', '.join(indices)} hold{'s' if len(indices) == 1 else ''} no documents; "
         "index documents first (nothing was published; --allow-empty publishes an empty run)",
-        index=config.index, field="index")
+        index=config.scan.index, field="index")
 
 
 def check_documents(config: MineConfig, client, indices: list[str], n_all: int, n_usable: int,
                     skipped: dict[str, int]) -> None:
     """Refuse a run that read no usable document or whose ``--sigma`` exceeds the documents
     read (no phrase can occur in more documents than there are)."""
-    if config.allow_empty:
+    if config.publish.allow_empty:
         return
     if n_all == 0:
         raise no_documents(config, indices)
@@ -66,12 +66,12 @@ def check_documents(config: MineConfig, client, indices: list[str], n_all: int, 
         why = ", ".join(f"{reason.replace('_', ' ')} in {n:,}" for reason, n in skipped.items() if n)
         seen = _mapped_fields(client, indices)
         raise RunRefusedError(
-            f"--field {config.field}: 0 of {n_all:,} documents have a text value in field {config.field!r}"
+            f"--field {config.scan.field}: 0 of {n_all:,} documents have a text value in field {config.scan.field!r}"
             f"{f' ({why})' if why else ''}; fields seen: {', '.join(seen) or 'none mapped'} "
-            "(nothing was published)", index=config.index, field="field")
-    if config.sigma > n_usable:
-        raise RunRefusedError(sigma_above_documents(config.sigma, n_usable, config.index, config.field,
-                                                    "nothing was published"), index=config.index, field="sigma")
+            "(nothing was published)", index=config.scan.index, field="field")
+    if config.mining.sigma > n_usable:
+        raise RunRefusedError(sigma_above_documents(config.mining.sigma, n_usable, config.scan.index, config.scan.field,
+                                                    "nothing was published"), index=config.scan.index, field="sigma")
 
 
 def sigma_above_documents(sigma: int, n_usable: int, source: str, field: str, outcome: str) -> str:
@@ -85,17 +85,17 @@ def sigma_above_documents(sigma: int, n_usable: int, source: str, field: str, ou
 def check_phrases(config: MineConfig, client, n_records: int) -> None:
     """Refuse to replace a run that has phrases with one that has none: the cleaner would
     stop cleaning. A first run (no alias yet) may be empty."""
-    if config.allow_empty or n_records:
+    if config.publish.allow_empty or n_records:
         return
     try:
-        current = current_run_doc(client, config.template_index)
+        current = current_run_doc(client, config.publish.template_index)
     except RunNotFoundError:
         return
     templates = current.get("templates") or {}
     held = int(current.get("phrases") or 0) + int(templates.get("phrases") or 0) + int(templates.get("skeletons") or 0)
     if held:
         raise RunRefusedError(
-            f"--sigma {config.sigma} --min-length {config.min_length}: this run found 0 phrases, while "
-            f"{config.template_index} holds run {current.get('run_id')} with {held:,}; publishing it would stop "
+            f"--sigma {config.mining.sigma} --min-length {config.mining.min_length}: this run found 0 phrases, while "
+            f"{config.publish.template_index} holds run {current.get('run_id')} with {held:,}; publishing it would stop "
             "the cleaning, so nothing was published and the alias stays; lower --sigma or --min-length, or give "
-            "--allow-empty", index=config.template_index, field="sigma")
+            "--allow-empty", index=config.publish.template_index, field="sigma")

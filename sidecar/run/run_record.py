@@ -16,8 +16,8 @@ def run_report(config, mined, doc_keys: list[str]) -> dict:
     (:class:`~bloomspan.sidecar.publish.document_figures.DocumentFigures`), the top phrases, the
     most cluttered sites (with a site field) and the curation block."""
     report = run_report_from_figures(mined.figures, mined.skipped_by_reason(), doc_keys, mined.phrase_docs,
-                                     config.top)
-    if config.site_field and mined.figures.sites is not None:
+                                     config.publish.top)
+    if config.templates.site_field and mined.figures.sites is not None:
         report["most_cluttered_sites"] = mined.figures.site_clutter()
     report["curation"] = mined.curation
     return report
@@ -30,7 +30,7 @@ def run_document(config, mined, report: dict, *, started_at: str, kind: str, sec
     n_tokens = mined.n_tokens
     covered = mined.covered_tokens
     skipped = mined.skipped_by_reason()
-    doc = {"source_index": config.index, "field": config.field, "started_at": started_at,
+    doc = {"source_index": config.scan.index, "field": config.scan.field, "started_at": started_at,
            "finished_at": now_iso(), "docs_seen": mined.docs_seen, "docs_skipped": sum(skipped.values()),
            "tokens_mined": n_tokens, "covered_tokens": covered,
            "covered_share": covered / n_tokens if n_tokens else 0.0, "phrases": len(mined.phrase_docs),
@@ -52,11 +52,11 @@ def summary_fields(config, mined, run_doc: dict, *, run_id: str, physical_index:
     """The run summary (``mine``'s output, ``serve``'s metrics: :class:`~.mining_run.RunSummary`)."""
     skipped = mined.skipped_by_reason()
     t = mined.template_stats
-    return {"run_id": run_id, "physical_index": physical_index, "template_index": config.template_index,
+    return {"run_id": run_id, "physical_index": physical_index, "template_index": config.publish.template_index,
             "kind": kind, "docs_seen": mined.docs_seen, "docs_mined": mined.n_docs,
             "docs_skipped": sum(skipped.values()), "skipped_by_reason": skipped, "tokens_mined": mined.n_tokens,
             "covered_tokens": mined.covered_tokens, "covered_share": run_doc["covered_share"],
             "phrases": len(mined.phrase_docs), "incremental": incremental, "deleted_runs": deleted_runs,
             "templates": None if t is None else {k: t[k] for k in ("phrases", "skeletons", "covered_tokens",
                                                                   "covered_share")},
-            "dry_run": config.dry_run, "curation": json_safe(mined.curation)}
+            "dry_run": config.publish.dry_run, "curation": json_safe(mined.curation)}

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bloomspan.engine.mining.config import ConfigError
-from bloomspan.engine.templates.config import TemplateConfig
 from bloomspan.engine.templates.detector import detect_templates, scope_levels, template_records
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.sidecar.publish.publication import document_sites
+
+from .mine_config import template_config
 
 log = logging.getLogger(__name__)
 
@@ -74,19 +74,6 @@ class TemplateOptions:
             raise TemplateOptionsError("--template-config", str(exc)) from None
 
 
-def template_config(given):
-    """The one reading of ``--template-config`` (``mine --jsonl`` and ``mine --index`` alike):
-    TemplateConfig's defaults with ``given`` (a JSON object of its fields, nested as
-    :meth:`TemplateConfig.to_dict` writes them) applied; ValueError naming the field otherwise."""
-    given = given or {}
-    if not isinstance(given, dict):
-        raise ValueError("must be a JSON object of TemplateConfig fields")
-    try:
-        return TemplateConfig.from_dict(given)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-
-
 def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray, vocabulary,
                          site_values: list | None, url_values: list | None, options,
                          mcfp_coverage: np.ndarray, denied: np.ndarray | None = None) -> tuple[list[dict], dict]:
@@ -98,7 +85,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     site_values / url_values: D values of the fields (None when the field was not given;
     sites are resolved by :func:`~bloomspan.sidecar.publish.publication.document_sites`);
     options: what gives the TemplateConfig (``detector_config()``: a :class:`TemplateOptions`
-    or a run's MineConfig, both through :func:`template_config`); mcfp_coverage bool (W,): the run's
+    or a run's :class:`~.mine_config.TemplatesSection`, both through :func:`template_config`); mcfp_coverage bool (W,): the run's
     exact phrases' coverage; denied bool (W,): tokens no cleaner removes (the occurrences of
     globally denied phrases), left out of the covered figures.
     """

@@ -174,7 +174,7 @@ def run_workers(make_app, host: str, port: int, workers: int) -> int:
     import signal
 
     if workers <= 1:
-        run_app(make_app(), host, port)
+        run_app(make_app(), host=host, port=port)
         return 0
     children: list[int] = []
     for _ in range(workers):

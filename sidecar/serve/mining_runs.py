@@ -68,13 +68,16 @@ def mine_config_for(config: ServeConfig, previous: dict | None = None):
     given = {k: getattr(config, k) for k in ("sigma", "min_length") if getattr(config, k) is not None}
     previous = {**(previous or {}), **given}
 
-    return MineConfig(index=config.mine_index, url=config.upstream_url, field=config.mine_field,
-                      template_index=config.template_index or "bloomspan-templates",
-                      work_dir=config.work_dir, username=config.username, password=config.password,
-                      api_key=config.api_key, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
-                      lease_index=config.lease_index, timeout=config.upstream_timeout,
-                      # --review: the run waits for `bloomspan promote`, so nothing of it reaches the documents yet.
-                      **{**previous, **({"dry_run": True, "annotate": False} if config.review else {})})
+    if "template_config" in previous:  # the run document's params name the knob by field, the flag by its file
+        previous = {("template_config_path" if k == "template_config" else k): v for k, v in previous.items()}
+    return MineConfig.from_flags(
+        index=config.mine_index, url=config.upstream_url, field=config.mine_field,
+        template_index=config.template_index or "bloomspan-templates",
+        work_dir=config.work_dir, username=config.username, password=config.password,
+        api_key=config.api_key, ca_certs=config.ca_certs, verify_certs=config.verify_certs,
+        lease_index=config.lease_index, timeout=config.upstream_timeout,
+        # --review: the run waits for `bloomspan promote`, so nothing of it reaches the documents yet.
+        **{**previous, **({"dry_run": True, "annotate": False} if config.review else {})})
 
 
 def mine_for_service(config: ServeConfig) -> dict:

@@ -152,7 +152,7 @@ def test_from_a_cluster_run_the_template_index_gives_the_same_scoped_pipeline(op
     mine_pages, new_pages = generated_pages(500, 120, 5)
     make_source(os_client, f"{index_prefix}src", mine_pages)
     alias = f"{index_prefix}tpl"
-    run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, sigma=20, min_length=10, site_field="site",
+    run_mining(MineConfig.from_flags(index=f"{index_prefix}src", url=opensearch_url, sigma=20, min_length=10, site_field="site",
                           url_field="url", template_index=alias, work_dir=str(tmp_path / "work"),
                           lease_index=f"{index_prefix}lease"))
     # an operator denies one site line: no path applies it, the pipeline included (denied on one

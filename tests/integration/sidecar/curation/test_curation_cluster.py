@@ -35,7 +35,7 @@ def _docs(n: int = N_DOCS, offset: int = 0) -> list[dict]:
 
 
 def _mine_config(url: str, prefix: str, work, **kw) -> MineConfig:
-    return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE, site_field="site",
+    return MineConfig.from_flags(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE, site_field="site",
                       template_index=f"{prefix}tpl", work_dir=str(work), lease_index=f"{prefix}lease", bulk_docs=50,
                       **kw)
 
@@ -222,7 +222,7 @@ def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(o
     pages = texinfo_site(40, 1) + texinfo_site(30, 2, "b.example")
     make_source(os_client, f"{index_prefix}src", [{k: p[k] for k in ("id", "text", "site", "url")} for p in pages],
                 shards=1)
-    config = MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=f"{index_prefix}tpl",
+    config = MineConfig.from_flags(index=f"{index_prefix}src", url=opensearch_url, template_index=f"{index_prefix}tpl",
                         work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease", site_field="site",
                         url_field="url", templates=True)
     first = run_mining(config, client=os_client)
@@ -250,7 +250,7 @@ def test_a_denied_link_survives_the_line_shapes_of_its_site_but_not_of_another(o
     assert kept == "\n".join([link, *body, link]), kept  # exactly the denied link came back
     assert other_out == before[1] and other_link not in other_out
     # a re-mine reports the templates' coverage without the globally denied link's occurrences
-    again = run_mining(dataclasses.replace(config, full=True), client=os_client)
+    again = run_mining(dataclasses.replace(config, scan=dataclasses.replace(config.scan, full=True)), client=os_client)
     n_link = len(tokenize(link))
     occurrences = sum(" ".join(tokenize(p["text"])).count(" ".join(tokenize(link))) for p in pages)
     dropped = first.templates["covered_tokens"] - again.templates["covered_tokens"]

@@ -23,7 +23,7 @@ def cluster():
 
 
 def _config(prefix, url, work, tpl, **kw):
-    return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, site_field="site",
+    return MineConfig.from_flags(index=f"{prefix}src", url=url, sigma=5, min_length=5, site_field="site",
                       template_index=f"{prefix}{tpl}", work_dir=str(work), lease_index=f"{prefix}lease",
                       batch_size=40, **kw)
 

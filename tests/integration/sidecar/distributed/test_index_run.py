@@ -25,7 +25,7 @@ def cluster():
 
 
 def _config(index_prefix, url, tmp_path, name, **kw):
-    return MineConfig(index=f"{index_prefix}src", url=url, template_index=f"{index_prefix}{name}",
+    return MineConfig.from_flags(index=f"{index_prefix}src", url=url, template_index=f"{index_prefix}{name}",
                       work_dir=str(tmp_path / name), lease_index=f"{index_prefix}lease", **kw)
 
 
@@ -90,7 +90,7 @@ def test_a_dry_run_on_dask_publishes_the_run_and_leaves_the_alias(cluster, os_cl
 def test_options_that_need_one_process_are_refused(cluster, opensearch_url, index_prefix, tmp_path):
     with pytest.raises(ClusterConfigError, match="global_blocks"):
         run_mining(_config(index_prefix, opensearch_url, tmp_path, "x", site_field="site",
-                           template_config={"global_blocks": True}), dask=DaskConfig(cluster.scheduler_address))
+                           template_config_path={"global_blocks": True}), dask=DaskConfig(cluster.scheduler_address))
 
 
 class _Killer:

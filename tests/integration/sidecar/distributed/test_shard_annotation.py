@@ -27,7 +27,7 @@ def cluster():
 
 
 def _config(prefix, url, tmp_path, name, **kw):
-    return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
+    return MineConfig.from_flags(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
                       template_index=f"{prefix}{name}", work_dir=str(tmp_path / name), lease_index=f"{prefix}lease",
                       annotate=True, bulk_docs=50, **kw)
 

@@ -157,7 +157,7 @@ def test_index_slices_on_two_workers_equal_the_single_process_index_run(os_clien
     for d in docs[::41]:
         d["site"] = ""  # no site field value: the URL's host is not used (a site field was given)
     make_source(os_client, src, docs, shards=2)
-    config = MineConfig(index=src, url=opensearch_url, template_index=f"{index_prefix}one", work_dir=str(tmp_path / "one"),
+    config = MineConfig.from_flags(index=src, url=opensearch_url, template_index=f"{index_prefix}one", work_dir=str(tmp_path / "one"),
                         lease_index=f"{index_prefix}lease", sigma=10, min_length=8, site_field="site", url_field="url")
     run_mining(config, client=os_client)
     single, run_doc = {}, None
@@ -168,7 +168,7 @@ def test_index_slices_on_two_workers_equal_the_single_process_index_run(os_clien
         elif source["kind"] == "run":
             run_doc = source
 
-    many = MineConfig(index=src, url=opensearch_url, template_index=f"{index_prefix}many",
+    many = MineConfig.from_flags(index=src, url=opensearch_url, template_index=f"{index_prefix}many",
                       work_dir=str(tmp_path / "many"), lease_index=f"{index_prefix}lease", sigma=10, min_length=8,
                       site_field="site", url_field="url")
     with local_cluster(2) as cluster:

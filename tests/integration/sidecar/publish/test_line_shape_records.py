@@ -21,7 +21,7 @@ def test_line_shapes_travel_through_the_template_index(os_client, index_prefix, 
     docs = pages + web
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, docs, shards=1)
-    config = MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
+    config = MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
                         lease_index=f"{index_prefix}lease", site_field="site", url_field="url", templates=True)
     summary = run_mining(config, client=os_client)
     physical = current_run(os_client, tpl)

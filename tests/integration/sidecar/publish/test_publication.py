@@ -42,7 +42,7 @@ def test_end_to_end_bitmaps_decode_to_exactly_the_containing_documents(os_client
     docs = list(web_docs(300))
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, docs, shards=2)
-    summary = run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
+    summary = run_mining(MineConfig.from_flags(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
                                     work_dir=str(tmp_path), lease_index=f"{index_prefix}lease", site_field="site"),
                          client=os_client)
     pub = published(os_client, tpl)
@@ -225,9 +225,9 @@ def test_a_source_without_usable_documents_is_refused_unless_allow_empty(os_clie
                   lease_index=f"{index_prefix}lease")
     with pytest.raises(RunRefusedError, match=r"^--field text: 0 of 1 documents have a text value in field 'text' "
                                               r"\(empty in 1\); fields seen: text") as info:
-        run_mining(MineConfig(**config), client=os_client)
+        run_mining(MineConfig.from_flags(**config), client=os_client)
     assert info.value.field == "field" and not os_client.indices.exists_alias(name=tpl)
-    summary = run_mining(MineConfig(**config, allow_empty=True), client=os_client)
+    summary = run_mining(MineConfig.from_flags(**config, allow_empty=True), client=os_client)
     assert (summary.docs_seen, summary.docs_mined, summary.phrases, summary.tokens_mined) == (1, 0, 0, 0)
     pub = published(os_client, tpl)
     assert pub["phrases"] == {} and pub["doc_ids"] == [] and pub["run"]["docs_skipped"] == 1
@@ -236,7 +236,7 @@ def test_a_source_without_usable_documents_is_refused_unless_allow_empty(os_clie
 def _mine(os_client, opensearch_url, index_prefix, tmp_path, **kw):
     config = dict(url=opensearch_url, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "work"),
                   lease_index=f"{index_prefix}lease", engine="fhk", sigma=5, min_length=5)
-    return run_mining(MineConfig(**{**config, **kw}), client=os_client)
+    return run_mining(MineConfig.from_flags(**{**config, **kw}), client=os_client)
 
 
 def test_destructive_publishes_are_refused_and_the_alias_stays(os_client, index_prefix, opensearch_url, tmp_path):
@@ -321,7 +321,7 @@ def test_credentials_reach_neither_logs_nor_the_template_index(os_client, index_
     make_source(os_client, src, list(web_docs(40)), shards=1)
     url = opensearch_url.replace("://", f"://miner:{secret}@")
     with caplog.at_level(logging.DEBUG):
-        run_mining(MineConfig(index=src, url=url, sigma=3, min_length=4, template_index=tpl, work_dir=str(tmp_path),
+        run_mining(MineConfig.from_flags(index=src, url=url, sigma=3, min_length=4, template_index=tpl, work_dir=str(tmp_path),
                               lease_index=f"{index_prefix}lease"))
     assert secret not in caplog.text and "miner" not in caplog.text.replace("bloomspan", "")
     stored = json.dumps(published(os_client, tpl)) + json.dumps(
@@ -344,7 +344,7 @@ def test_published_phrases_equal_mine_jsonl_on_the_same_documents(os_client, ind
     docs = list(web_docs(300))
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, docs, shards=2)
-    run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
+    run_mining(MineConfig.from_flags(index=src, url=opensearch_url, sigma=5, min_length=5, template_index=tpl,
                           work_dir=str(tmp_path / "work"), lease_index=f"{index_prefix}lease"), client=os_client)
     cluster = sorted((p["text"], p["df"], p["occurrences"], p["psi"]) for p in published(os_client, tpl)["phrases"].values())
     path = tmp_path / "docs.jsonl"

@@ -21,7 +21,7 @@ from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 def mined(os_client, index_prefix, opensearch_url, tmp_path):
     docs = list(web_docs(200))
     make_source(os_client, f"{index_prefix}src", docs + [{"id": "blank", "text": " "}], shards=2)
-    summary = run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, sigma=5, min_length=5,
+    summary = run_mining(MineConfig.from_flags(index=f"{index_prefix}src", url=opensearch_url, sigma=5, min_length=5,
                                     engine=ENGINE, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path),
                                     lease_index=f"{index_prefix}lease", site_field="site"), client=os_client)
     return docs, summary
@@ -102,10 +102,10 @@ def two_runs(os_client, index_prefix, opensearch_url, tmp_path):
     config = dict(index=f"{index_prefix}src", url=opensearch_url, sigma=5, min_length=5, engine=ENGINE,
                   template_index=f"{index_prefix}tpl", work_dir=str(tmp_path), lease_index=f"{index_prefix}lease",
                   site_field="site", url_field="url", templates=True, keep_runs=3)
-    first = run_mining(MineConfig(**config), client=os_client)
+    first = run_mining(MineConfig.from_flags(**config), client=os_client)
     helpers.bulk(os_client, ({"_index": f"{index_prefix}src", "_id": d["id"],
                               "_source": {k: v for k, v in d.items() if k != "id"}} for d in docs[250:]), refresh=True)
-    second = run_mining(MineConfig(**config), client=os_client)
+    second = run_mining(MineConfig.from_flags(**config), client=os_client)
     return first, second
 
 

@@ -13,7 +13,7 @@ from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
 
 
 def _config(prefix, url, work, **kw):
-    return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
+    return MineConfig.from_flags(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
                       template_index=f"{prefix}tpl", work_dir=str(work), lease_index=f"{prefix}lease",
                       annotate=True, bulk_docs=50, **kw)
 

@@ -11,7 +11,7 @@ N = 300
 
 
 def _config(prefix, url, work, tpl, **kw):
-    return MineConfig(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
+    return MineConfig.from_flags(index=f"{prefix}src", url=url, sigma=5, min_length=5, engine=ENGINE,
                       template_index=f"{prefix}{tpl}", work_dir=str(work), lease_index=f"{prefix}lease",
                       batch_size=40, **kw)
 

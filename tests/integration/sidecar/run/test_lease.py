@@ -97,7 +97,7 @@ def test_a_mining_run_refuses_to_start_while_another_holds_the_lease(os_client, 
     other = Lease(os_client, index, tpl, holder="other-replica", ttl=60)
     other.acquire()
     with pytest.raises(LeaseHeldError, match="other-replica"):
-        run_mining(MineConfig(index=f"{index_prefix}src", url=opensearch_url, template_index=tpl,
+        run_mining(MineConfig.from_flags(index=f"{index_prefix}src", url=opensearch_url, template_index=tpl,
                               work_dir=str(tmp_path), lease_index=index), client=os_client)
     assert not os_client.indices.exists_alias(name=tpl)
     other.release()
@@ -117,7 +117,7 @@ def test_a_run_turned_away_by_the_lease_publishes_later_under_a_fresh_id(os_clie
     os_client.indices.refresh(index=src)
 
     def config(work):
-        return MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work),
+        return MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work),
                           lease_index=lease_index, sigma=3, min_length=3, engine="fhk")
 
     other = Lease(os_client, lease_index, tpl, holder="other-replica", ttl=60)
@@ -148,7 +148,7 @@ def test_a_run_that_lost_the_lease_before_the_swap_publishes_its_complete_index_
     for i in range(8):
         os_client.index(index=src, id=str(i), body={"text": f"page {i} all rights reserved by the acme corporation"})
     os_client.indices.refresh(index=src)
-    config = MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path), sigma=3,
+    config = MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path), sigma=3,
                         min_length=3, engine="fhk", lease_index=lease_index, lease_ttl=0.5)
 
     real_check = Lease.check
@@ -193,7 +193,7 @@ def test_a_run_that_lost_the_lease_while_another_published_publishes_under_a_new
     os_client.indices.refresh(index=src)
 
     def config(work, ttl=120.0):
-        return MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work), sigma=3,
+        return MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / work), sigma=3,
                           min_length=3, engine="fhk", lease_index=lease_index, lease_ttl=ttl)
 
     real_check = Lease.check

@@ -83,7 +83,7 @@ def test_kill_during_scan_and_publish_then_restart(os_client, index_prefix, open
     make_source(os_client, src, web_docs(N_DOCS), shards=2)
     # Reference: one uninterrupted run into another template index.
     ref_tpl = f"{index_prefix}ref"
-    run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, template_index=ref_tpl,
+    run_mining(MineConfig.from_flags(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, template_index=ref_tpl,
                           work_dir=str(tmp_path / "ref"), lease_index=lease), client=os_client)
     expected = published(os_client, ref_tpl)
     assert expected["phrases"], "the corpus must have boilerplate for this test to mean anything"
@@ -139,10 +139,10 @@ def test_resume_in_process_after_a_failing_page(os_client, index_prefix, opensea
     make_source(os_client, src, web_docs(300), shards=3)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
                 batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode, outage_seconds=0)
-    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+    run_mining(MineConfig.from_flags(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
 
-    cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
+    cfg = MineConfig.from_flags(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
     with pytest.raises(Exception, match="injected failure"):
         run_mining(cfg, client=FailingClient(os_client, 5))
     assert (tmp_path / "w" / "run" / "checkpoint.json").exists()
@@ -204,11 +204,11 @@ def test_a_cluster_that_goes_away_mid_scan_is_waited_for_in_the_same_run(os_clie
     make_source(os_client, src, web_docs(300), shards=3)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
                 batch_size=25, slices=2, checkpoint_seconds=0, scan_mode=mode)
-    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+    run_mining(MineConfig.from_flags(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
     client = OutageClient(os_client, 5, seconds=3.0)
     with caplog.at_level("INFO", logger="bloomspan"):
-        summary = run_mining(MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w")),
+        summary = run_mining(MineConfig.from_flags(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w")),
                              client=client)
     assert client.refused > 0 and not summary.resumed and summary.docs_seen == 300
     assert published(os_client, f"{index_prefix}tpl") == published(os_client, f"{index_prefix}ref")
@@ -230,9 +230,9 @@ def test_a_checkpoint_of_another_version_is_refused_and_kept(os_client, index_pr
     make_source(os_client, src, web_docs(200), shards=2)
     base = dict(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=f"{index_prefix}lease",
                 batch_size=25, slices=2, checkpoint_seconds=0, outage_seconds=0)
-    run_mining(MineConfig(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
+    run_mining(MineConfig.from_flags(**base, template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")),
                client=os_client)
-    cfg = MineConfig(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
+    cfg = MineConfig.from_flags(**base, template_index=f"{index_prefix}tpl", work_dir=str(tmp_path / "w"))
     with pytest.raises(Exception, match="injected failure"):
         run_mining(cfg, client=FailingClient(os_client, 4))
     path = tmp_path / "w" / "run" / "checkpoint.json"

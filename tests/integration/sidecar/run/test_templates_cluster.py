@@ -31,7 +31,7 @@ def test_mine_templates_publishes_records_that_clean_like_the_run(os_client, ind
                                                                   tmp_path, crawl):
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, crawl, shards=2)
-    config = MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
+    config = MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
                         lease_index=f"{index_prefix}lease", site_field="site", url_field="url", templates=True)
     summary = run_mining(config, client=os_client)
     t = summary.templates
@@ -100,8 +100,8 @@ def test_templates_without_site_use_the_url_host_and_old_snapshots_ask_for_full(
     make_source(os_client, src, crawl[:120], shards=1)
     base = dict(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path),
                 lease_index=f"{index_prefix}lease", url_field="url", templates=True,
-                template_config={"skeleton": {"site_echo_length": 6}})
-    summary = run_mining(MineConfig(**base), client=os_client)
+                template_config_path={"skeleton": {"site_echo_length": 6}})
+    summary = run_mining(MineConfig.from_flags(**base), client=os_client)
     assert summary.templates["skeletons"] >= 1
     run = os_client.get(index=current_run(os_client, tpl), id="run")["_source"]
     assert run["templates"]["documents_with_site"] == 120
@@ -110,6 +110,6 @@ def test_templates_without_site_use_the_url_host_and_old_snapshots_ask_for_full(
     # an incremental run after a change keeps line boundaries through the snapshot
     os_client.index(index=src, id=crawl[0]["id"], body={**{k: v for k, v in crawl[0].items() if k != "id"},
                                                         "text": crawl[0]["text"] + "\nOne more line"}, refresh=True)
-    again = run_mining(MineConfig(**base), client=os_client)
+    again = run_mining(MineConfig.from_flags(**base), client=os_client)
     assert again.kind == "incremental" and again.templates["skeletons"] == summary.templates["skeletons"]
     assert np.isclose(again.templates["covered_share"], summary.templates["covered_share"], atol=0.01)

@@ -40,7 +40,7 @@ def test_a_full_work_dir_is_one_line_and_the_rerun_resumes(os_client, index_pref
                                                             monkeypatch):
     src, lease = f"{index_prefix}src", f"{index_prefix}lease"
     make_source(os_client, src, web_docs(300), shards=2)
-    run_mining(MineConfig(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=lease,
+    run_mining(MineConfig.from_flags(index=src, url=opensearch_url, sigma=5, min_length=5, engine=ENGINE, lease_index=lease,
                           template_index=f"{index_prefix}ref", work_dir=str(tmp_path / "ref")), client=os_client)
     work = tmp_path / "work"
     args = ["mine", "--url", opensearch_url, "--index", src, "--template-index", f"{index_prefix}tpl",

@@ -21,7 +21,7 @@ def test_a_scheduled_run_follows_the_templates_run_it_replaces(os_client, index_
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     docs = [{**d, "url": f"https://{d['site']}/docs/{d['id']}"} for d in web_docs(120)]
     make_source(os_client, src, docs, shards=1)
-    first = run_mining(MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / "cli"),
+    first = run_mining(MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / "cli"),
                                   lease_index=f"{index_prefix}lease", sigma=5, min_length=5, engine="fhk",
                                   templates=True, site_field="site", url_field="url"), client=os_client)
     assert first.templates is not None
@@ -41,7 +41,7 @@ def test_a_refused_service_run_logs_one_line_and_keeps_the_current_run(os_client
                                                                        tmp_path, caplog):
     src, tpl = f"{index_prefix}src", f"{index_prefix}tpl"
     make_source(os_client, src, web_docs(60), shards=1)
-    good = run_mining(MineConfig(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / "cli"),
+    good = run_mining(MineConfig.from_flags(index=src, url=opensearch_url, template_index=tpl, work_dir=str(tmp_path / "cli"),
                                  lease_index=f"{index_prefix}lease", sigma=5, min_length=5), client=os_client)
     config = _serve_config(opensearch_url, index_prefix, tmp_path, mine_field="body")  # a typo
     with caplog.at_level(logging.INFO, logger="bloomspan.sidecar.serve.mining_runs"):

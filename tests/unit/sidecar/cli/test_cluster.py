@@ -60,7 +60,7 @@ def test_template_config_errors_name_the_option_and_the_field(tmp_path):
 def test_template_config_reaches_the_detector():
     from bloomspan.sidecar.run.mining_run import MineConfig
 
-    c = MineConfig(index="src", templates=True, template_config={"skeleton": {"site_echo_length": 6}})
-    assert c.detector_config().skeleton.site_echo_length == 6 and c.detector_config().slots is True
+    c = MineConfig.from_flags(index="src", templates=True, template_config_path={"skeleton": {"site_echo_length": 6}})
+    assert c.templates.detector_config().skeleton.site_echo_length == 6 and c.templates.detector_config().slots is True
     assert c.params()["template_config"]["skeleton"]["site_echo_length"] == 6
-    assert MineConfig(index="src").params()["template_config"] is None
+    assert MineConfig.from_flags(index="src").params()["template_config"] is None

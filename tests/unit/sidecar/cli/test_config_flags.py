@@ -119,7 +119,7 @@ def test_the_checker_follows_renamed_parameters():
 # ---------------------------------------------------------------------- the commands use them
 def test_mine_top_default_reaches_the_run_config(monkeypatch):
     """Regression: --top said 10, MineConfig 20, and the command took max(top, 20)."""
-    from bloomspan.sidecar.run.mining_run import MineConfig
+    from bloomspan.sidecar.run.mine_config import PublishSection
 
     seen = {}
 
@@ -127,15 +127,15 @@ def test_mine_top_default_reaches_the_run_config(monkeypatch):
         raise click.ClickException("stop")
 
     monkeypatch.setattr("bloomspan.sidecar.cli.cluster.checked_client", stop)
-    original = MineConfig.__post_init__
+    original = PublishSection.__post_init__
 
     def record(self):
         seen["top"] = self.top
         original(self)
 
-    monkeypatch.setattr(MineConfig, "__post_init__", record)
+    monkeypatch.setattr(PublishSection, "__post_init__", record)
     res = CliRunner().invoke(cli, ["mine", "--index", "crawl"])
-    assert res.exit_code == 1 and "stop" in res.output and seen["top"] == MineConfig.top == 20
+    assert res.exit_code == 1 and "stop" in res.output and seen["top"] == PublishSection.top == 20
     res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--top", "5"])
     assert seen["top"] == 5
 
@@ -145,3 +145,20 @@ def test_serve_flag_errors_name_the_flag():
     assert res.exit_code == 2 and "--port" in res.output and "pw-S3cret-1" not in res.output
     res = CliRunner().invoke(cli, ["serve", "--timeout", "soon"])
     assert res.exit_code == 2 and "--timeout" in res.output
+
+
+def test_a_bad_mine_knob_is_a_usage_error_naming_its_flag_and_section_field():
+    res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--keep-runs", "0"])
+    assert res.exit_code == 2 and "--keep-runs" in res.output and "publish.keep_runs=0" in res.output
+    res = CliRunner().invoke(cli, ["mine", "--index", "crawl", "--no-templates", "--url", "ftp://x",
+                                   "--password", "pw-S3cret-2", "--username", "u"])
+    assert res.exit_code == 2 and "--url" in res.output and "cluster.url" in res.output
+    assert "pw-S3cret-2" not in res.output
+
+
+def test_pipeline_flags_build_its_config_with_the_cluster_section():
+    command = cli.commands["pipeline"]
+    params = command.make_context("pipeline", [], resilient_parsing=True).params
+    config = PIPELINE_FLAGS.build({**params, "template_index": "tpl", "url": "http://node:9201", "timeout": 5.0})
+    assert config.cluster.url == "http://node:9201" and config.cluster.timeout == 5.0
+    assert (config.template_index, config.pipeline_id, config.scope_field) == ("tpl", "bloomspan-clean", None)

@@ -9,35 +9,35 @@ from bloomspan.sidecar.run.mining_run import MineConfig, RunSummary
 
 
 @pytest.mark.parametrize("kwargs, field", [
-    ({"index": ""}, "index"),
-    ({"sigma": 1}, "sigma"),
-    ({"min_length": 1}, "min_length"),
-    ({"engine": "magic"}, "engine"),
-    ({"filter_bytes": 0}, "filter_bytes"),
-    ({"batch_size": 0}, "batch_size"),
-    ({"batch_size": 10_001}, "batch_size"),
-    ({"slices": 0}, "slices"),
-    ({"keep_runs": 0}, "keep_runs"),
-    ({"template_index": "Upper"}, "template_index"),
-    ({"template_index": "a*b"}, "template_index"),
-    ({"template_index": "-x"}, "template_index"),
-    ({"scan_mode": "fast"}, "scan_mode"),
-    ({"lease_ttl": 0}, "lease_ttl"),
-    ({"url": "nope"}, "url"),
-    ({"password": "pw"}, "password"),
-    ({"allow_empty": "yes"}, "allow_empty"),
+    ({"index": ""}, "scan.index"),
+    ({"sigma": 1}, "mining.sigma"),
+    ({"min_length": 1}, "mining.min_length"),
+    ({"engine": "magic"}, "mining.engine"),
+    ({"filter_bytes": 0}, "mining.filter_bytes"),
+    ({"batch_size": 0}, "scan.batch_size"),
+    ({"batch_size": 10_001}, "scan.batch_size"),
+    ({"slices": 0}, "scan.slices"),
+    ({"keep_runs": 0}, "publish.keep_runs"),
+    ({"template_index": "Upper"}, "publish.template_index"),
+    ({"template_index": "a*b"}, "publish.template_index"),
+    ({"template_index": "-x"}, "publish.template_index"),
+    ({"scan_mode": "fast"}, "scan.scan_mode"),
+    ({"lease_ttl": 0}, "publish.lease_ttl"),
+    ({"url": "nope"}, "cluster.url"),
+    ({"password": "pw"}, "cluster.password"),
+    ({"allow_empty": "yes"}, "publish.allow_empty"),
 ])
 def test_invalid_fields_are_named(kwargs, field):
     with pytest.raises(ClusterConfigError) as info:
-        MineConfig(**{"index": "src", **kwargs})
+        MineConfig.from_flags(**{"index": "src", **kwargs})
     assert info.value.field == field
 
 
 def test_repr_and_params_hide_secrets():
-    c = MineConfig(index="src", url="https://node:9200", username="u", password="hunter2-secret")
+    c = MineConfig.from_flags(index="src", url="https://node:9200", username="u", password="hunter2-secret")
     assert "hunter2-secret" not in repr(c)
     assert "hunter2-secret" not in str(c.params()) and c.params()["auth"] == "basic"
-    k = MineConfig(index="src", url="https://node:9200", api_key="KEY-SECRET-123")
+    k = MineConfig.from_flags(index="src", url="https://node:9200", api_key="KEY-SECRET-123")
     assert "KEY-SECRET-123" not in repr(k) and "KEY-SECRET-123" not in str(k.source_fingerprint())
 
 
@@ -65,21 +65,23 @@ def test_a_service_run_keeps_serves_flags_and_follows_the_previous_run_for_the_r
     previous = {"templates": True, "site_field": "site", "url_field": "url", "engine": "fhk", "keep_runs": 5,
                 "template_config": {"skeleton": {"site_echo_length": 6}}}
     config = mine_config_for(serve, previous)
-    assert (config.index, config.field, config.sigma, config.min_length, config.template_index) == \
+    assert (config.scan.index, config.scan.field, config.mining.sigma, config.mining.min_length,
+            config.publish.template_index) == \
         ("crawl", "body", 7, 4, "tpl")
-    assert (config.templates, config.site_field, config.url_field, config.engine, config.keep_runs) == \
+    assert (config.templates.enabled, config.templates.site_field, config.templates.url_field, config.mining.engine,
+            config.publish.keep_runs) == \
         (True, "site", "url", "fhk", 5)
-    assert config.detector_config().skeleton.site_echo_length == 6
+    assert config.templates.detector_config().skeleton.site_echo_length == 6
     bare = mine_config_for(serve)
-    assert (bare.templates, bare.site_field, bare.url_field) == (False, None, None)
+    assert (bare.templates.enabled, bare.templates.site_field, bare.templates.url_field) == (False, None, None)
 
 
 def test_the_detector_runs_by_default_whenever_a_site_or_url_field_is_given():
-    assert MineConfig(index="src").templates is False
-    assert MineConfig(index="src", site_field="site").templates is True
-    assert MineConfig(index="src", url_field="url").templates is True
-    assert MineConfig(index="src", site_field="site", templates=False).templates is False
-    assert MineConfig(index="src", site_field="site").params()["templates"] is True  # recorded: serve follows it
+    assert MineConfig.from_flags(index="src").templates.enabled is False
+    assert MineConfig.from_flags(index="src", site_field="site").templates.enabled is True
+    assert MineConfig.from_flags(index="src", url_field="url").templates.enabled is True
+    assert MineConfig.from_flags(index="src", site_field="site", templates=False).templates.enabled is False
+    assert MineConfig.from_flags(index="src", site_field="site").params()["templates"] is True  # recorded: serve follows it
 
 
 def test_a_first_service_run_takes_site_and_url_from_serves_cleaning_fields():
@@ -88,7 +90,7 @@ def test_a_first_service_run_takes_site_and_url_from_serves_cleaning_fields():
 
     serve = ServeConfig(mine_index="crawl", template_index="tpl", scope_field="site", url_field="url")
     first = mine_config_for(serve)
-    assert (first.templates, first.site_field, first.url_field) == (True, "site", "url")
+    assert (first.templates.enabled, first.templates.site_field, first.templates.url_field) == (True, "site", "url")
     # a run to follow wins, even one mined without the detector
     follows = mine_config_for(serve, {"engine": "fhk", "templates": False})
-    assert (follows.templates, follows.site_field, follows.engine) == (False, None, "fhk")
+    assert (follows.templates.enabled, follows.templates.site_field, follows.mining.engine) == (False, None, "fhk")
