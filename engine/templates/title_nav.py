@@ -243,7 +243,7 @@ def mine_title_nav(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
 
     def line_tokens(li: int) -> list[str]:
         return [token_strings[t] for t in tokens[bounds[li]:bounds[li + 1]].tolist()]
-    per_group: dict[str, int] = {}
+    per_group: dict[str, dict] = {}
     for g, docs in members.items():
         if len(docs) < min_pages:
             continue
@@ -261,6 +261,6 @@ def mine_title_nav(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
                                     model.name_set, model.edge_lines):
                 coverage[bounds[first + i]:bounds[first + i + 1]] = True
                 hits += 1
-        per_group[str(g)] = hits
+        per_group[str(g)] = {"lines": hits, "names": len(names)}  # a table per group, as line shapes write
     return TitleNavResult(coverage, models, {"title_nav_groups": per_group,
                                              "title_nav_tokens": int(coverage.sum())})
