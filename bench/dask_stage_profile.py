@@ -123,11 +123,12 @@ def profile(path: str, n_shards: int, sigma: int, min_length: int, n_units: int 
         vps = [tasks.vocabulary_partition([tasks.vocabulary_part(s, p, P) for s in shards]) for p in range(P)]
         counts = np.asarray([tasks.partition_counts(v) for v in vps])
         before_shard = np.concatenate([[0], np.cumsum(counts.sum(axis=0))[:-1]]).astype(np.int64)
-        part = partition_of(string_hashes(strings), P)
+        hashes = string_hashes(strings)
+        part = partition_of(hashes, P)
         where = np.zeros((len(strings), 2), dtype=np.int64)
         for p in range(P):
             mine = np.flatnonzero(part == p)
-            where[mine] = tasks.locate(vps[p], [strings[i] for i in mine.tolist()])
+            where[mine] = tasks.locate(vps[p], [strings[i] for i in mine.tolist()], hashes[mine])
         below = sum(tasks.first_seen_before(v, where) for v in vps)
         gid = before_shard[where[:, 0]] + below
         order = np.argsort(gid, kind="stable")

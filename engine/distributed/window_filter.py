@@ -106,11 +106,11 @@ def _by_region(cells, hashes, n, shift, n_regions, cells_out, hashes_out):
     table is then read one cache-sized region after the other (as the single-node filter)."""
     start = np.zeros(n_regions + 1, dtype=np.int64)
     for i in range(n):
-        start[(cells[i] >> shift) + 1] += 1
+        start[(np.int64(cells[i]) >> shift) + 1] += 1
     for r in range(n_regions):
         start[r + 1] += start[r]
     for i in range(n):
-        r = cells[i] >> shift
+        r = np.int64(cells[i]) >> shift
         j = start[r]
         cells_out[j] = cells[i]
         hashes_out[j] = hashes[i]
@@ -118,12 +118,19 @@ def _by_region(cells, hashes, n, shift, n_regions, cells_out, hashes_out):
 
 
 @njit(cache=True, nogil=True)
-def _increment_emitting(counters, cells, hashes, n, threshold, out):
+def _increment_emitting(counters, cells, hashes, n, threshold, out, recent):
     """Saturating increments of the first n cells, in order; the hash of every window whose
     cell reads >= threshold right after its own increment goes to ``out`` (returns how many).
     A window with >= threshold occurrences is emitted at least at its threshold-th one (its
     own increments alone bring its cell there); every emitted window's final cell reads
-    >= threshold (cells only grow)."""
+    >= threshold (cells only grow).
+
+    ``recent`` (uint64, a power of two long, from :func:`recent_table`) holds the last hash
+    emitted into each of its slots (slot = the hash's low bits): a hash equal to its slot's is
+    not emitted again. Boilerplate windows pass the threshold at every later occurrence, so
+    this drops most repeats before the final ``np.unique`` (which makes the set exact: a hash
+    pushed out of its slot is emitted again, never lost)."""
+    mask = np.uint64(recent.shape[0] - 1)
     k = 0
     for i in range(n):
         c = cells[i]
@@ -131,9 +138,26 @@ def _increment_emitting(counters, cells, hashes, n, threshold, out):
         v = v + (v < 255)  # saturating, branch-free
         counters[c] = v
         if v >= threshold:
-            out[k] = hashes[i]
-            k += 1
+            h = hashes[i]
+            slot = h & mask
+            if recent[slot] != h:
+                recent[slot] = h
+                out[k] = h
+                k += 1
     return k
+
+
+RECENT_SLOTS = 1 << 14  # 128 KiB of recently emitted hashes: stays in cache next to a filter region
+
+
+def recent_table(n_slots: int | None = None) -> np.ndarray:
+    """uint64 (n_slots,), a power of two (default RECENT_SLOTS): the dedupe table of
+    :func:`_increment_emitting`. Slot s starts at ``~s``, a value whose low bits are not s, so
+    no hash matches it."""
+    n_slots = RECENT_SLOTS if n_slots is None else n_slots
+    if n_slots < 2 or n_slots & (n_slots - 1):
+        raise ValueError(f"n_slots={n_slots}: must be a power of two >= 2")
+    return ~np.arange(n_slots, dtype=np.uint64)
 
 
 CHUNK_WINDOWS = 1 << 18  # windows hashed per kernel call: the chunk's buffers stay at ~10 MiB
@@ -156,28 +180,29 @@ class _Chunks:
             widest = max(widest, int(self.ends[e - 1]) - base)
             self.bounds.append(e)
         self.shift, self.n_regions = region_layout(n_cells)
+        # cells are uint32 (a filter has fewer than 2**32): half the bytes the chunk moves
         self.hashes = np.empty(widest, dtype=np.uint64)
-        self.cells = np.empty(widest, dtype=np.int64)
+        self.cells = np.empty(widest, dtype=np.uint32)
         partitioned = self.n_regions > 1
         self.hashes2 = np.empty(widest if partitioned else 0, dtype=np.uint64)
-        self.cells2 = np.empty(widest if partitioned else 0, dtype=np.int64)
+        self.cells2 = np.empty(widest if partitioned else 0, dtype=np.uint32)
 
     def each(self, ids, token_hash, doc_offsets, length, n_cells, kept=None):
-        """Per chunk: (cells, hashes, n) in region order. ``kept``: an array of a cell per
-        window of the shard, filled in window order (before the region sort) on the way."""
+        """Per chunk: (cells, hashes, n) in region order. ``kept``: a uint32 array of a cell per
+        window of the shard, filled in window order (before the region sort) on the way: the
+        kernel writes the chunk's cells straight into it, no copy."""
         base = 0
         for d, e in zip(self.bounds[:-1], self.bounds[1:]):
+            cells = self.cells if kept is None else kept[base:]
             n = _chunk_cells(ids, token_hash, doc_offsets, np.int64(d), np.int64(e), np.int64(length),
-                             np.int64(n_cells), self.hashes, self.cells)
-            if kept is not None:
-                kept[base:base + n] = self.cells[:n]
-                base += n
+                             np.int64(n_cells), self.hashes, cells)
+            base += n
             if self.n_regions > 1:
-                _by_region(self.cells, self.hashes, n, np.int64(self.shift), np.int64(self.n_regions),
+                _by_region(cells, self.hashes, n, np.int64(self.shift), np.int64(self.n_regions),
                            self.cells2, self.hashes2)
                 yield self.cells2, self.hashes2, n
             else:
-                yield self.cells, self.hashes, n
+                yield cells, self.hashes, n
 
 
 def _check(ids, token_hash, doc_offsets, length):
@@ -241,6 +266,7 @@ def unit_filter_heavy(parts, length: int, n_cells: int, threshold: int, keep_cel
     counters = np.zeros(int(n_cells), dtype=np.uint8)
     found = [np.zeros(0, dtype=np.uint64)]
     kept_cells = []
+    recent = recent_table()  # one for the unit: a hash emitted in one chunk is a repeat in the next
     for ids, token_hash, doc_offsets in parts:
         ids, token_hash, doc_offsets = _check(ids, token_hash, doc_offsets, length)
         chunks = _Chunks(doc_offsets, length, n_cells)
@@ -248,11 +274,11 @@ def unit_filter_heavy(parts, length: int, n_cells: int, threshold: int, keep_cel
         kept = np.empty(int(chunks.ends[-1]) if chunks.n_docs else 0, dtype=np.uint32) if keep_cells else None
         with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn
             for cells, hashes, n in chunks.each(ids, token_hash, doc_offsets, length, n_cells, kept):
-                k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out)
+                k = _increment_emitting(counters, cells, hashes, n, np.uint8(threshold), out, recent)
                 if k:
-                    found.append(np.unique(out[:k]))
+                    found.append(out[:k].copy())
         kept_cells.append(kept)
-    heavy = np.unique(np.concatenate(found))
+    heavy = np.unique(np.concatenate(found))  # one sort of the few hashes the recent table let through
     return (counters, heavy, kept_cells) if keep_cells else (counters, heavy)
 
 

@@ -11,7 +11,8 @@ opening punctuation). So the next pass's tokens follow from this pass's:
 * ids: the kept tokens' ids, in the same batch vocabulary;
 * character offsets: shifted, after each removed region, by the characters it removed
   less its junction's length;
-* line starts (a "\\n" between the previous token's start and this one's): unchanged for a
+* line starts (a "\\n" between the previous token's start and this one's; only in tokens
+  that hold them, :func:`tokenize_batch`'s ``with_lines``): unchanged for a
   token whose previous token was kept beside it; for the first token after a removed
   region, whether its junction holds a "\\n" (nothing else lies between the two tokens);
   the first token of a text always starts a line.
@@ -40,7 +41,8 @@ class BatchTokens:
     ids:        uint32 (W,)  token ids, texts concatenated
     doc_offsets: int64 (D+1,) text d holds tokens doc_offsets[d]:doc_offsets[d+1]
     char_starts: int64 (W,)  token starts in their own text; char_ends exclusive ends
-    line_starts: uint8 (W,)  1 where a token starts a line (every text's first token does)
+    line_starts: uint8 (W,)  1 where a token starts a line (every text's first token does), or
+                None: not computed (``tokenize_batch(with_lines=False)``: a reader of phrases only)
     """
 
     words: Vocabulary
@@ -48,21 +50,25 @@ class BatchTokens:
     doc_offsets: np.ndarray
     char_starts: np.ndarray
     char_ends: np.ndarray
-    line_starts: np.ndarray
+    line_starts: np.ndarray | None
 
 
-def tokenize_batch(texts: Sequence[str], words: Vocabulary | None = None) -> BatchTokens:
+def tokenize_batch(texts: Sequence[str], words: Vocabulary | None = None, *, with_lines: bool = True) -> BatchTokens:
     """One :func:`encode_batch` of ``texts`` (no document frequencies).
 
     ``words`` None: a fresh vocabulary of the batch, with room for a distinct token per
     ``CHARS_PER_NEW_TOKEN`` characters, so that a batch's first look at its tokens rarely stops
     to grow the table. ``words`` given: that vocabulary, left as it is (a phrase matcher's
-    frozen one: a token outside it is ``UNKNOWN``), one probe per token and nothing added."""
+    frozen one: a token outside it is ``UNKNOWN``), one probe per token and nothing added.
+    ``with_lines`` False: no line starts (``line_starts`` None), for a reader of phrases only."""
     texts = list(texts)
     add_new = words is None
     if words is None:
         chars = sum(map(len, texts))
         words = Vocabulary(capacity=max(1024, chars // CHARS_PER_NEW_TOKEN), pool_capacity=max(8192, chars // 4))
+    if not with_lines:
+        ids, offsets, starts, ends = encode_batch(texts, words, True, add_new=add_new, count_df=False)
+        return BatchTokens(words, ids, offsets, starts, ends, None)
     ids, offsets, starts, ends, lines = encode_batch(texts, words, True, add_new=add_new, count_df=False,
                                                      with_lines=True)
     firsts = offsets[:-1][offsets[:-1] < offsets[1:]]
@@ -113,12 +119,13 @@ def tokens_after_strip(tokens: BatchTokens, rows: Sequence[int], matches: Sequen
     first_span = np.concatenate([[0], np.cumsum(n_spans)])  # each row's first span
     token_row = np.repeat(np.arange(len(matches), dtype=np.int64), lens)
     shift = cum[np.searchsorted(e, np.arange(total, dtype=np.int64), side="right")] - cum[first_span[token_row]]
-    flags = tokens.line_starts[at]
-    follows = e < row_base[span_row + 1]
-    newline = np.fromiter(("\n" in j for j in joins), dtype=np.uint8, count=len(joins))
-    flags[e[follows]] = newline[follows]
     offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)[row_base]
-    kept_counts = np.diff(offsets)
-    flags = flags[kept]
-    flags[offsets[:-1][kept_counts > 0]] = 1  # every text's first token starts a line
+    flags = None
+    if tokens.line_starts is not None:
+        flags = tokens.line_starts[at]
+        follows = e < row_base[span_row + 1]
+        newline = np.fromiter(("\n" in j for j in joins), dtype=np.uint8, count=len(joins))
+        flags[e[follows]] = newline[follows]
+        flags = flags[kept]
+        flags[offsets[:-1][np.diff(offsets) > 0]] = 1  # every text's first token starts a line
     return BatchTokens(tokens.words, tokens.ids[at][kept], offsets, (cs - shift)[kept], (ce - shift)[kept], flags)

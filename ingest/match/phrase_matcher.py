@@ -2,7 +2,7 @@
 
 Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
 
-1. :func:`bloomspan.engine.text.tokenizer.encode_batch` (the numba fast path of
+1. :func:`bloomspan.engine.text.tokenizer.encode_batch` (through :meth:`PhraseMatcher.tokenize`; the numba fast path of
    :func:`~bloomspan.engine.text.tokenizer.token_spans`: same tokens, same character offsets)
    tokenizes every text and maps tokens to ids of a frozen
    :class:`~bloomspan.engine.text.vocabulary.Vocabulary` holding the phrase tokens only.
@@ -23,8 +23,9 @@ Pipeline for a batch of texts (:meth:`PhraseMatcher.find_batch`):
    is covered too, from its first to its last token in the original text (the removed
    tokens between its parts are inside). Repeated until a pass finds nothing, so a
    stripped text holds no phrase of the set: stripping it again removes nothing. Each pass
-   re-scans only the documents the previous pass changed and removes at least one token
-   of each, so passes are few (one extra, finding nothing, on typical pages).
+   re-scans only the tokens left within reach of a junction the previous pass created (as
+   many tokens on each side as the longest pattern holds, :func:`junction_segments`), not
+   the whole text: every other stretch of the tokens left was scanned already.
 
 Window matching (``match="windows"``, what the cleaner and the proxy use by default): a
 phrase mined with ``min_length`` L is found wherever any run of L of its consecutive tokens
@@ -52,20 +53,52 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bloomspan.engine.text.tokenizer import encode_batch, token_spans
+from bloomspan.engine.text.tokenizer import token_spans
 
 from ..base.batch_tokens import BatchTokens, tokenize_batch
 from ..records.phrase_set import PhraseSet
 from .automaton import find_matches_reference
 from .phrase_index import MATCH_MODES, PhraseIndex, window_lengths
 from .scopes import GLOBAL_SCOPE, UNKNOWN_SCOPE
-from .spans import MatchResult, merge_spans, merge_spans_reference
+from .spans import MatchResult, merge_spans, merge_spans_reference, span_mask
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BATCH_CHARS", "MATCH_MODES", "MatchResult", "PhraseMatcher", "window_lengths"]
+__all__ = ["BATCH_CHARS", "MATCH_MODES", "MatchResult", "PhraseMatcher", "junction_segments", "window_lengths"]
 
 BATCH_CHARS = 1 << 22  # characters per encode/scan round: bounds the token arrays
+
+
+def junction_segments(left: np.ndarray, left_doc: np.ndarray, cut: np.ndarray, reach: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The stretches of the tokens left that a match across a new junction can lie in.
+
+    ``left``: int64 (n,) sorted positions of the tokens a pass leaves, ``left_doc`` their
+    documents; ``cut``: bool (W,) the tokens the pass's matches newly covered. A new junction
+    lies between consecutive left tokens of one document with a cut token between them; a
+    match holding both has at most ``reach`` tokens, so lies within ``reach - 1`` left tokens
+    on either side. Returns ``picked``, int64 indices into ``left`` of the tokens within that
+    reach of some new junction, and ``offsets``, int64 (S+1,) the bounds in ``picked`` of its
+    stretches (consecutive left tokens of one document), each scanned as a document of its own."""
+    n = left.shape[0]
+    none = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    if n < 2 or reach < 2:
+        return none
+    cut_before = np.concatenate([[0], np.cumsum(cut, dtype=np.int64)])
+    same_doc = left_doc[1:] == left_doc[:-1]
+    junction = np.flatnonzero(same_doc & (cut_before[left[1:]] > cut_before[left[:-1] + 1])) + 1
+    if junction.shape[0] == 0:
+        return none
+    doc = left_doc[junction]
+    lo = np.maximum(junction - (reach - 1), np.searchsorted(left_doc, doc, side="left"))
+    hi = np.minimum(junction + (reach - 1), np.searchsorted(left_doc, doc, side="right"))
+    inside = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(inside, lo, 1)
+    np.add.at(inside, hi, -1)
+    picked = np.flatnonzero(np.cumsum(inside[:-1]) > 0).astype(np.int64)
+    starts = np.ones(picked.shape[0], dtype=bool)
+    starts[1:] = (picked[1:] != picked[:-1] + 1) | (left_doc[picked[1:]] != left_doc[picked[:-1]])
+    return picked, np.append(np.flatnonzero(starts), picked.shape[0]).astype(np.int64)
 
 
 class PhraseMatcher:
@@ -97,6 +130,10 @@ class PhraseMatcher:
         self.scope_ids = self.index.scope_ids
         self.phrase_scope = self.index.phrase_scope
         plain = self.index.plain
+        # The most tokens one match of the plain scan holds: a match across a junction lies within
+        # this many tokens of it (``_close_under_removal``).
+        phrase_length = np.fromiter((p.length for p in phrase_set), dtype=np.int64, count=len(phrase_set))
+        self.reach = int(max([0, *phrase_length[plain.automaton_phrase].tolist(), *(w.length for w, _ in plain.windows)]))
         logger.debug("matcher: %d phrases (%d whole, %d by windows of %s tokens), %d symbols, %d states, %d windows",
                      len(phrase_set), plain.automaton_phrase.shape[0], len(phrase_set) - plain.automaton_phrase.shape[0],
                      [w.length for w, _ in plain.windows], self.index.n_symbols, plain.automaton.n_states,
@@ -113,8 +150,9 @@ class PhraseMatcher:
 
     def tokenize(self, texts: Sequence[str]) -> BatchTokens:
         """The texts' tokens as :meth:`find_match_results` reads them: ids of this matcher's
-        frozen phrase vocabulary (a token in no phrase is UNKNOWN), one probe per token."""
-        return tokenize_batch(texts, self.vocabulary)
+        frozen phrase vocabulary (a token in no phrase is UNKNOWN), one probe per token; no line
+        starts (phrases match anywhere)."""
+        return tokenize_batch(texts, self.vocabulary, with_lines=False)
 
     @property
     def span_ids(self) -> list:
@@ -171,7 +209,8 @@ class PhraseMatcher:
         return out
 
     def _scan_scoped(self, sym: np.ndarray, tok_off: np.ndarray, doc_scope: np.ndarray | None):
-        """Matches ``(start, end, index, doc)`` in ``sym`` whose phrase applies to their document."""
+        """Matches ``(start, end, index, doc)`` in ``sym`` whose phrase applies to their document
+        (``doc_scope[d]``: the scope id of document d of ``tok_off``)."""
         m_start, m_end, m_idx = self.index.scan(sym, tok_off)
         m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
         if doc_scope is not None and m_idx.shape[0]:
@@ -183,29 +222,33 @@ class PhraseMatcher:
 
     def _close_under_removal(self, sym, tok_off, doc_scope, m_start, m_end, m_idx, m_doc):
         """Add the matches found across removed spans until none is left (step 5); returns
-        the matches, sorted by (start, end, index), in the coordinates of ``sym``."""
+        the matches, sorted by (start, end, index), in the coordinates of ``sym``.
+
+        Each pass scans only the tokens left near a new junction (:func:`junction_segments`):
+        a match of the tokens left that lies within a stretch the pass's spans did not cut was
+        a match of the previous pass's tokens already, found and covered then, so every new one
+        holds the two tokens of a new junction and at most ``reach`` tokens in all."""
         n_docs = tok_off.shape[0] - 1
         tok_doc = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(tok_off))
         is_covered = np.zeros(sym.shape[0], dtype=bool)
         parts = [(m_start, m_end, m_idx, m_doc)]
         new_start, new_end, new_doc = m_start, m_end, m_doc
         while new_doc.shape[0]:
-            delta = np.zeros(sym.shape[0] + 1, dtype=np.int64)
-            np.add.at(delta, new_start, 1)
-            np.add.at(delta, new_end, -1)
-            is_covered |= np.cumsum(delta[:-1]) > 0
+            was_covered = is_covered
+            is_covered = was_covered | span_mask(new_start, new_end, sym.shape[0])
             changed = np.zeros(n_docs, dtype=bool)
             changed[new_doc] = True
             left = np.flatnonzero(~is_covered & changed[tok_doc])
-            if left.shape[0] == 0:
+            picked, seg_off = junction_segments(left, tok_doc[left], is_covered & ~was_covered, self.reach)
+            if picked.shape[0] == 0:
                 break
-            left_doc = tok_doc[left]
-            left_off = np.zeros(n_docs + 1, dtype=np.int64)
-            np.cumsum(np.bincount(left_doc, minlength=n_docs), out=left_off[1:])
-            s, e, idx, d = self._scan_scoped(sym[left], left_off, doc_scope)
+            seg_doc = tok_doc[left[picked[seg_off[:-1]]]]
+            s, e, idx, d = self._scan_scoped(sym[left[picked]], seg_off,
+                                             doc_scope[seg_doc] if doc_scope is not None else None)
             if s.shape[0] == 0:
                 break
-            new_start, new_end, new_doc = left[s], left[e - 1] + 1, d
+            at = left[picked]
+            new_start, new_end, new_doc = at[s], at[e - 1] + 1, seg_doc[d]
             parts.append((new_start, new_end, idx, new_doc))
         if len(parts) == 1:
             return m_start, m_end, m_idx, m_doc
@@ -214,10 +257,9 @@ class PhraseMatcher:
         return m_start[order], m_end[order], m_idx[order], m_doc[order]
 
     def _find_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool = False) -> list[MatchResult]:
-        ids, tok_off, cstart, cend = encode_batch(texts, self.vocabulary, True, add_new=False, count_df=False)
-        # uint32 wrap-around: UNKNOWN (2**32 - 1) + 1 == 0, the sentinel; id i -> i + 1.
-        sym = (ids + np.uint32(1)).astype(np.int32)
-        return self._match_round(texts, scopes, fixed_point, sym, tok_off, cstart, cend)
+        tokens = self.tokenize(texts)
+        return self._match_round(texts, scopes, fixed_point, self.index.symbols(tokens), tokens.doc_offsets,
+                                 tokens.char_starts, tokens.char_ends)
 
     def _match_round(self, texts: list[str], scopes: list[str | None], fixed_point: bool, sym: np.ndarray,
                      tok_off: np.ndarray, cstart: np.ndarray, cend: np.ndarray) -> list[MatchResult]:

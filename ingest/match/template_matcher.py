@@ -191,6 +191,8 @@ class TemplateMatcher:
             tokens = tokenize_batch(texts)
         elif tokens.doc_offsets.shape[0] != len(texts) + 1:
             raise ValueError(f"tokens hold {tokens.doc_offsets.shape[0] - 1} texts, not {len(texts)}")
+        elif tokens.line_starts is None:
+            raise ValueError("tokens without line starts: line rules read them; tokenize with TemplateMatcher.tokenize")
         sym, slot_sym, is_number = self._symbols(tokens)
         line_start = tokens.line_starts.view(np.bool_)  # blocks.line_start_flags of each text
         m_start, m_end, m_idx = self.phrases.index.scan(sym, tokens.doc_offsets, slot_sym)

@@ -218,6 +218,109 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
     return kept, config, mined
 
 
+def _exact_phrases(phrases: Iterable, templates: Sequence[Mapping] | None, scope_field: str | None,
+                   mined: set[str], left_out: dict) -> dict[str | None, list[tuple[tuple[str, ...], int]]]:
+    """The run's exact phrases by scope, as ``(tokens, df)``; a scoped one's scope joins ``mined``."""
+    exact: dict[str | None, list[tuple[tuple[str, ...], int]]] = {}
+    for p in phrases:
+        if templates and SLOT_TOKEN in p.tokens:
+            continue  # slotted phrases are the detector's: they come with its records
+        scope = getattr(p, "scope", None)
+        if scope is not None and scope_field is None:
+            left_out["scoped_without_scope_field"] += 1
+            continue
+        exact.setdefault(scope, []).append((tuple(p.tokens), int(p.df or 0)))
+        if scope is not None and templates:
+            mined.add(scope)  # the matcher counts every phrase's scope as mined, a scoped exact one's too
+    return exact
+
+
+class _RecordLayout:
+    """Where the detector's records apply: section, site and global records, and the middle rule.
+
+    The middle rule drops a mid-page run of section matches; with middle_repeated_lines, also a
+    run of site or global matches that holds a line its page repeats. No regex sees runs: section
+    records apply near a page's edges only, where the rule cannot hold, and so do site and global
+    records on a page that repeats a line (the state script says which pages: repeats_a_line)."""
+
+    def __init__(self, records: list[_Record], config: Mapping, templates: Sequence[Mapping] | None) -> None:
+        self.records = records
+        self.middle = int(config.get("middle_content_tokens", 0)) if templates else 0
+        self.sections = sorted({r.scope for r in records if r.scope is not None and _is_section(r.scope)})
+        self.sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
+        self.global_patterns = [r.pattern for r in records if r.scope is None]
+        self.repeated_rule = self.middle > 0 and bool(config.get("middle_repeated_lines", False))
+        self.edged = bool(self.sections or (self.repeated_rule and records)) and self.middle > 0
+        self.near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(self.middle)})"
+        self.marked = ({"edge": True} if self.repeated_rule
+                       else {"any_of": {s: True for s in self.sections}, "edge": True})
+
+    def variants(self, params: dict, kind: str) -> list[tuple[str, dict, str]]:
+        """(pattern suffix, condition params, tag suffix) of the gsubs for records of ``kind``."""
+        if self.middle > 0 and kind == "section":
+            return [(self.near_edge, {**params, "edge": True}, "")]
+        if self.repeated_rule:
+            return [("", {**params, "repeated": False}, ""),
+                    (self.near_edge, {**params, "repeated": True, "edge": True}, ":repeated-lines")]
+        return [("", params, "")]
+
+    def processors(self, target: str, phrases_per_processor: int, always: dict) -> list[dict]:
+        """The gsubs of the records: sections, then sites, then global chunks, between the edge marks."""
+        out = []
+        if self.edged:  # the page's first tokens end at a sentinel (one the text does not hold itself)
+            out.append(_gsub(target, first_tokens_regex(self.middle), "bloomspan-edge-mark", self.marked,
+                             replacement="$0" + SENTINEL))
+        for kind, scopes in (("section", self.sections), ("site", self.sites)):
+            for scope in scopes:
+                alts = [r.pattern for r in self.records if r.scope == scope]
+                for suffix, params, tag in self.variants({"scope": scope}, kind):
+                    out.append(_gsub(target, alternation(alts) + suffix, f"bloomspan-{kind}:{scope}{tag}", params))
+        for k, chunk in enumerate(_chunks(self.global_patterns, phrases_per_processor)):
+            for suffix, params, tag in self.variants(always, "global"):
+                out.append(_gsub(target, alternation(chunk) + suffix, f"bloomspan-templates-{k}{tag}", params))
+        if self.edged:
+            out.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", self.marked))
+        return out
+
+    def notes(self) -> list[str]:
+        if not self.edged:
+            return []
+        which = ("section records, and on pages that repeat a line all template records,"
+                 if self.repeated_rule else "section records")
+        return [f"{which} apply within {self.middle} tokens of a page's start or end (the detector's middle rule; "
+                "the cleaner also finds them mid-page where the rule lets it)"]
+
+
+def _exact_processors(exact: dict, target: str, top: int, phrases_per_processor: int, always: dict,
+                      guard: dict | None, left_out: dict) -> tuple[list[dict], int]:
+    """The gsubs of the exact phrases (top ``top`` per scope by Ψ, longest first), and their number."""
+    out, n_exact = [], 0
+    for scope in sorted(exact, key=lambda s: (s is not None, s or "")):
+        ranked = sorted(exact[scope], key=lambda r: (-len(r[0]) * r[1], -len(r[0]), r[0]))
+        left_out["beyond_top"] += max(0, len(ranked) - top)
+        ordered = sorted((r[0] for r in ranked[:top]), key=lambda t: (-len(t), t))  # longest first
+        n_exact += len(ordered)
+        # The guard holds for scoped exact phrases too (the matcher stands every exact phrase down on a mined scope).
+        params = {**({"scope": scope} if scope is not None else always), **(guard or {})}
+        for k, chunk in enumerate(_chunks(ordered, phrases_per_processor)):
+            tag = f"bloomspan-phrases-{k}" if scope is None else f"bloomspan-phrases:{scope}-{k}"
+            out.append(_gsub(target, alternation([inline_regex(t) for t in chunk], INLINE_FLAGS), tag, params))
+    return out, n_exact
+
+
+def _closing_processors(target: str, original: str, temporary: list[str]) -> list[dict]:
+    """Tidy the whitespace a removal left (only where the text changed), the ratio, then drop the temporaries."""
+    changed = {"lang": "painless", "source": CHANGED, "params": {"a": target, "b": original}}
+    out = [{"gsub": {"field": target, "pattern": pattern, "replacement": replacement,
+                     "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}}
+           for pattern, replacement in ((r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n"), (r"[ \t]{2,}", " "))]
+    out.append({"trim": {"field": target, "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}})
+    out.append({"script": {"lang": "painless", "source": _RATIO_SCRIPT, "tag": "bloomspan-ratio",
+                           "params": {"original": original, "target": target, "min_ratio": MIN_RATIO}}})
+    out.append({"remove": {"field": temporary, "ignore_missing": True, "tag": "bloomspan-temporary"}})
+    return out
+
+
 def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip", top: int = 500,
                     phrases_per_processor: int = 50, description: str | None = None,
                     templates: Sequence[Mapping] | None = None, scope_field: str | None = None,
@@ -236,95 +339,30 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
                 "scoped_without_scope_field": 0, "sections_without_url_field": 0}
     records, config, mined = _detector_records(templates, scope_field, url_field, top, left_out)
     exact_on_sites = bool(config.get("exact_phrases_on_sites", True)) if templates else True
-    middle = int(config.get("middle_content_tokens", 0)) if templates else 0
-    exact: dict[str | None, list[tuple[tuple[str, ...], int]]] = {}
-    for p in phrases:
-        if templates and SLOT_TOKEN in p.tokens:
-            continue  # slotted phrases are the detector's: they come with its records
-        scope = getattr(p, "scope", None)
-        if scope is not None and scope_field is None:
-            left_out["scoped_without_scope_field"] += 1
-            continue
-        exact.setdefault(scope, []).append((tuple(p.tokens), int(p.df or 0)))
-        if scope is not None and templates:
-            mined.add(scope)  # the matcher counts every phrase's scope as mined, a scoped exact one's too
+    exact = _exact_phrases(phrases, templates, scope_field, mined, left_out)
     if not records and not exact:
         raise IngestConfigError("phrases", 0, "the phrase set is empty: mine first")
     target = field if mode == "strip" else f"{field}_clean"
-    always: dict = {}  # every cleaning processor checks the document first (a non-string text would fail a gsub)
-
-    processors: list[dict] = [_copy(field, ORIGINAL if mode == "strip" else target, engine)]
-    processors.append({"script": {"lang": "painless", "source": STATE_SCRIPT, "tag": "bloomspan-state",
-                                      "params": state_params(target, scope_field, url_field, SENTINEL)}})
-    sections = sorted({r.scope for r in records if r.scope is not None and _is_section(r.scope)})
-    sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
-    global_alts = [r.pattern for r in records if r.scope is None]
-    # The middle rule drops a mid-page run of section matches; with middle_repeated_lines, also a
-    # run of site or global matches that holds a line its page repeats. No regex sees runs: section
-    # records apply near a page's edges only, where the rule cannot hold, and so do site and global
-    # records on a page that repeats a line (the state script says which pages: repeats_a_line).
-    repeated_rule = middle > 0 and bool(config.get("middle_repeated_lines", False))
-    edged = bool(sections or (repeated_rule and records)) and middle > 0
-    near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(middle)})"
-
-    def variants(params: dict, kind: str) -> list[tuple[str, dict, str]]:
-        """(pattern suffix, condition params, tag suffix) of the gsubs for records of ``kind``."""
-        if middle > 0 and kind == "section":
-            return [(near_edge, {**params, "edge": True}, "")]
-        if repeated_rule:
-            return [("", {**params, "repeated": False}, ""), (near_edge, {**params, "repeated": True, "edge": True},
-                                                              ":repeated-lines")]
-        return [("", params, "")]
-
-    processors[-1]["script"]["params"]["repeated_lines"] = repeated_rule
-    if edged:  # the page's first tokens end at a sentinel (one the text does not hold itself)
-        marked = {"edge": True} if repeated_rule else {"any_of": {s: True for s in sections}, "edge": True}
-        processors.append(_gsub(target, first_tokens_regex(middle), "bloomspan-edge-mark", marked,
-                                replacement="$0" + SENTINEL))
-    for kind, scopes in (("section", sections), ("site", sites)):
-        for scope in scopes:
-            alts = [r.pattern for r in records if r.scope == scope]
-            for suffix, params, tag in variants({"scope": scope}, kind):
-                processors.append(_gsub(target, alternation(alts) + suffix, f"bloomspan-{kind}:{scope}{tag}", params))
-    for k, chunk in enumerate(_chunks(global_alts, phrases_per_processor)):
-        for suffix, params, tag in variants(always, "global"):
-            processors.append(_gsub(target, alternation(chunk) + suffix, f"bloomspan-templates-{k}{tag}", params))
-    if edged:
-        processors.append(_gsub(target, SENTINEL, "bloomspan-edge-unmark", marked))
-    n_exact = 0
-    guard = None if (exact_on_sites or not mined) else {"none_of": {s: True for s in sorted(mined)}}
-    for scope in sorted(exact, key=lambda s: (s is not None, s or "")):
-        ranked = sorted(exact[scope], key=lambda r: (-len(r[0]) * r[1], -len(r[0]), r[0]))
-        left_out["beyond_top"] += max(0, len(ranked) - top)
-        ordered = sorted((r[0] for r in ranked[:top]), key=lambda t: (-len(t), t))  # longest first
-        n_exact += len(ordered)
-        # The guard holds for scoped exact phrases too (the matcher stands every exact phrase down on a mined scope).
-        params = {**({"scope": scope} if scope is not None else always), **(guard or {})}
-        for k, chunk in enumerate(_chunks(ordered, phrases_per_processor)):
-            tag = f"bloomspan-phrases-{k}" if scope is None else f"bloomspan-phrases:{scope}-{k}"
-            processors.append(_gsub(target, alternation([inline_regex(t) for t in chunk], INLINE_FLAGS), tag, params))
     original = ORIGINAL if mode == "strip" else field
-    changed = {"lang": "painless", "source": CHANGED, "params": {"a": target, "b": original}}
-    for pattern, replacement in ((r"[ \t]+\n", "\n"), (r"\n{3,}", "\n\n"), (r"[ \t]{2,}", " ")):
-        processors.append({"gsub": {"field": target, "pattern": pattern, "replacement": replacement,
-                                    "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}})
-    processors.append({"trim": {"field": target, "ignore_missing": True, "tag": "bloomspan-tidy", "if": changed}})
-    processors.append({"script": {"lang": "painless", "source": _RATIO_SCRIPT, "tag": "bloomspan-ratio",
-                                  "params": {"original": original, "target": target, "min_ratio": MIN_RATIO}}})
-    temporary = ([ORIGINAL] if mode == "strip" else []) + [STATE_FIELD]
-    processors.append({"remove": {"field": temporary, "ignore_missing": True, "tag": "bloomspan-temporary"}})
-    applied = {"exact_phrases": n_exact, "site_records": sum(r.scope in sites for r in records),
-               "section_records": sum(r.scope in sections for r in records),
-               "global_records": len(global_alts), "sites": len(sites), "sections": len(sections)}
+    always: dict = {}  # every cleaning processor checks the document first (a non-string text would fail a gsub)
+    layout = _RecordLayout(records, config, templates)
+    state = {"script": {"lang": "painless", "source": STATE_SCRIPT, "tag": "bloomspan-state",
+                        "params": state_params(target, scope_field, url_field, SENTINEL)}}
+    state["script"]["params"]["repeated_lines"] = layout.repeated_rule
+    guard = None if (exact_on_sites or not mined) else {"none_of": {s: True for s in sorted(mined)}}
+    exact_gsubs, n_exact = _exact_processors(exact, target, top, phrases_per_processor, always, guard, left_out)
+    processors = [_copy(field, ORIGINAL if mode == "strip" else target, engine), state,
+                  *layout.processors(target, phrases_per_processor, always), *exact_gsubs,
+                  *_closing_processors(target, original, ([ORIGINAL] if mode == "strip" else []) + [STATE_FIELD])]
+    applied = {"exact_phrases": n_exact, "site_records": sum(r.scope in layout.sites for r in records),
+               "section_records": sum(r.scope in layout.sections for r in records),
+               "global_records": len(layout.global_patterns), "sites": len(layout.sites),
+               "sections": len(layout.sections)}
     notes = []
     if guard is not None:
         notes.append(f"the run's exact phrases apply only on pages outside the {len(mined):,} scopes the detector "
                      "mined (exact_phrases_on_sites is off), as in `bloomspan clean`")
-    if edged:
-        which = "section records, and on pages that repeat a line all template records," if repeated_rule \
-            else "section records"
-        notes.append(f"{which} apply within {middle} tokens of a page's start or end (the detector's middle rule; "
-                     "the cleaner also finds them mid-page where the rule lets it)")
+    notes += layout.notes()
     what = f"{n_exact} boilerplate phrases" + (f" and {len(records)} template records" if templates else "")
     body = {"description": description or f"bloomspan: {mode} {what} from field {field}", "processors": processors}
     return PipelineExport(body, left_out, applied, notes)

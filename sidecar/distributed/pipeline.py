@@ -398,12 +398,13 @@ def _global_ids(client, shards: list, homes: list[dict], strings: list[str], P: 
                                        for p, v in enumerate(vps)]))  # (P, S)
     per_shard = counts.sum(axis=0)
     before_shard = np.concatenate([[0], np.cumsum(per_shard)[:-1]]).astype(np.int64)
-    part = partition_of(string_hashes(strings), P) if strings else np.zeros(0, dtype=np.int64)
+    hashes = string_hashes(strings) if strings else np.zeros(0, dtype=np.uint64)
+    part = partition_of(hashes, P) if strings else np.zeros(0, dtype=np.int64)
     where = np.zeros((len(strings), 2), dtype=np.int64)
     for p in range(P):
         mine = np.flatnonzero(part == p)
-        if mine.size:
-            where[mine] = client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()],
+        if mine.size:  # each string hashed once: its partition's lookup reads the same hash
+            where[mine] = client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()], hashes[mine],
                                         key=f"bloomspan-locate-{run}-{p}").result()
     below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"bloomspan-below-{run}-{p}")
                                for p, v in enumerate(vps)]))

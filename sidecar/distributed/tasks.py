@@ -366,9 +366,11 @@ def partition_counts(vp: FirstOccurrences) -> np.ndarray:
     return vp.counts
 
 
-def locate(vp: FirstOccurrences, strings: list[str]) -> np.ndarray:
-    """int64 (n, 2): (first shard, local id) of each string of this partition."""
-    return vp.locate(strings)
+def locate(vp: FirstOccurrences, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
+    """int64 (n, 2): (first shard, local id) of each string of this partition; ``hashes``: their
+    :func:`~bloomspan.engine.distributed.windows.string_hashes`, which the caller partitioned them
+    by (None: computed again)."""
+    return vp.locate(strings, hashes)
 
 
 def first_seen_before(vp: FirstOccurrences, where: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ phase has no checkpoint of its own; once it ends, a killed run publishes again w
 from __future__ import annotations
 
 import logging
+import operator
 import time
 import uuid
 from contextlib import ExitStack
@@ -33,11 +34,12 @@ import numpy as np
 
 from bloomspan.engine.templates.site_partitions import site_partition_refusal
 from bloomspan.sidecar.cluster.change_detection import CHANGE_COUNTS
-from bloomspan.sidecar.cluster.document_status import SKIP_REASONS, STORED
+from bloomspan.sidecar.cluster.document_status import SKIP_REASONS
 from bloomspan.sidecar.cluster.scroll import delete_pits
 from bloomspan.sidecar.curation.run_filter import filter_mining_result, filter_template_documents, global_denies
 from bloomspan.sidecar.curation.store import curation_index, load_curation
 from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
+from bloomspan.sidecar.distributed.doc_numbering import doc_map_part, doc_map_piece, key_block, ranks_in, shard_numbers
 from bloomspan.sidecar.distributed.index_slices import index_slices
 from bloomspan.sidecar.distributed.pipeline import ShardLayout, mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shard_annotation import annotate_shard
@@ -47,16 +49,17 @@ from bloomspan.sidecar.distributed.slice_state import SliceState, read_slice_inc
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 from bloomspan.sidecar.publish.document_annotation import AnnotateSummary, install_document_mapping
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
-from bloomspan.sidecar.publish.publication import document_sites, read_document_fields
+from bloomspan.sidecar.publish.publication import document_sites
 from bloomspan.sidecar.publish.template_reader import template_documents
 
-from .checkpoint import keys_array
+from .doc_map_files import DocMap, DocMapWriter
 from .mined_run import MinedRun
 from .run_guards import check_documents
 from .run_templates import TemplateOptions
-from .snapshot import canonical_rows
 
 log = logging.getLogger(__name__)
+
+DOC_MAP_PART = 100_000  # documents per doc map part the driver receives (ten published chunks)
 
 
 def check_supported(config) -> None:
@@ -114,10 +117,11 @@ class DaskSession:
 
 
 def mine_index_on_dask(config, client, session: DaskSession, indices: list[str], units, scan_mode: str,
-                       seconds: dict, progress=None, slice_state: SliceState | None = None
-                       ) -> tuple[MinedRun, list[str]]:
+                       seconds: dict, doc_map_dir, progress=None, slice_state: SliceState | None = None
+                       ) -> tuple[MinedRun, DocMap]:
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
-    returns the mined run and the stored documents' keys in canonical order. With
+    returns the mined run and the doc map (the stored documents' keys in canonical order,
+    written to ``doc_map_dir`` by parts from the workers, :mod:`.doc_map_files`). With
     ``config.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
     their points in time), else it releases them. ``slice_state``: each slice is read
     incrementally from its last read kept there
@@ -140,8 +144,8 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         relay.attach(dclient)
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
-            dres, doc_keys, skipped, n_all, templates = _read_and_mine(dclient, config, indices, units,
-                                                                       session, relay, slice_state)
+            dres, doc_keys, skipped, n_all, templates, sites = _read_and_mine(dclient, config, indices, units,
+                                                                       session, relay, slice_state, doc_map_dir)
         finally:
             relay.detach(dclient)
     finally:
@@ -156,10 +160,6 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         records, template_stats = templates
         template_docs, curation_report["filtered_templates"] = filter_template_documents(
             template_documents(records), curation.entries)
-    sites = None
-    if config.site_field:
-        values = read_document_fields(client, indices, [config.site_field], doc_keys, config.batch_size)
-        sites = document_sites(values.get(config.site_field), None)
     mined = MinedRun(phrase_docs=phrase_docs, covered=np.asarray(dres.coverage.covered, dtype=np.int64),
                      doc_offsets=np.asarray(dres.doc_offsets, dtype=np.int64), coverage=dres.coverage.bitmaps(),
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
@@ -168,14 +168,15 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
     return mined, doc_keys
 
 
-def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state):
+def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state, doc_map_dir):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
     cluster = config.cluster_config()
     options = TemplateOptions(site_field=config.site_field, url_field=config.url_field,
                               config=config.template_config) if config.templates else None
-    fields = options.fields if options is not None else ()
+    # Without templates the site field is still read with the text, for the report's sites.
+    fields = options.fields if options is not None else ((config.site_field,) if config.site_field else ())
     read_args = (config.field, len(indices) > 1, config.batch_size, config.pit_keep_alive)
     if slice_state is None:
         shards = [dclient.submit(read_index_slice, cluster, part, *read_args, k, fields, config.annotate,
@@ -184,10 +185,15 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
         shards = [dclient.submit(read_slice_incrementally, cluster, part, *read_args, k, fields, config.annotate,
                                  slice_state, key=f"bloomspan-read-{run}-{k}", retries=2)
                   for k, part in enumerate(parts)]
-    headers = dclient.gather([dclient.submit(_index_header, s, key=f"bloomspan-keys-{run}-{k}")
-                              for k, s in enumerate(shards)])
-    session.incremental = _summed_reads([h[2] for h in headers]) if slice_state is not None else None
-    doc_keys, global_docs, skipped, n_all = canonical_layout([h[:2] for h in headers])
+    if slice_state is not None:
+        session.incremental = _summed_reads(dclient.gather(
+            [dclient.submit(_incremental_counts, s, key=f"bloomspan-reads-{run}-{k}") for k, s in enumerate(shards)]))
+    else:
+        session.incremental = None
+    numbering = number_documents(dclient, shards, run)
+    global_docs = numbering.global_docs
+    doc_keys = write_doc_map(dclient, numbering, doc_map_dir, run)
+    skipped, n_all = numbering.skipped, numbering.n_all
 
     def layout_of(shard_headers):
         return ShardLayout(global_docs, [h[1] for h in shard_headers])
@@ -204,7 +210,8 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
     if config.annotate:
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
         dres.occurrences = None
-    return dres, doc_keys, skipped, n_all, templates
+    sites = _sites(dclient, shards, global_docs, config.site_field, run) if config.site_field else None
+    return dres, doc_keys, skipped, n_all, templates, sites
 
 
 def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,
@@ -240,8 +247,8 @@ def annotate_on_dask(config, client, session: DaskSession, indices: list[str], r
     return summary
 
 
-def _index_header(shard) -> tuple[list[str], np.ndarray, dict | None]:
-    return shard.keys, shard.meta[:, 3].copy(), shard.incremental
+def _incremental_counts(shard) -> dict:
+    return shard.incremental
 
 
 def _summed_reads(reads: list[dict]) -> dict:
@@ -249,27 +256,79 @@ def _summed_reads(reads: list[dict]) -> dict:
     return {name: sum(int(r[name]) for r in reads) for name in CHANGE_COUNTS}
 
 
-def canonical_layout(headers):
-    """Canonical numbering of the slices' documents: (stored keys in order, global number of
-    each shard's stored documents, counts by skip reason, documents seen)."""
-    keys = [k for ks, _ in headers for k in ks]
-    status = np.concatenate([s for _, s in headers]) if headers else np.zeros(0, dtype=np.int64)
-    shard_of = np.concatenate([np.full(len(ks), k, dtype=np.int64) for k, (ks, _) in enumerate(headers)]) \
-        if headers else np.zeros(0, dtype=np.int64)
-    arr = keys_array([k.encode("utf-8", "surrogatepass") for k in keys])
-    rows = canonical_rows(arr)
-    if rows.shape[0] != len(keys):
+@dataclass
+class Numbering:
+    """The canonical numbering of a run's documents, made on the workers
+    (:mod:`bloomspan.sidecar.distributed.doc_numbering`): each shard's global numbers (its
+    ``global_docs``), futures of its sorted keys and of their numbers in key order, counts."""
+
+    global_docs: list[np.ndarray]
+    blocks: list
+    sorted_numbers: list
+    skipped: dict[str, int]
+    n_all: int
+
+    @property
+    def n_docs(self) -> int:
+        return int(sum(g.shape[0] for g in self.global_docs))
+
+
+def number_documents(dclient, shards: list, run: str) -> Numbering:
+    """Number the shards' stored documents in canonical order on the workers: each shard's key
+    block is ranked in every block (S² small tasks, each beside its inputs), the ranks summed
+    per shard. The driver receives the shards' global numbers and counts, no key."""
+    blocks = [dclient.submit(key_block, s, key=f"bloomspan-keys-{run}-{k}") for k, s in enumerate(shards)]
+    numbered = []
+    for k, block in enumerate(blocks):
+        ranks = [dclient.submit(ranks_in, other, block, j == k, key=f"bloomspan-rank-{run}-{k}-{j}")
+                 for j, other in enumerate(blocks)]
+        numbered.append(dclient.submit(shard_numbers, block, *ranks, key=f"bloomspan-number-{run}-{k}"))
+    global_docs = dclient.gather([dclient.submit(operator.itemgetter(0), f, key=f"bloomspan-global-{run}-{k}")
+                                  for k, f in enumerate(numbered)])
+    repeated = sum(dclient.gather([dclient.submit(operator.itemgetter(2), f, key=f"bloomspan-repeated-{run}-{k}")
+                                   for k, f in enumerate(numbered)]))
+    if repeated:
         raise ClusterConfigError("index", "?", "the slices returned a document twice; is a slice count above "
                                                "the index's max_slices_per_pit?")
-    stored_rows = rows[status[rows] == STORED]
-    number = np.full(len(keys), -1, dtype=np.int64)
-    number[stored_rows] = np.arange(stored_rows.shape[0])
-    global_docs = []
-    for k in range(len(headers)):
-        mine = np.flatnonzero(shard_of == k)
-        global_docs.append(number[mine][status[mine] == STORED])
-    skipped = {name: int(np.count_nonzero(status == code)) for code, name in SKIP_REASONS.items()}
-    return [keys[i] for i in stored_rows.tolist()], global_docs, skipped, len(keys)
+    counts = dclient.gather([dclient.submit(_block_counts, b, key=f"bloomspan-counts-{run}-{k}")
+                             for k, b in enumerate(blocks)])
+    skipped = {name: sum(c[0][name] for c in counts) for name in SKIP_REASONS.values()}
+    sorted_numbers = [dclient.submit(operator.itemgetter(1), f, key=f"bloomspan-sorted-{run}-{k}")
+                      for k, f in enumerate(numbered)]
+    return Numbering(global_docs, blocks, sorted_numbers, skipped, sum(c[1] for c in counts))
+
+
+def _block_counts(block) -> tuple[dict[str, int], int]:
+    return block.skipped, block.n_all
+
+
+def write_doc_map(dclient, numbering: Numbering, folder, run: str) -> DocMap:
+    """The doc map, written to ``folder`` by parts of DOC_MAP_PART documents: each part merged
+    on a worker from every shard's piece of it, the driver holding one part at a time."""
+    writer = DocMapWriter(folder)
+    n_docs = numbering.n_docs
+    for p, lo in enumerate(range(0, n_docs, DOC_MAP_PART)):
+        hi = min(lo + DOC_MAP_PART, n_docs)
+        pieces = [dclient.submit(doc_map_piece, b, n, lo, hi, key=f"bloomspan-docmap-{run}-{p}-{k}")
+                  for k, (b, n) in enumerate(zip(numbering.blocks, numbering.sorted_numbers))]
+        writer.add(dclient.submit(doc_map_part, lo, hi, *pieces, key=f"bloomspan-docmap-{run}-{p}").result())
+        del pieces
+    return writer.close()
+
+
+def _shard_sites(shard, field: str) -> list:
+    return document_sites(shard.fields[field], None)
+
+
+def _sites(dclient, shards: list, global_docs: list[np.ndarray], field: str, run: str) -> list[str | None]:
+    """Each document's site (by global number), from the site field's values the shards read."""
+    sites: list[str | None] = [None] * int(sum(g.shape[0] for g in global_docs))
+    names: dict[str, str] = {}  # one string per site
+    for k, shard in enumerate(shards):
+        values = dclient.submit(_shard_sites, shard, field, key=f"bloomspan-sites-{run}-{k}").result()
+        for d, v in zip(global_docs[k].tolist(), values):
+            sites[d] = None if v is None else names.setdefault(v, v)
+    return sites
 
 
 def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:

@@ -43,7 +43,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field as dc_field, fields
 from pathlib import Path
 
@@ -67,6 +67,7 @@ from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
 from .dask_mining import DaskSession, annotate_on_dask, check_supported, mine_index_on_dask
+from .doc_map_files import DocMap
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .local_mining import mine_on_this_node
@@ -81,6 +82,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
 MAX_BATCH = 10_000  # index.max_result_window default
+DOC_MAP = "doc_map"  # <run_dir>/doc_map: a Dask run's doc map, written by parts from the workers
 DASK_SLICES = "dask-slices"  # <work_dir>/dask-slices: each slice's last read on Dask (incremental runs)
 
 
@@ -529,11 +531,10 @@ class _Run:
         mined run (:class:`.mined_run.MinedRun`) for the publish phase."""
         c, st = self.config, self.state
         if st.executor == "dask":
-            mined, doc_keys = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(),
-                                                 st.scan_mode, st.seconds, self.progress, self._slice_state())
+            mined, _ = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode,
+                                          st.seconds, self.run_dir / DOC_MAP, self.progress, self._slice_state())
             if st.kind == "incremental":
                 st.counts["incremental"] = self.session.incremental
-            write_json_atomic(self.run_dir / "doc_keys.json", {"keys": doc_keys})
         else:
             snap = Snapshot(self.run_dir / "snapshot")
             mined, coverage = mine_on_this_node(c, self.client, snap, st.indices, st.seconds, self.progress)
@@ -547,10 +548,9 @@ class _Run:
         return SliceState(str(self.work / DASK_SLICES), self.config.timestamp_field,
                           fresh=self.state.kind == "full")
 
-    def _doc_keys(self) -> list[str]:
-        if self.state.executor == "dask":
-            with open(self.run_dir / "doc_keys.json", encoding="utf-8") as f:
-                return json.load(f)["keys"]
+    def _doc_keys(self) -> Sequence[str]:
+        if self.state.executor == "dask":  # written by parts from the workers, read a chunk at a time
+            return DocMap(self.run_dir / DOC_MAP)
         return Snapshot(self.run_dir / "snapshot").stored_keys()
 
     def publish_run(self) -> Phase:
@@ -662,7 +662,7 @@ class _Run:
             log.info("run %s resumed at annotate on Dask: the workers read and mine the source again for its "
                      "coverage", st.run_id)
             mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode, {},
-                               self.progress, self._slice_state())
+                               self.run_dir / f"{DOC_MAP}-reread", self.progress, self._slice_state())
         return annotate_on_dask(c, self.client, self.session, st.indices, st.run_id, self.progress)
 
     def finalize(self) -> Phase:

@@ -206,12 +206,50 @@ def test_new_unseen_sites_are_in_no_earlier_set_and_use_no_earlier_generator_roo
         assert s.main, s
 
 
+def test_every_site_set_names_distinct_sites_disjoint_from_the_other_sets():
+    """Each set's sites are distinct, and no site (name, package, root) is in two sets."""
+    from bench.quality_eval import SITE_SETS
+    from bloomspan.corpora import real_corpus
+
+    sets = {key: getattr(real_corpus, variable) for key, (variable, _title) in SITE_SETS.items()}
+    for key, sites in sets.items():
+        assert sites, key
+        for attr in ("name", "root"):
+            values = [getattr(s, attr) for s in sites]
+            assert len(values) == len(set(values)), (key, attr)
+    for a in sets:
+        for b in sets:
+            if a < b:
+                for attr in ("name", "package", "root"):
+                    shared = {getattr(s, attr) for s in sets[a]} & {getattr(s, attr) for s in sets[b]}
+                    assert not shared, (a, b, attr, shared)
+
+
+def test_third_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
+    from bloomspan.corpora.real_corpus import (
+        DEBIAN_DOC_SITES,
+        NEW_UNSEEN_DOC_SITES,
+        THIRD_UNSEEN_DOC_SITES,
+        UNSEEN_DOC_SITES,
+    )
+
+    earlier = DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES
+    names = {s.name for s in earlier} | {s.package for s in earlier}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    assert len(THIRD_UNSEEN_DOC_SITES) >= 6
+    for s in THIRD_UNSEEN_DOC_SITES:
+        assert s.name not in names and s.package not in names, s
+        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
+
+
 def test_quality_eval_reports_each_site_set_under_its_own_name():
     from bench.quality_eval import SITE_SETS
 
-    assert list(SITE_SETS) == ["real", "unseen", "new-unseen"]
-    assert "tuning" in SITE_SETS["real"][1] and "tuning" in SITE_SETS["unseen"][1]
-    assert "never tuned on" in SITE_SETS["new-unseen"][1]
+    assert list(SITE_SETS) == ["real", "unseen", "new-unseen", "third-unseen"]
+    assert all("tuning" in SITE_SETS[k][1] for k in ("real", "unseen", "new-unseen"))
+    assert "never tuned on" in SITE_SETS["third-unseen"][1]
 
 
 def test_scoring_one_set_alone_writes_its_own_result_file():
@@ -220,11 +258,13 @@ def test_scoring_one_set_alone_writes_its_own_result_file():
     from bench.quality_eval import result_name
 
     def args(**kw):
-        return Namespace(**{"web_docs": 0, "no_real": True, "unseen": False, "new_unseen": False, **kw})
+        return Namespace(**{"web_docs": 0, "no_real": True, "unseen": False, "new_unseen": False,
+                            "third_unseen": False, **kw})
 
     assert result_name(args(web_docs=3000)) == result_name(args(no_real=False)) == "quality-eval"
     assert result_name(args(new_unseen=True)) == "quality-eval-new-unseen"
     assert result_name(args(unseen=True, new_unseen=True)) == "quality-eval-unseen-new-unseen"
+    assert result_name(args(third_unseen=True)) == "quality-eval-third-unseen"
 
 
 def test_the_default_path_is_measured_through_the_cleaners_matcher():

@@ -4,6 +4,7 @@ every occurrence, however the documents are split into shards)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from bloomspan.engine.distributed import window_filter as wf
@@ -310,3 +311,35 @@ def test_cut_by_kept_cells_flags_every_frequent_window_at_every_occurrence(docs,
         h, s = window_hashes(ids, token_hash, offsets, length)
         flagged = set(wf.flagged_by_cells(offsets, length, kept[k][0], members, kept[k][1]).tolist())
         assert {int(x) for x, y in zip(s.tolist(), h.tolist()) if y in frequent} <= flagged
+
+
+def test_increment_emitting_drops_repeats_its_recent_table_holds_and_never_a_hash():
+    """A hash whose slot still holds it is not emitted again; one pushed out is emitted again
+    (so the final ``np.unique`` sees every heavy hash); no hash, 0 or ``~0`` included, matches
+    a slot's starting value."""
+    recent = wf.recent_table(4)
+    cells = np.zeros(6, dtype=np.uint32)
+    hashes = np.asarray([0, 0, 4, 0, 2**64 - 1, 2**64 - 1], dtype=np.uint64)  # 0 and 4 share slot 0
+    counters = np.zeros(1, dtype=np.uint8)
+    out = np.empty(6, dtype=np.uint64)
+    k = wf._increment_emitting(counters, cells, hashes, 6, np.uint8(1), out, recent)
+    assert out[:k].tolist() == [0, 4, 0, 2**64 - 1]
+    assert counters.tolist() == [6]
+
+
+def test_unit_filter_heavy_with_a_two_slot_recent_table_matches_reference(monkeypatch):
+    """Slots evicted at every window: the heavy set is still exact."""
+    monkeypatch.setattr(wf, "RECENT_SLOTS", 2)
+    monkeypatch.setattr(wf, "CHUNK_WINDOWS", 7)
+    rng = np.random.default_rng(9)
+    docs = [rng.integers(0, 6, int(rng.integers(0, 40))).tolist() for _ in range(30)]
+    parts = [_renumbered(t, o, k) for k, (t, o) in enumerate(_split(docs, 3))]
+    for threshold in (1, 2, 4):
+        got = wf.unit_filter_heavy(parts, 3, 300, threshold)
+        ref = wf.unit_filter_heavy_reference(parts, 3, 300, threshold)
+        assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+
+
+def test_recent_table_wants_a_power_of_two():
+    with pytest.raises(ValueError, match="n_slots=3"):
+        wf.recent_table(3)

@@ -82,3 +82,18 @@ def test_tokens_after_strip_equal_the_stripped_texts_tokens(texts, data):
     assert derived.char_ends.tolist() == again.char_ends.tolist()
     assert derived.line_starts.tolist() == again.line_starts.tolist()
     assert derived.ids.dtype == np.uint32 and derived.line_starts.dtype == np.uint8
+
+
+def test_tokens_without_line_starts_carry_none_across_a_strip():
+    """A reader of phrases only (PhraseMatcher.tokenize) asks for no line starts: the same tokens,
+    line_starts None, and None again after a strip."""
+    texts = ["a\nb c d", "e f"]
+    full, bare = tokenize_batch(texts), tokenize_batch(texts, with_lines=False)
+    assert bare.line_starts is None
+    for name in ("ids", "doc_offsets", "char_starts", "char_ends"):
+        assert getattr(bare, name).tolist() == getattr(full, name).tolist(), name
+    m = _match(bare, 0, texts[0], [(1, 2)])
+    _, joins = strip_spans_with_junctions(texts[0], m)
+    after, with_lines = tokens_after_strip(bare, [0], [m], [joins]), tokens_after_strip(full, [0], [m], [joins])
+    assert after.line_starts is None
+    assert after.char_starts.tolist() == with_lines.char_starts.tolist() and after.ids.tolist() == with_lines.ids.tolist()

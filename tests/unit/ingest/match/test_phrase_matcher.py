@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from bloomspan.engine.text.tokenizer import tokenize
 from bloomspan.ingest.base.batch_tokens import tokenize_batch
 from bloomspan.ingest.match.automaton import ac_scan, build_automaton, find_matches_reference, scan_symbols
-from bloomspan.ingest.match.phrase_matcher import PhraseMatcher
+from bloomspan.ingest.match.phrase_matcher import PhraseMatcher, junction_segments
 from bloomspan.ingest.match.spans import merge_spans, merge_spans_reference
 from bloomspan.ingest.records.phrase_set import PhraseSet
 
@@ -257,3 +257,69 @@ def test_match_results_read_the_tokens_the_cleaner_carries(cases, scopes):
         for g, w, text, scope in zip(matcher.find_match_results(texts, scopes, tokens), want, texts, scopes):
             _same(g, w)
             _same(g, matcher.find_reference(text, scope, fixed_point=True))
+
+
+def test_junction_segments_are_the_tokens_left_within_reach_of_a_new_junction():
+    # 20 tokens of two documents (0..11, 12..19); the pass covered 4-5 (new) and 15; 9 was covered before.
+    left = np.array([0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 16, 17, 18, 19], dtype=np.int64)
+    left_doc = (left >= 12).astype(np.int64)
+    cut = np.zeros(20, dtype=bool)
+    cut[[4, 5, 15]] = True
+    picked, offsets = junction_segments(left, left_doc, cut, reach=3)
+    # junctions before 6 (left index 4) and before 16 (index 12); the old one before 10 is none;
+    # two tokens on each side, clipped to the document
+    assert left[picked].tolist() == [2, 3, 6, 7, 13, 14, 16, 17]
+    assert offsets.tolist() == [0, 4, 8]
+    near_end = junction_segments(left, left_doc, np.eye(20, dtype=bool)[9], reach=4)
+    assert left[near_end[0]].tolist() == [6, 7, 8, 10, 11]  # three on each side, none of the next document
+    assert junction_segments(left, left_doc, cut, reach=1)[0].shape[0] == 0  # a 1-token match straddles nothing
+
+
+_word = st.sampled_from(["a", "b", "c", "d"])
+
+
+@st.composite
+def _junction_corpus(draw):
+    """Long texts of few words and phrases built to form across junctions (a removed middle and
+    the words on both sides), some matched by windows, some whole, some scoped."""
+    texts = [" ".join(draw(st.lists(_word, min_size=1, max_size=120))) for _ in range(draw(st.integers(1, 4)))]
+    toks = [tokenize(t) for t in texts]
+    phrases = set(tuple(draw(st.lists(_word, min_size=1, max_size=7))) for _ in range(draw(st.integers(0, 4))))
+    for _ in range(draw(st.integers(0, 6))):
+        t = toks[draw(st.integers(0, len(toks) - 1))]
+        if len(t) < 4:
+            continue
+        i = draw(st.integers(0, len(t) - 4))
+        j = draw(st.integers(i + 1, len(t) - 3))
+        k = draw(st.integers(j + 1, min(len(t) - 1, j + 4)))
+        phrases.add(tuple(t[j:k]))
+        phrases.add(tuple(t[max(i, j - 3):j] + t[k:k + draw(st.integers(1, 3))]))
+    phrases = sorted(phrases or {("a",)})
+    records = [{"tokens": list(p), **({"min_length": draw(st.sampled_from([2, 3]))} if draw(st.booleans()) else {}),
+                **({"scope": s} if (s := draw(st.sampled_from([None, None, "s1"]))) else {})} for p in phrases]
+    return texts, records, [draw(st.sampled_from([None, "s1", "s2"])) for _ in texts]
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(_junction_corpus(), st.sampled_from(["phrases", "windows"]))
+def test_fixed_point_scanning_only_near_junctions_equals_the_full_fixed_point(case, match):
+    """The fixed point re-scans only the tokens within reach of a new junction; the plain twin
+    re-scans every token left: same spans, and (whole phrases) the same matches."""
+    texts, records, scopes = case
+    matcher = PhraseMatcher(PhraseSet.from_records(records), match=match)
+    for got, text, scope in zip(matcher.find_batch(texts, scopes, fixed_point=True), texts, scopes):
+        want = matcher.find_reference(text, scope, fixed_point=True)
+        names = ["span_token_start", "span_token_end", "span_char_start", "span_char_end"]
+        if match == "phrases":
+            names += ["match_start", "match_end", "match_phrase", "match_span"]
+        for name in names:
+            assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+        assert got.covered_tokens == want.covered_tokens
+
+
+def test_the_phrase_matchers_tokens_hold_no_line_starts():
+    """Phrases match anywhere: PhraseMatcher.tokenize does not compute the line starts it never reads."""
+    matcher = PhraseMatcher(_ps("a b"))
+    tokens = matcher.tokenize(["a b\nc", "b"])
+    assert tokens.line_starts is None and tokens.words is matcher.vocabulary
+    assert matcher.find_match_results(["a b\nc", "b"], None, tokens)[0].covered_tokens == 2

@@ -133,3 +133,14 @@ def test_an_operators_allow_entry_applies_on_pages_of_sites_the_detector_mined()
     matcher = TemplateMatcher([config, site_line, allow])
     text = "Quick search\nPage 7 tells about alpha."
     assert _found(matcher, text, ["docs.a"]) == ["Quick search", "tells about"]
+
+
+def test_tokens_without_line_starts_are_refused_by_the_line_rules():
+    """A phrase matcher's tokens carry no line starts (PhraseMatcher.tokenize); line rules need them."""
+    from bloomspan.ingest.base.batch_tokens import tokenize_batch
+
+    matcher = TemplateMatcher([{"tokens": ["a", "b"], "count": 3, "df": 3}])
+    texts = ["a b\nc"]
+    assert matcher.find_batch(texts, tokens=matcher.tokenize(texts))[0].covered_tokens == 2
+    with pytest.raises(ValueError, match="without line starts"):
+        matcher.find_batch(texts, tokens=tokenize_batch(texts, with_lines=False))

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.distributed.first_occurrences import FirstOccurrences
-from bloomspan.sidecar.distributed.tasks import StringBlock, first_seen_before
+from bloomspan.sidecar.distributed.tasks import StringBlock, first_seen_before, locate
 
 
 @settings(max_examples=60, deadline=None)
@@ -23,3 +23,12 @@ def test_first_seen_before_matches_a_search_per_string(first, queries):
 @given(strings=st.lists(st.text(alphabet="ab\n\u00e9", max_size=3), max_size=8))
 def test_a_string_block_packs_to_its_strings(strings):
     assert list(StringBlock.of(strings).packed()) == strings
+
+
+def test_locate_reads_the_hashes_the_driver_partitioned_by():
+    """The driver hashes every string once (to pick its partition) and hands the hashes on: the
+    lookup reads them instead of hashing the strings again."""
+    keys = np.asarray([3, 8], dtype=np.uint64)  # not the strings' own hashes: only given ones find them
+    vp = FirstOccurrences([np.asarray([0], dtype=np.uint32), np.asarray([4], dtype=np.uint32)], keys,
+                          np.asarray([0, 1], dtype=np.int64), np.asarray([0, 4], dtype=np.int64), {})
+    assert locate(vp, ["x", "y"], np.asarray([8, 3], dtype=np.uint64)).tolist() == [[1, 4], [0, 0]]
