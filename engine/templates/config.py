@@ -144,6 +144,10 @@ class TemplateConfig:
                        fixed words, on most of a site's pages there, repeat in the same order while
                        the words between them change: "Next: X, Previous: Y, Up: Z"); 0 switches
                        line shapes off.
+    title_nav:         the title-navigation pass (:mod:`.title_nav`): a line at a page's first or
+                       last lines made of other pages' titles (first lines) of its site and a few
+                       fixed navigation words ("Prev 7.3. Configuring the Network", "Home / Guide /
+                       Install") is navigation; False switches it off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -170,6 +174,7 @@ class TemplateConfig:
     middle_repeated_lines: bool = True
     section_line_length: int = 12
     line_shape_gap: int = 4
+    title_nav: bool = True
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
@@ -202,7 +207,8 @@ class TemplateConfig:
             v = getattr(self, name)
             if v is not None and (why := _int_knob_error(v, 2, "tokens")) is not None:
                 raise ConfigError(name, v, why.replace(" (tokens)", ", or None to switch the pass off"))
-        for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites", "middle_repeated_lines"):
+        for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites", "middle_repeated_lines",
+                     "title_nav"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")
         if self.engine not in ENGINES:

@@ -21,6 +21,9 @@ as one pass among several and takes the union:
 6. **line shapes** (``line_shape_gap``; :mod:`.line_shapes`): per group of the first level, lines
    at a page's edges whose fixed words repeat in order while the words between them change
    ("Next: X, Previous: Y, Up: Z", where no whole line repeats and the walk has no anchor).
+7. **title navigation** (``title_nav``; :mod:`.title_nav`): per group of the first level, lines
+   at a page's edges made of other pages' titles and navigation words ("Prev 7.3. Configuring
+   the Network", breadcrumbs of titles); it needs the token strings (``token_strings``).
 
 With ``slots`` every number token is replaced by the slot id before all passes
 (:mod:`bloomspan.engine.text.slots`), so "© 2019 …" and "© 2024 …" are one template.
@@ -52,6 +55,7 @@ from .line_shapes import LineShapeModel, mine_line_shapes
 from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
+from .title_nav import TitleNavModel, mine_title_nav
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +65,9 @@ class TemplateDetection:
     """phrases: every pass's phrases in psi order; coverage: bool (W,) union of the passes;
     pass_coverage: name -> bool (W,) per pass; stats: JSON-serialisable; skeletons: the
     page-skeleton models per group (empty when ``skeleton`` is off); line_shapes: the
-    line-shape models per group and page edge (empty when ``line_shape_gap`` is 0)."""
+    line-shape models per group and page edge (empty when ``line_shape_gap`` is 0);
+    title_navs: the title-navigation models per group (empty when ``title_nav`` is off or the
+    token strings were not given)."""
 
     phrases: list[TemplatePhrase]
     coverage: np.ndarray
@@ -69,6 +75,7 @@ class TemplateDetection:
     stats: dict = field(default_factory=dict)
     skeletons: list[PageSkeleton] = field(default_factory=list)
     line_shapes: list[LineShapeModel] = field(default_factory=list)
+    title_navs: list[TitleNavModel] = field(default_factory=list)
 
 
 def url_section(url: str | None, depth: int) -> str | None:
@@ -181,7 +188,8 @@ class _Passes:
 def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig | None = None,
                      levels: Sequence[Sequence[str | None]] = (), is_number: np.ndarray | None = None,
                      anchor_coverage: np.ndarray | None = None,
-                     progress: ProgressFn | None = None) -> TemplateDetection:
+                     progress: ProgressFn | None = None,
+                     token_strings: Sequence[str] | None = None) -> TemplateDetection:
     """Run the passes of the module docstring and return their union.
 
     is_number: bool (V,) number-token flags per token id (:func:`bloomspan.engine.text.slots.number_token_mask`),
@@ -192,6 +200,8 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     where ingest applies them on the walked pages (``config.exact_phrases_on_sites``, or a
     corpus without levels) the page-skeleton walk treats them as found too, so mining and
     ingest walk alike. progress: called as ``progress("templates", passes done, passes)``.
+    token_strings: the string of each token id (the vocabulary's tokens), which the
+    title-navigation pass reads (``config.title_nav``); None: that pass does not run.
     """
     config = config or TemplateConfig()
     tokens, doc_offsets = validate_corpus(tokens, doc_offsets)
@@ -199,6 +209,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     n_docs = doc_offsets.shape[0] - 1
     stats: dict = {"config": config.to_dict(), "tokens_mined": int(tokens.shape[0]), "docs_mined": int(n_docs)}
     t_start = time.perf_counter()
+    raw_tokens = tokens  # numbers as written: the title-navigation pass reads titles as they are
     if config.slots:
         if is_number is None:
             raise ValueError("is_number: required when config.slots is True (number_token_mask of the "
@@ -212,9 +223,10 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     sigma_global = config.global_sigma if units is None else config.global_min_sites
     stats["global_units"] = "documents" if units is None else "groups"
     runs_global = n_units >= sigma_global
+    run_title_nav = bool(config.title_nav and token_strings is not None)
     steps = _Passes(progress, (config.global_min_length is not None and runs_global) + (config.global_blocks and runs_global)
                     + max(len(levels), 1) + (max(len(levels), 1) if config.skeleton else 0)
-                    + (config.line_shape_gap > 0))
+                    + (config.line_shape_gap > 0) + run_title_nav)
     if config.global_min_length is not None and n_units >= sigma_global:
         t0 = time.perf_counter()
         mcfp = mcfp_miner(config.global_min_length, config.engine)
@@ -343,8 +355,17 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         line_shapes = r.models
         stats.update(r.stats, seconds_line_shapes=time.perf_counter() - t0)
         steps.finished()
+    title_navs: list[TitleNavModel] = []
+    if run_title_nav:
+        t0 = time.perf_counter()
+        r = mine_title_nav(raw_tokens, doc_offsets, block_offsets, levels[0] if levels else None, token_strings)
+        passes["title_nav"] = r.coverage
+        coverage |= r.coverage
+        title_navs = r.models
+        stats.update(r.stats, seconds_title_nav=time.perf_counter() - t0)
+        steps.finished()
     phrases = sort_template_phrases(phrases)
-    for name in ("skeleton_groups", "line_shape_groups"):  # by name, not by where a group's first page lies
+    for name in ("skeleton_groups", "line_shape_groups", "title_nav_groups"):  # by name, not by where a group's first page lies
         if name in stats:
             stats[name] = dict(sorted(stats[name].items()))
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
@@ -353,7 +374,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
                  seconds_total=time.perf_counter() - t_start)
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["covered_share"],
                 stats["seconds_total"])
-    return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes)
+    return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes, title_navs)
 
 
 def section_only_long_lines(coverage: np.ndarray, strong: np.ndarray, block_offsets: np.ndarray,
@@ -452,14 +473,15 @@ def config_record(config: TemplateConfig) -> dict:
     return {"kind": "config", "template_config": config.to_dict()}
 
 
-_RECORD_GROUPS = {"mcfp": 0, "block": 0, "skeleton": 1, "line_shape": 2}
+_RECORD_GROUPS = {"mcfp": 0, "block": 0, "skeleton": 1, "line_shape": 2, "title_nav": 3}
 
 
 def template_record_order_key(rec: dict) -> tuple:
     """The canonical order of a template file's records after its config record: phrases
     (psi descending, length descending, token *strings* ascending, then kind, scope with global
     first, anchor, line lengths, df, occurrences: records equal in all of these are equal),
-    then page skeletons by scope, then line shapes by scope and edge; a tie left among
+    then page skeletons by scope, then line shapes by scope and edge, then title-navigation
+    models by scope; a tie left among
     skeletons or line shapes (a site named like another site's section) is broken by the
     record's JSON text. It uses only what a record holds, never token ids, so a detection
     run per group of sites (:mod:`.site_partitions`) and one over the whole corpus list the
@@ -487,6 +509,7 @@ def template_records(detection: TemplateDetection, config: TemplateConfig, token
     records = [p.to_record(token_text) for p in detection.phrases]
     records += [k.to_record(token_text) for k in detection.skeletons]
     records += [m.to_record(token_text) for m in detection.line_shapes]
+    records += [m.to_record(token_text) for m in detection.title_navs]
     return [config_record(config)] + sort_template_records(records)
 
 
@@ -563,7 +586,8 @@ def detect_templates_in_texts(texts: Sequence[str], groups: Sequence[str | None]
     levels = [] if groups is None else scope_levels(list(groups), None if urls is None else list(urls),
                                                     config.section_depth)
     detection = detect_templates(tokens, doc_offsets, blocks, config, levels,
-                                 number_token_mask(vocab.tokens()) if config.slots else None, progress=progress)
+                                 number_token_mask(vocab.tokens()) if config.slots else None, progress=progress,
+                                 token_strings=vocab.tokens())
     records = template_records(detection, config, vocab.token)
     scopes = [[lvl[d] for lvl in levels if lvl[d] is not None] for d in range(len(texts))]
     return TextTemplates(detection, records, coverage_char_spans(detection.coverage, doc_offsets, starts, ends),

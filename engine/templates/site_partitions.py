@@ -121,7 +121,8 @@ def detect_partition(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets:
     if not levels:
         raise ValueError("levels: detection by site needs the documents' sites (scope_levels)")
     strings = list(strings)
-    detection = detect_templates(tokens, doc_offsets, block_offsets, config, levels, number_token_mask(strings))
+    detection = detect_templates(tokens, doc_offsets, block_offsets, config, levels, number_token_mask(strings),
+                                 token_strings=strings)
     records = template_records(detection, config, strings.__getitem__)[1:]
     doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
     covered = np.add.reduceat(detection.coverage.astype(np.int64), doc_offsets[:-1]) if tokens.shape[0] else \

@@ -8,8 +8,12 @@
   :class:`~bloomspan.engine.templates.line_shapes.LineShapeModel`, one per site and page edge):
   the lines at each page's edges whose fixed words repeat in a template shape are covered
   from their first fixed word to their last, as in mining.
+* :class:`TitleNavCover` (``kind="title_nav"`` records,
+  :class:`~bloomspan.engine.templates.title_nav.TitleNavModel`, one per site): the lines at
+  each page's edges made of other pages' titles and navigation words are covered whole, by
+  mining's :func:`~bloomspan.engine.templates.title_nav.page_nav_lines`.
 
-Both take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
+All take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
 with what they add.
 """
 from __future__ import annotations
@@ -22,6 +26,7 @@ from bloomspan.engine.templates.blocks import flags_per_span
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
+from bloomspan.engine.templates.title_nav import TitleNavModel, page_nav_lines
 from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
@@ -159,4 +164,38 @@ class LineShapeCover:
                 out.append(match)
                 continue
             out.append(match.with_mask(match.token_mask() | mask[a:b]))
+        return out
+
+
+class TitleNavCover:
+    """The title-navigation models of a record set, one per site (scope)."""
+
+    def __init__(self, models: Sequence[TitleNavModel]):
+        self.models = {m.scope: m for m in models}
+
+    def cover(self, scopes, results, line_start, tok_off, ids, names) -> list[TemplateMatch]:
+        """Add the title-navigation lines of each page whose scopes name a model's site
+        (``names``: the batch vocabulary's token strings, ``ids`` the batch's token ids)."""
+        n_tok = int(tok_off[-1])
+        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
+        bounds = np.append(starts, n_tok).tolist()
+        doc_lines = np.searchsorted(starts, tok_off).tolist()
+
+        def line_tokens(li: int) -> list[str]:
+            return [names[t] for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+        out = []
+        for d, match in enumerate(results):
+            model = next((self.models[s] for s in (None, *scope_names(scopes[d])) if s in self.models), None)
+            first = doc_lines[d]
+            found = [] if model is None else page_nav_lines(doc_lines[d + 1] - first,
+                                                            lambda i, first=first: line_tokens(first + i),
+                                                            model.name_set, model.edge_lines)
+            if not found:
+                out.append(match)
+                continue
+            a = int(tok_off[d])
+            mask = match.token_mask().copy()
+            for i in found:
+                mask[bounds[first + i] - a:bounds[first + i + 1] - a] = True
+            out.append(match.with_mask(mask))
         return out

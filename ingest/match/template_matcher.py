@@ -28,7 +28,7 @@ read as the slot) whatever the record kinds, and the rules then filter the match
   "docs.example.org/api")``);
 * the detector's middle and section rules (``TemplateConfig.middle_content_tokens``,
   ``section_line_length``) drop template matches as in mining;
-* then the page models (:mod:`.page_rules`): skeletons, line shapes.
+* then the page models (:mod:`.page_rules`): skeletons, line shapes, title navigation.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
 
 from ..base.batch_tokens import BatchTokens, tokenize_batch
 from ..records.template_records import RULE_ANY, RULE_PAIR, TemplateRecords, parse_template_records, read_records
-from .page_rules import LineShapeCover, SkeletonCover
+from .page_rules import LineShapeCover, SkeletonCover, TitleNavCover
 from .phrase_index import window_lengths
 from .phrase_matcher import PhraseMatcher
 from .scopes import scope_names, template_scopes
@@ -95,6 +95,7 @@ class TemplateMatcher:
         self.phrase_scope = self.phrases.phrase_scope.astype(np.int64)
         self._skeleton_cover = SkeletonCover(records.skeletons) if records.skeletons else None
         self._line_shape_cover = LineShapeCover(records.line_shapes, records.slots) if records.line_shapes else None
+        self._title_nav_cover = TitleNavCover(records.title_navs) if records.title_navs else None
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike, run_min_length: int | None = None,
@@ -202,6 +203,9 @@ class TemplateMatcher:
         if self._line_shape_cover is not None:
             results = self._line_shape_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
                                                    tokens.words.tokens(), is_number)
+        if self._title_nav_cover is not None:
+            results = self._title_nav_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
+                                                  tokens.words.tokens())
         return results
 
     def _symbols(self, tokens: BatchTokens) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:

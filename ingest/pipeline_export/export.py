@@ -96,6 +96,7 @@ class PipelineExport:
     def left_out_line(self) -> str:
         """``left out of the pipeline …: 38 page skeletons, …`` (empty reasons omitted)."""
         names = {"skeletons": "page skeletons", "line_shapes": "line-shape templates",
+                 "title_navs": "title-navigation models",
                  "short_line_pairs": "line pairs shorter than run_min_length",
                  "section_long_lines": "section records on lines longer than section_line_length",
                  "beyond_top": "records beyond --top in their scope",
@@ -184,6 +185,9 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
             continue
         if kind == "line_shape":  # no regex says "these words in this order at a page's edge"; the
             left_out["line_shapes"] += 1  # cleaner does not count it as a mined scope either
+            continue
+        if kind == "title_nav":  # nor "a line made of other pages' titles" (not a mined scope either)
+            left_out["title_navs"] += 1
             continue
         if scope is not None:
             mined.add(scope)
@@ -331,7 +335,7 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     engine:    "opensearch" or "elasticsearch" (which copy processor exists).
     """
     _validate(field, mode, top, phrases_per_processor, engine, scope_field, url_field)
-    left_out = {"skeletons": 0, "line_shapes": 0, "short_line_pairs": 0, "section_long_lines": 0, "beyond_top": 0,
+    left_out = {"skeletons": 0, "line_shapes": 0, "title_navs": 0, "short_line_pairs": 0, "section_long_lines": 0, "beyond_top": 0,
                 "scoped_without_scope_field": 0, "sections_without_url_field": 0}
     records, config, mined = _detector_records(templates, scope_field, url_field, top, left_out)
     exact_on_sites = bool(config.get("exact_phrases_on_sites", True)) if templates else True

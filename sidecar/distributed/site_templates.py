@@ -318,6 +318,7 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     kinds = [r["kind"] for r in merged.records[1:]]
     stats = {"phrases": sum(k in ("mcfp", "block") for k in kinds),
              "skeletons": kinds.count("skeleton"), "line_shapes": kinds.count("line_shape"),
+             "title_navs": kinds.count("title_nav"),
              "covered_tokens": merged.covered_tokens,
              "covered_share": merged.covered_tokens / n_tokens if n_tokens else 0.0,
              "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)), "detector": merged.stats}

@@ -29,7 +29,7 @@ from .template_index import template_alias_of
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
-TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "template_config"]
+TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "title_nav", "template_config"]
 BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
@@ -106,7 +106,7 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
     record, phrase records, skeleton records). The phrase records' ``kind`` becomes
     ``template_kind``; skeletons are stored whole under ``skeleton``."""
     out: list[tuple[str, dict]] = []
-    n_skeleton = n_shape = 0
+    n_skeleton = n_shape = n_title = 0
     for rec in template_records:
         kind = rec.get("kind")
         if kind == "config":
@@ -117,6 +117,9 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
         elif kind == "line_shape":  # stored whole, as a skeleton (the field is an opaque object)
             out.append((f"line-shape-{n_shape:06d}", {"kind": "line_shape", "scope": rec.get("scope"), "skeleton": rec}))
             n_shape += 1
+        elif kind == "title_nav":  # stored whole too: a site's title names and its edge zone
+            out.append((f"title-nav-{n_title:06d}", {"kind": "title_nav", "scope": rec.get("scope"), "skeleton": rec}))
+            n_title += 1
         else:
             src = {"kind": "template", "phrase_id": rec["id"], "template_kind": kind,
                    **{k: rec[k] for k in ("text", "tokens", "length", "df", "occurrences", "slots") if k in rec}}
@@ -138,7 +141,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
             phrases.append(document_record(src))
         elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
-        elif src["kind"] in ("skeleton", "line_shape"):
+        elif src["kind"] in ("skeleton", "line_shape", "title_nav"):
             skeletons.append(src["skeleton"])
         else:
             templates.append(document_record(src))

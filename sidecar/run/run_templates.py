@@ -92,14 +92,15 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
     config = options.detector_config()
     sites = document_sites(site_values, url_values)
     levels = [] if sites is None else scope_levels(sites, url_values, config.section_depth)
+    strings = vocabulary.tokens()
     detection = detect_templates(np.ascontiguousarray(tokens), doc_offsets, block_offsets, config, levels,
-                                 number_token_mask(vocabulary.tokens()), anchor_coverage=mcfp_coverage)
+                                 number_token_mask(strings), anchor_coverage=mcfp_coverage, token_strings=strings)
     records = template_records(detection, config, vocabulary.token)
     covered = detection.coverage | exact_phrases_applied(mcfp_coverage, doc_offsets, levels, detection, config)
     if denied is not None:
         covered &= ~denied
     stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
-             "line_shapes": len(detection.line_shapes),
+             "line_shapes": len(detection.line_shapes), "title_navs": len(detection.title_navs),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
              "detector": detection.stats}

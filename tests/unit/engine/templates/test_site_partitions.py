@@ -49,7 +49,8 @@ def whole_corpus(texts, sites, urls, config):
     applied where ingest applies them), and each document's exact covered tokens."""
     tokens, offsets, blocks, strings = tokenized(texts)
     levels = scope_levels(sites, urls, config.section_depth)
-    det = detect_templates(tokens, offsets, blocks, config, levels, number_token_mask(strings))
+    det = detect_templates(tokens, offsets, blocks, config, levels, number_token_mask(strings),
+                           token_strings=strings)  # as run_templates (the single process) calls it
     exact = mine(tokens, offsets, EXACT).coverage
     covered = det.coverage | exact_phrases_applied(exact, offsets, levels, det, config)
     per_doc = np.asarray([int(exact[a:b].sum()) for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.int64)

@@ -6,6 +6,7 @@ import json
 from click.testing import CliRunner
 
 from bloomspan.corpora import generate_web, write_jsonl
+from bloomspan.ingest.records.phrase_set import NOT_PHRASE_KINDS, PhraseSet
 from bloomspan.sidecar.cli.main import cli
 
 
@@ -17,13 +18,11 @@ def test_templates_and_quality_on_a_generated_crawl(tmp_path):
     assert res.exit_code == 0, res.output
     records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
     assert records[0]["kind"] == "config" and records[0]["template_config"]["slots"] is True
-    phrases = [r for r in records if r["kind"] not in ("skeleton", "config")]
+    phrases = [r for r in records if r["kind"] not in NOT_PHRASE_KINDS]
     assert phrases and all(r["tokens"] and r["id"].startswith("t") for r in phrases)
     assert any(r.get("scope") for r in phrases)  # site-scoped templates exist
     assert {r["scope"] for r in records if r["kind"] == "skeleton"} <= {r.get("scope") for r in phrases}
-    # the same file loads as a plain phrase set (skeleton records skipped) for `bloomspan clean`
-    from bloomspan.ingest.records.phrase_set import PhraseSet
-
+    # the same file loads as a plain phrase set (records that hold no phrase skipped) for `bloomspan clean`
     assert len(PhraseSet.from_jsonl(tmp_path / "t.jsonl")) == len(phrases)
     res = runner.invoke(cli, ["quality", "--jsonl", str(corpus)])
     assert res.exit_code == 0, res.output
