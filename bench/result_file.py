@@ -103,20 +103,40 @@ def _row(cells: list[str]) -> str:
 
 def markdown_from_blocks(blocks: list[dict], max_rows: int | None = None, where: str = "") -> str:
     """The blocks as Markdown. With ``max_rows`` (the page), detail tables and those longer than
-    that are left out and named in one closing line that points to ``where``."""
+    that are left out and named in one closing line that points to ``where``; so is a one-line
+    heading or lead-in that introduces only tables left out."""
+
+    def left_out(block: dict) -> bool:
+        return max_rows is not None and "table" in block and (
+            bool(block.get("detail")) or len(block["table"]["rows"]) > max_rows)
+
     parts, omitted = [], []
-    for block in blocks:
+    for i, block in enumerate(blocks):
         if "table" in block:
             table = block["table"]
-            if max_rows is not None and (block.get("detail") or len(table["rows"]) > max_rows):
+            if left_out(block):
                 omitted.append(f"{table['header'][0]} ({len(table['rows'])} rows)")
                 continue
             parts.append("\n".join([_row(table["header"]), _row(table["align"]), *map(_row, table["rows"])]))
-        else:
+        elif not (max_rows is not None and _introduces_only(blocks, i, left_out)):
             parts.append("\n".join(block["text"]))
     if omitted:
         parts.append(f"*Tables by {', '.join(omitted)}: in {where}.*")
     return "\n\n".join(parts)
+
+
+def _introduces_only(blocks: list[dict], i: int, left_out) -> bool:
+    """Is ``blocks[i]`` a one-line heading (``#``) or lead-in (ending in ``:``) whose tables, the
+    blocks up to the next text, are all left out? Such a line says nothing without them."""
+    text = blocks[i]["text"]
+    if len(text) != 1 or not (text[0].startswith("#") or text[0].rstrip().endswith(":")):
+        return False
+    following = []
+    for block in blocks[i + 1:]:
+        if "table" not in block:
+            break
+        following.append(block)
+    return bool(following) and all(left_out(b) for b in following)
 
 
 def _cell(value) -> str:

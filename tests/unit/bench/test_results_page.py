@@ -118,3 +118,15 @@ def test_a_figure_measured_by_hand_is_written_from_standard_input(tmp_path: Path
     assert result_file.main(["cleaner-by-hand", "Cleaner and matcher"]) == 0
     record = result_file.read_result(tmp_path / "cleaner-by-hand.json")
     assert record["title"] == "Cleaner throughput: 10 phrases" and record["body"][0]["text"] == ["Matcher build: 0.32 s."]
+
+
+def test_a_heading_or_lead_in_of_tables_the_page_leaves_out_is_left_out_too():
+    long = {"table": {"header": ["site", "n"], "align": ["---", "---:"], "rows": [[str(i), "1"] for i in range(9)]}}
+    short = {"table": {"header": ["method", "n"], "align": ["---", "---:"], "rows": [["a", "1"]]}}
+    blocks = [{"text": ["### corpus: 3 sites"]}, long, {"text": ["Detector variants:"]}, long,
+              {"text": ["phrase sets identical: **yes**"]}, long, {"text": ["Per method:"]}, short]
+    page = markdown_from_blocks(blocks, max_rows=5, where="f.json")
+    assert "corpus" not in page and "Detector variants" not in page  # they introduce only left-out tables
+    assert "phrase sets identical: **yes**" in page  # a statement, not a lead-in: kept
+    assert "Per method:" in page and "| a | 1 |" in page
+    assert "### corpus: 3 sites" in markdown_from_blocks(blocks)  # the JSON's full rendering keeps everything
