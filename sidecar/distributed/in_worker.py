@@ -4,6 +4,8 @@ OS. The tasks (shards, tasks, site_templates) import this, and the driver's side
 only the topic, so the tasks never import the client setup that warms them."""
 from __future__ import annotations
 
+import time
+
 PROGRESS_TOPIC = "bloomspan-progress"
 
 
@@ -45,3 +47,30 @@ def worker_progress(stage: str, shard: int, done: int, total: int | None = None)
         return
     worker.log_event(PROGRESS_TOPIC, {"stage": stage, "shard": shard, "done": int(done),
                                       "total": None if total is None else int(total), "worker": worker.address})
+
+
+class ThrottledProgress:
+    """A task's progress events for one stage and shard, at most one per ``interval`` seconds
+    (the first and :meth:`finish` always go).
+
+    Every event is a message to the scheduler (and on to the driver when it listens): a read
+    task that reported after every tokenizer batch sent ~400 of them for a 26.5 M-token file,
+    ~0.1 CPU s of the worker's and the scheduler's event loops for progress a person reads
+    a few times a second. ``emit`` and ``clock`` are :func:`worker_progress` and
+    ``time.monotonic`` (a test passes its own)."""
+
+    def __init__(self, stage: str, shard: int, interval: float = 0.25, emit=None, clock=time.monotonic):
+        self.stage, self.shard, self.interval = stage, shard, interval
+        self._emit = worker_progress if emit is None else emit
+        self._clock = clock
+        self._last: float | None = None
+
+    def step(self, done: int) -> None:
+        now = self._clock()
+        if self._last is None or now - self._last >= self.interval:
+            self._last = now
+            self._emit(self.stage, self.shard, done)
+
+    def finish(self, done: int) -> None:
+        self._last = self._clock()
+        self._emit(self.stage, self.shard, done)

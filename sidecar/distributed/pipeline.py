@@ -382,11 +382,15 @@ def _global_ids(client, shards: list, homes: list[dict], strings: list[str], P: 
     hashes = string_hashes(strings) if strings else np.zeros(0, dtype=np.uint64)
     part = partition_of(hashes, P) if strings else np.zeros(0, dtype=np.int64)
     where = np.zeros((len(strings), 2), dtype=np.int64)
+    lookups = []
     for p in range(P):
         mine = np.flatnonzero(part == p)
         if mine.size:  # each string hashed once: its partition's lookup reads the same hash
-            where[mine] = client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()], hashes[mine],
-                                        key=f"bloomspan-locate-{run}-{p}").result()
+            lookups.append((mine, client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()], hashes[mine],
+                                                key=f"bloomspan-locate-{run}-{p}")))
+    # all partitions' lookups submitted before the first is awaited: one round trip, not P
+    for (mine, _), found in zip(lookups, client.gather([f for _, f in lookups])):
+        where[mine] = found
     below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"bloomspan-below-{run}-{p}")
                                for p, v in enumerate(vps)]))
     gid = before_shard[where[:, 0]] + below if strings else np.zeros(0, dtype=np.int64)

@@ -26,7 +26,7 @@ from bloomspan.sidecar.cluster.document_status import STORED
 from bloomspan.sidecar.cluster.field_paths import lookup_field
 from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, doc_key
 
-from .in_worker import release_freed_memory, worker_progress
+from .in_worker import ThrottledProgress, release_freed_memory, worker_progress
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +197,7 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
     texts: list[str] = []
     n_lines = 0
     error = None
+    progress = ThrottledProgress("read", shard)
     for offset, raw in _lines_of_range(path, start, end):
         if b"\r" not in raw:  # one line (no lone "\r" to split it): try orjson on the bytes first
             doc = _fast_document(raw, field, id_field, template_fields)
@@ -210,7 +211,7 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
                 if len(texts) >= TOKENIZE_DOCS:
                     tok.add(texts)
                     texts = []
-                    worker_progress("read", shard, min(offset + len(raw), end) - start)
+                    progress.step(min(offset + len(raw), end) - start)
                 continue
         try:
             decoded = raw.decode("utf-8")
@@ -235,9 +236,9 @@ def read_jsonl_range(path: str, start: int, end: int, field: str, id_field: str 
         if len(texts) >= TOKENIZE_DOCS:
             tok.add(texts)
             texts = []
-            worker_progress("read", shard, min(offset + len(raw), end) - start)
+            progress.step(min(offset + len(raw), end) - start)
     tok.add(texts)
-    worker_progress("read", shard, end - start)  # the range is done (a bad line ends it)
+    progress.finish(end - start)  # the range is done (a bad line ends it)
     fields = {name: [v[k] for v in values] for k, name in enumerate(template_fields)} if template_fields else None
     return tok.corpus(external_ids=ext_ids if id_field is not None else None,
                       line_numbers=np.asarray(lines, dtype=np.int64), n_lines=n_lines, error=error, fields=fields)

@@ -9,6 +9,7 @@ from bloomspan.engine.distributed.sharded_growth import (
     NO_LEFT,
     concat_fragments,
     fragments_for,
+    fragments_for_reference,
     grow_fragments,
     growth_shard_of,
     left_maximal,
@@ -195,3 +196,25 @@ def test_seed_buffer_matches_reference(lengths, seed):
         ref = seed_buffer_reference(ids, n_ids, given_starts, offsets, order, dst_start, doc_offsets)
         for g, r in zip(got, ref):
             assert g.dtype == r.dtype and np.array_equal(g, r)
+
+
+@settings(max_examples=80, deadline=None)
+@given(lengths=st.lists(st.integers(1, 12), min_size=0, max_size=8), seed=st.integers(0, 2**32 - 1),
+       n_shards=st.integers(1, 3))
+def test_fragments_for_matches_reference(lengths, seed, n_shards):
+    """The kernel's fragments equal the numpy twin's, field for field, for every growth shard."""
+    rng = np.random.default_rng(seed)
+    seg_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    seg_tokens = rng.integers(0, 50, int(seg_offsets[-1])).astype(np.uint32)
+    starts = [(s, a) for s, n in enumerate(lengths) for a in range(n) if rng.random() < 0.4]
+    win_seg = np.asarray([s for s, _ in starts], dtype=np.int64)
+    win_at = np.asarray([a for _, a in starts], dtype=np.int64)
+    win_shard = rng.integers(0, n_shards, win_seg.shape[0]).astype(np.int32)
+    seg_doc = rng.integers(0, 5, len(lengths)).astype(np.int64)
+    seg_label = rng.integers(0, 1000, len(lengths)).astype(np.int64)
+    for g in range(n_shards):
+        got = fragments_for(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg, win_at, win_shard, g, 7)
+        want = fragments_for_reference(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg, win_at, win_shard, g, 7)
+        for name in ("doc", "owner", "label", "offsets", "tokens", "starts"):
+            a, b = getattr(got, name), getattr(want, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
