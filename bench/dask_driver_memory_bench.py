@@ -18,6 +18,8 @@ index the bench made is deleted. Writes bench/results/dask-driver-memory.json.
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import tempfile
 import time
 import tracemalloc
@@ -30,7 +32,33 @@ from bench.result_file import command_line, write_section
 MIB = 1 << 20
 
 
-def _load(client, index: str, n_docs: int, seed: int) -> int:
+class _MinedRunSizes(logging.Handler):
+    """What the run folder's mined run held (``mined run saved: …`` of
+    :mod:`bloomspan.sidecar.run.mined_run`): the phrase documents, template records and coverage
+    the driver holds whole between mining and publishing."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.sizes: dict[str, int] = {}
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if msg.startswith("mined run saved:"):
+            self.sizes = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", msg)}
+
+    def __enter__(self):
+        self._logger = logging.getLogger("bloomspan.sidecar.run.mined_run")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.INFO)
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._level)
+
+
+def _load(client, index: str, n_docs: int, seed: int, n_sites: int | None) -> int:
     from opensearchpy import helpers
 
     from bloomspan.corpora.web import generate_web
@@ -38,7 +66,7 @@ def _load(client, index: str, n_docs: int, seed: int) -> int:
     client.indices.create(index=index, body={"settings": {"number_of_shards": 2, "number_of_replicas": 0,
                                                           "refresh_interval": "-1"}})
     docs = ({"_index": index, "_id": d["id"], "_source": {"text": d["text"], "site": d["site"], "url": d["url"]}}
-            for d in generate_web(n_docs, seed=seed))
+            for d in generate_web(n_docs, seed=seed, n_sites=n_sites))
     ok = sum(1 for ok, _ in helpers.parallel_bulk(client, docs, thread_count=2, chunk_size=500) if ok)
     client.indices.refresh(index=index)
     return ok
@@ -55,13 +83,18 @@ def _run(url: str, prefix: str, work: Path, workers: int, sigma: int, min_length
     tracemalloc.start()
     try:
         heap_base = tracemalloc.get_traced_memory()[0]
-        with _PeakRSS() as rss:
+        with _PeakRSS() as rss, _MinedRunSizes() as held:
             summary = run_mining(config, dask=DaskConfig(f"local:{workers}", memory_limit="2GiB"))
         heap_peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     return {"seconds": time.perf_counter() - t, "tokens": summary.tokens_mined, "annotate": summary.annotate,
-            "peak": rss.peak, "growth": rss.peak - rss.base, "heap_peak": heap_peak - heap_base}
+            "peak": rss.peak, "growth": rss.peak - rss.base, "heap_peak": heap_peak - heap_base,
+            "mined": held.sizes}
+
+
+def _held(sizes: dict, count: str, nbytes: str) -> str:
+    return f"{sizes[count]} ({sizes[nbytes]})" if count in sizes else "—"
 
 
 def main(argv=None) -> None:
@@ -74,6 +107,9 @@ def main(argv=None) -> None:
     p.add_argument("--sigma", type=int, default=20)
     p.add_argument("--min-length", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--sites", type=int, default=None,
+                   help="sites of every crawl (default: generate_web's, which grows with the documents); a fixed "
+                        "count separates what grows per site (template records) from what grows per document")
     p.add_argument("--warmup-docs", type=int, default=300,
                    help="a first run of this many documents, not reported: the process' first run loads modules "
                         "and kernels into the traced heap (0: none)")
@@ -84,7 +120,7 @@ def main(argv=None) -> None:
     for n in ([a.warmup_docs] if a.warmup_docs else []) + list(a.docs):
         prefix = f"bstest-drvmem-{uuid.uuid4().hex[:8]}-"
         try:
-            loaded = _load(client, f"{prefix}src", n, a.seed)
+            loaded = _load(client, f"{prefix}src", n, a.seed, a.sites)
             with tempfile.TemporaryDirectory() as work:
                 r = _run(a.index_url, prefix, Path(work), a.workers, a.sigma, a.min_length)
         finally:
@@ -95,15 +131,20 @@ def main(argv=None) -> None:
         rows = rows[1:]
     name = f"dask-driver-memory-{a.label}" if a.label else "dask-driver-memory"
     lines = [f"## Dask driver memory (index run, templates, --annotate){' — ' + a.label if a.label else ''}", "", f"`{command_line('bench.dask_driver_memory_bench', argv)}`", "",
-             f"`local:{a.workers}`, σ = {a.sigma}, L = {a.min_length}, web crawl with sites; the driver hosts the "
+             f"`local:{a.workers}`, σ = {a.sigma}, L = {a.min_length}, web crawl with "
+             f"{f'{a.sites} sites at every size' if a.sites else 'sites (more with more documents)'}; the driver hosts the "
              "local scheduler. RSS sampled every 50 ms during `run_mining`; heap = peak of the driver's "
              "traced Python allocations (`tracemalloc`, numpy arrays included) over its level before the run; "
-             "per document = its change from the previous size divided by the documents added.", "",
+             "per document = its change from the previous size divided by the documents added; the mined run's "
+             "phrase documents, template records and coverage (what the driver holds whole between mining and "
+             "publishing) as the run folder stores them.", "",
              "| documents | tokens | wall s | driver peak RSS | driver RSS growth | RSS growth per added document "
-             "| driver heap peak | heap per added document | annotated |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| driver heap peak | heap per added document | phrases (bytes) | template records (bytes) "
+             "| coverage bytes | annotated |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     prev = None
     for n, r in rows:
+        m = r["mined"]
         if prev is None:
             rss_per, heap_per = "—", "—"
         else:
@@ -112,7 +153,8 @@ def main(argv=None) -> None:
             heap_per = f"{(r['heap_peak'] - prev[1]['heap_peak']) / added:.1f} B"
         lines.append(f"| {n} | {r['tokens']} | {r['seconds']:.1f} | {r['peak'] / MIB:.1f} MiB | "
                      f"{r['growth'] / MIB:.1f} MiB | {rss_per} | {r['heap_peak'] / MIB:.2f} MiB | {heap_per} | "
-                     f"{r['annotate']['updated']} |")
+                     f"{_held(m, 'phrases', 'phrase_bytes')} | {_held(m, 'template_records', 'template_bytes')} | "
+                     f"{m.get('coverage_bytes', '—')} | {r['annotate']['updated']} |")
         prev = (n, r)
     section = "\n".join(lines) + "\n"
     print(section)

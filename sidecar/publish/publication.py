@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from itertools import islice
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -173,7 +174,7 @@ def _with_phrases(rep: dict, n_tokens: int, skipped_by_reason: dict[str, int], d
     rep["top_phrases"] = [{"rank": k, "text": p["text"], "length": p["length"], "df": p["df"],
                            "occurrences": p["occurrences"], "psi": p["psi"],
                            "psi_share": p["psi"] / n_tokens if n_tokens else 0.0}
-                          for k, p in enumerate(phrase_docs[:top], start=1)]
+                          for k, p in enumerate(islice(phrase_docs, top), start=1)]
     for item in rep.get("most_cluttered_docs", []):
         item["id"] = doc_keys[item["doc"]]
     rep["skipped_by_reason"] = dict(skipped_by_reason)

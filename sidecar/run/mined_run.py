@@ -11,11 +11,15 @@ this, so the two executors publish through one code path.
 
 The mine phase saves it in the run folder (:meth:`MinedRun.save`), so a run killed while
 publishing publishes again without mining again. The folder is written under a temporary
-name and renamed whole: it exists complete or not at all.
+name and renamed whole: it exists complete or not at all. What grows with the corpus (the
+phrase documents with their bitmaps, the template records) is read back as
+record files (:class:`~.record_files.RecordFile`), a record at a time, never whole; a mine phase that
+wrote them to files as they came (the Dask driver's) hands those files over as they are.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -28,8 +32,11 @@ from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.publish.document_figures import DocumentFigures
 
 from .output_files import json_value
+from .record_files import RecordFile
 
 FORMAT = "bloomspan-mined-run"
+log = logging.getLogger(__name__)
+
 VERSION = 2  # 2: the per-document figures summed (figures), no covered.npy / doc_offsets.npy / sites
 
 
@@ -37,7 +44,8 @@ VERSION = 2  # 2: the per-document figures summed (figures), no covered.npy / do
 class MinedRun:
     """The corpus' mining outcome, as publication needs it.
 
-    phrase_docs:     phrase documents in publication order (:func:`~bloomspan.sidecar.publish.phrase_records.phrase_document`).
+    phrase_docs:     phrase documents in publication order (:func:`~bloomspan.sidecar.publish.phrase_records.phrase_document`):
+                     a list, or a :class:`~.record_files.RecordFile` of them.
     figures:         the report's figures of the stored documents (covered tokens, histogram,
                      most cluttered documents and, with a site field, per-site sums).
     coverage:        the coverage bitmaps to publish (one of absolute positions, or chunks).
@@ -45,18 +53,19 @@ class MinedRun:
     skipped:         documents skipped, by reason.
     docs_seen:       documents read (stored and skipped).
     curation:        the report's ``curation`` block (what deny entries filtered).
-    template_docs:   ``(_id, source)`` of the detector's records (``--templates``), else None.
+    template_docs:   ``(_id, source)`` of the detector's records (``--templates``; a list, or a
+                     :class:`~.record_files.RecordFile` of ``[_id, source]``), else None.
     template_stats:  the run document's ``templates`` block, else None.
     """
 
-    phrase_docs: list[dict]
+    phrase_docs: list[dict] | RecordFile
     figures: DocumentFigures
     coverage: list[BitMap]
     engine_stats: dict
     skipped: dict[str, int]
     docs_seen: int
     curation: dict
-    template_docs: list[tuple[str, dict]] | None = None
+    template_docs: list[tuple[str, dict]] | RecordFile | None = None
     template_stats: dict | None = None
 
     # The figures publication reads where it would read a snapshot's.
@@ -77,7 +86,9 @@ class MinedRun:
 
     # ------------------------------------------------------------------ the run folder
     def save(self, folder: str | os.PathLike) -> None:
-        """Write to ``folder`` (replaced whole, never seen half-written)."""
+        """Write to ``folder`` (replaced whole, never seen half-written). Records already in a
+        :class:`~.record_files.RecordFile` are moved into it, not rewritten (the object then
+        reads them there)."""
         folder = Path(folder)
         tmp = folder.with_name(folder.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -86,24 +97,34 @@ class MinedRun:
                 "docs_seen": self.docs_seen, "curation": self.curation, "figures": self.figures.to_dict(),
                 "template_stats": self.template_stats, "coverage_chunks": len(self.coverage),
                 "templates": self.template_docs is not None}
-        with open(tmp / "phrases.jsonl", "w", encoding="utf-8") as f:
-            for doc in self.phrase_docs:
-                f.write(json.dumps(doc, ensure_ascii=False, default=json_value) + "\n")
-        if self.template_docs is not None:
-            with open(tmp / "templates.jsonl", "w", encoding="utf-8") as f:
-                for doc_id, doc in self.template_docs:
-                    f.write(json.dumps([doc_id, doc], ensure_ascii=False, default=json_value) + "\n")
+        moved = []
+        for name, records in (("phrases.jsonl", self.phrase_docs), ("templates.jsonl", self.template_docs)):
+            if isinstance(records, RecordFile):
+                os.replace(records.path, tmp / name)
+                moved.append((records, name))
+            elif records is not None:
+                with open(tmp / name, "w", encoding="utf-8") as f:
+                    for record in records:
+                        f.write(json.dumps(list(record) if isinstance(record, tuple) else record,
+                                           ensure_ascii=False, default=json_value) + "\n")
         for k, bm in enumerate(self.coverage):
             (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, ensure_ascii=False, default=json_value)
+        sizes = {"phrases": 0, "templates": 0, "coverage": 0, "meta": 0}
         for path in tmp.iterdir():
+            sizes[path.name.split("-")[0].split(".")[0]] += path.stat().st_size
             with open(path, "rb") as f:
                 os.fsync(f.fileno())
         fsync_dir(tmp)
         shutil.rmtree(folder, ignore_errors=True)
         os.rename(tmp, folder)
         fsync_dir(folder.parent)
+        for records, name in moved:
+            records.path = folder / name
+        log.info("mined run saved: phrases=%d phrase_bytes=%d template_records=%d template_bytes=%d "
+                 "coverage_chunks=%d coverage_bytes=%d", len(self.phrase_docs), sizes["phrases"],
+                 len(self.template_docs or ()), sizes["templates"], len(self.coverage), sizes["coverage"])
 
     @classmethod
     def load(cls, folder: str | os.PathLike) -> MinedRun:
@@ -120,12 +141,8 @@ class MinedRun:
             raise CheckpointError(f"{folder}: mined run of format {meta.get('format')!r} version "
                                   f"{meta.get('version')!r}, this bloomspan reads {FORMAT} {VERSION}; {fix}",
                                   item=str(folder))
-        with open(folder / "phrases.jsonl", encoding="utf-8") as f:
-            phrase_docs = [json.loads(line) for line in f]
-        template_docs = None
-        if meta["templates"]:
-            with open(folder / "templates.jsonl", encoding="utf-8") as f:
-                template_docs = [tuple(json.loads(line)) for line in f]
+        phrase_docs = RecordFile(folder / "phrases.jsonl")
+        template_docs = RecordFile(folder / "templates.jsonl") if meta["templates"] else None
         coverage = [BitMap.deserialize((folder / f"coverage-{k:06d}.roaring").read_bytes())
                     for k in range(meta["coverage_chunks"])]
         return cls(phrase_docs=phrase_docs, figures=DocumentFigures.from_dict(meta["figures"]), coverage=coverage,

@@ -1,0 +1,72 @@
+"""Records kept on disk, one JSON value per line, and read back one at a time.
+
+The mined run's phrase documents and template records grow with the corpus (a phrase's
+document bitmap with its documents, the template records with the sites and their pages).
+A run that held them whole would need a driver as large as its output; as a
+:class:`RecordFile` they cost one record at a time in memory, wherever they are read
+(the report's top phrases, the bulk requests of publication).
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from .output_files import json_value
+
+
+class RecordFile:
+    """The records of one JSON Lines file, in file order: ``len()`` is their count, and each
+    iteration reads the file again (nothing is kept)."""
+
+    def __init__(self, path: str | os.PathLike, count: int | None = None):
+        self.path = Path(path)
+        if count is None:
+            with open(self.path, "rb") as f:
+                count = sum(1 for _ in f)
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator:
+        with open(self.path, encoding="utf-8") as f:
+            for line in f:
+                yield json.loads(line)
+
+    def __repr__(self) -> str:
+        return f"RecordFile({str(self.path)!r}, count={self.count})"
+
+
+class RecordFileWriter:
+    """Writes records to ``path`` as they come (``write``); ``close()`` returns the
+    :class:`RecordFile`. Used as a context manager, a failed block leaves no file."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "w", encoding="utf-8")
+        self.count = 0
+
+    def write(self, record) -> None:
+        self._f.write(json.dumps(record, ensure_ascii=False, default=json_value) + "\n")
+        self.count += 1
+
+    def write_all(self, records) -> RecordFileWriter:
+        for record in records:
+            self.write(record)
+        return self
+
+    def close(self) -> RecordFile:
+        if not self._f.closed:
+            self._f.close()
+        return RecordFile(self.path, self.count)
+
+    def __enter__(self) -> RecordFileWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._f.close()
+        if exc_type is not None:
+            self.path.unlink(missing_ok=True)
