@@ -81,6 +81,7 @@ def main(argv=None) -> None:
         records, stats, stage = detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs,
                                                          result.covers, relay, run="bench",
                                                          n_partitions=args.partitions)
+        records = list(records)  # streamed from the workers: read while the client is open
 
     def timeless(v):
         return {k: timeless(x) for k, x in v.items() if not k.startswith("seconds")} if isinstance(v, dict) else v

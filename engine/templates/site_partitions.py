@@ -27,7 +27,8 @@ from each document's covered count of the exact phrases.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +37,13 @@ from bloomspan.engine.mining.config import ConfigError
 from bloomspan.engine.text.slots import number_token_mask
 
 from .config import TemplateConfig
-from .detector import config_record, detect_templates, sort_template_records, template_records
+from .detector import (
+    config_record,
+    detect_templates,
+    sort_template_records,
+    template_record_order_key,
+    template_records,
+)
 
 # Config fields that make a pass cross sites, and why partitions of whole sites cannot run it.
 _CROSS_SITE = (
@@ -219,6 +226,14 @@ def merge_summaries(parts: Sequence[PartitionSummary], config: TemplateConfig) -
     stats = merge_detector_stats([p.stats for p in parts])
     return MergedTemplates(records, stats, sum(p.covered_tokens for p in parts), sum(p.documents for p in parts))
 
+
+def merged_records(parts: Iterable[Iterable[dict]], config: TemplateConfig) -> Iterator[dict]:
+    """The records :func:`merge_summaries` lists, one at a time: the config record, then the
+    partitions' records (each in the canonical order, as :func:`detect_partition` gives them)
+    merged in that order. Only the next record of each partition is held, so the partitions'
+    records can be read from wherever they are kept, a part at a time."""
+    yield config_record(config)
+    yield from heapq.merge(*parts, key=template_record_order_key)
 
 
 def merge_partitions(parts: Sequence[PartitionTemplates], config: TemplateConfig,

@@ -14,6 +14,7 @@ mined phrases: they join the phrase set when it is loaded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -88,11 +89,14 @@ def filter_mining_result(snapshot, result, entries, min_length: int | None = Non
     return replace(result, phrases=kept, coverage=coverage), report
 
 
-def filter_template_documents(template_docs: list[tuple[str, dict]], entries) -> tuple[list[tuple[str, dict]], int]:
-    """The template detector's index documents without the globally denied phrase records."""
+def filter_template_documents(template_docs: Iterable[tuple[str, dict]], entries
+                              ) -> tuple[Iterable[tuple[str, dict]], int]:
+    """The template detector's index documents without the globally denied phrase records,
+    and how many were left out (``template_docs`` as given, not read, when nothing is denied)."""
     denies = global_denies(entries)
     if not denies:
         return template_docs, 0
+    template_docs = list(template_docs)
     kept = [(doc_id, src) for doc_id, src in template_docs
             if src.get("kind") != "template" or denying_entry({**src, "id": src.get("phrase_id")}, denies) is None]
     return kept, len(template_docs) - len(kept)

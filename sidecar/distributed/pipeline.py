@@ -72,7 +72,8 @@ class DistributedResult:
     documents lie (:mod:`.doc_layout`, on the workers); covers: per document shard the future of
     its :class:`~.coverage.ShardCoverage` (its documents' covered counts stay on the workers; the
     caller releases them); phrase_extras (``phrase_documents``): per phrase its encoded
-    document bitmap and first document numbers, built on the workers."""
+    document bitmap and first document numbers, built and left on the workers
+    (:class:`PhraseExtras`: fetched a batch at a time; the caller releases them)."""
 
     phrases: list
     coverage: CoverageReduction
@@ -80,9 +81,35 @@ class DistributedResult:
     covers: list
     vocabulary: TokenStrings
     vocabulary_size: int | None
-    phrase_extras: list | None
+    phrase_extras: PhraseExtras | None
     stats: dict = field(default_factory=dict)
     occurrences: list | None = None  # keep_occurrences: per document shard, its futures of (starts, lengths)
+
+
+class PhraseExtras:
+    """Each phrase's encoded document bitmap and first document numbers (the phrase document's
+    ``doc_bitmap`` and ``example_ids``), in phrase order, kept in the growth shards' summaries
+    on the workers: :meth:`fetch` brings those of a batch of phrases, so the driver never holds
+    every phrase's bitmap at once (together they grow with the documents)."""
+
+    def __init__(self, client, summaries: list, where: list[tuple[int, int]]):
+        self._client, self._summaries, self._where = client, summaries, where
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def fetch(self, phrases: list[int]) -> list[tuple[str, list[int]]]:
+        """``(bitmap, example document numbers)`` of ``phrases`` (indices in phrase order), in that order."""
+        by_shard: dict[int, list[int]] = {}
+        for i in phrases:
+            by_shard.setdefault(self._where[i][0], []).append(i)
+        futures = {g: self._client.submit(tasks.phrase_extras, self._summaries[g], [self._where[i][1] for i in idx])
+                   for g, idx in by_shard.items()}
+        got = dict(zip(futures, self._client.gather(list(futures.values()))))
+        out: dict[int, tuple[str, list[int]]] = {}
+        for g, idx in by_shard.items():
+            out.update(zip(idx, got[g]))
+        return [out[i] for i in phrases]
 
 
 def _wait(client, futures, relay: ProgressRelay, stage: str) -> None:
@@ -189,7 +216,9 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     _wait(client, grown, relay, "grow")
     seconds["grow"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    summaries = client.gather(summaries)
+    summary_futures = summaries if phrase_documents else None  # their bitmaps stay on the workers
+    summaries = client.gather([client.submit(tasks.phrase_head, f, key=f"bloomspan-phrasehead-{run}-{g}")
+                               for g, f in enumerate(summaries)] if phrase_documents else summaries)
     coverage = CoverageReduction(len(shards), n_tokens, coverage_bitmaps)
     sent = [client.submit(coverage_sent, c, key=f"bloomspan-covsent-{run}-{k}") for k, c in enumerate(covers)]
     shard_of = {f.key: k for k, f in enumerate(sent)}
@@ -204,11 +233,10 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds["coverage"] = time.perf_counter() - t0
 
     rows = []
-    for sm in summaries:
+    for g, sm in enumerate(summaries):
         for j, t in enumerate(sm.tokens):
             ids = tuple(int(run_to_global[x]) for x in t) if run_to_global is not None else t
-            extra = (sm.doc_bitmaps[j], sm.example_docs[j]) if phrase_documents else None
-            rows.append((Phrase(ids, int(sm.df[j]), int(sm.occurrences[j])), extra))
+            rows.append((Phrase(ids, int(sm.df[j]), int(sm.occurrences[j])), (g, j)))
     rows.sort(key=lambda r: phrase_order_key(r[0]))
     phrases = [r[0] for r in rows]
     if run_to_global is not None:
@@ -239,7 +267,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
              "worker_bytes_sent=%d seconds=%.2f", len(shards), G, n_tokens, reduced_tokens, len(phrases),
              stats["worker_bytes_sent"], stats["seconds"]["total"])
     return DistributedResult(phrases, coverage, layout, covers, vocabulary, vocabulary_size,
-                             [r[1] for r in rows] if phrase_documents else None, stats,
+                             PhraseExtras(client, summary_futures, [r[1] for r in rows]) if phrase_documents else None,
+                             stats,
                              occurrences if keep_occurrences else None)
 
 

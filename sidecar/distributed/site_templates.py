@@ -24,13 +24,17 @@ Stages (every task a pure function of its arguments, retried by Dask when its wo
 3. ``detect`` (one task per partition, on whichever worker Dask gives it): the parts joined
    in global document order, one vocabulary, :func:`detect_partition`, summed into a
    :class:`PartitionSummary` (records, stats, documents, covered tokens: nothing per document).
-4. The driver merges (:func:`merge_summaries`): records in the canonical order, the stats,
-   and the covered figure.
+4. The driver merges: the stats and the covered figure from each partition's head
+   (:class:`PartitionHead`: everything but its records), the records in the canonical order
+   as a :class:`TemplateRecordStream` (:func:`~bloomspan.engine.templates.site_partitions.merged_records`
+   over batches fetched from the partitions' workers while it is read), so the driver never
+   holds the records of a partition whole.
 """
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +46,8 @@ from bloomspan.engine.templates.site_partitions import (
     PartitionSummary,
     assign_partitions,
     detect_partition,
-    merge_summaries,
+    merge_detector_stats,
+    merged_records,
     route_key,
     site_partition_refusal,
     summarize_partition,
@@ -59,6 +64,7 @@ from .tasks import StringBlock
 log = logging.getLogger(__name__)
 
 STAGE = "templates"
+RECORD_BATCH = 2_000  # template records per fetch from a partition's worker while the stream is read
 
 
 def shard_levels(shard: ShardCorpus, site_field: str | None, url_field: str | None, section_depth: int
@@ -223,6 +229,56 @@ def detect_site_partition(parts: list[SitePages], config: dict, partition: int) 
 
 
 @dataclass
+class PartitionHead:
+    """What the driver gathers of a partition's :class:`PartitionSummary`: all but its records
+    (their count by kind stands for them)."""
+
+    stats: dict
+    documents: int
+    covered_tokens: int
+    kinds: dict[str, int]
+
+    @property
+    def n_records(self) -> int:
+        return sum(self.kinds.values())
+
+
+def partition_head(summary: PartitionSummary) -> PartitionHead:
+    kinds: dict[str, int] = {}
+    for r in summary.records:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    return PartitionHead(summary.stats, summary.documents, summary.covered_tokens, kinds)
+
+
+def record_batch(summary: PartitionSummary, start: int, stop: int) -> list[dict]:
+    return summary.records[start:stop]
+
+
+class TemplateRecordStream:
+    """The merged records of a run's template partitions, config record first, in the
+    canonical order: each iteration fetches them from the partitions' workers
+    :data:`RECORD_BATCH` at a time per partition and merges them as they come, so the driver
+    holds one batch per partition. ``len()`` is their count. Read it while the Dask client
+    that ran the stage is open (it holds the partitions' futures)."""
+
+    def __init__(self, client, summaries: list, heads: list[PartitionHead], config: TemplateConfig):
+        kept = [(f, h) for f, h in zip(summaries, heads) if h.documents]  # what merge_summaries merges
+        self._client, self._config = client, config
+        self._summaries = [f for f, _ in kept]
+        self._counts = [h.n_records for _, h in kept]
+
+    def __len__(self) -> int:
+        return 1 + sum(self._counts)
+
+    def __iter__(self) -> Iterator[dict]:
+        return merged_records([self._partition(f, n) for f, n in zip(self._summaries, self._counts)], self._config)
+
+    def _partition(self, summary, n: int) -> Iterator[dict]:
+        for start in range(0, n, RECORD_BATCH):
+            yield from self._client.submit(record_batch, summary, start, min(n, start + RECORD_BATCH)).result()
+
+
+@dataclass
 class TemplateStage:
     """How the stage ran (for the run's ``stats`` block; none of it is a result).
 
@@ -250,11 +306,12 @@ class TemplateStage:
 
 def detect_templates_on_dask(client, shards: list, homes: list[dict], options, global_docs: list,
                              exact_covers: list | None, relay: ProgressRelay, *, run: str = "run",
-                             n_partitions: int | None = None) -> tuple[list[dict], dict, TemplateStage]:
+                             n_partitions: int | None = None) -> tuple[TemplateRecordStream, dict, TemplateStage]:
     """``(records, stats, stage)`` of the template detector on the shards (futures of
     :class:`~.shards.ShardCorpus` read with ``template_fields=options.fields``), equal to
     :func:`~bloomspan.sidecar.run.run_templates.detect_run_templates` on the same corpus
-    but for timings.
+    but for timings. ``records`` is a :class:`TemplateRecordStream`: read it (or ``list()``
+    it) before the client closes.
 
     homes: :func:`.pipeline.shard_homes`; options: the run's
     :class:`~bloomspan.sidecar.run.run_templates.TemplateOptions`; global_docs: per shard (futures
@@ -305,23 +362,33 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     shard_worker = [next(iter(held.get(s.key, ())), None) for s in shards]
     del routed, parts
     relay.totals[STAGE] = P
-    partition_of_future = {f.key: p for p, f in enumerate(detected)}
-    part_results: dict[int, PartitionSummary] = {}
-    for i, future in enumerate(as_completed(detected), start=1):
+    heads_of = {f.key: client.submit(partition_head, f, key=f"bloomspan-templatehead-{run}-{p}")
+                for p, f in enumerate(detected)}
+    partition_of_future = {heads_of[f.key].key: p for p, f in enumerate(detected)}
+    part_results: dict[int, PartitionHead] = {}
+    for i, future in enumerate(as_completed(list(heads_of.values())), start=1):
         part_results[partition_of_future[future.key]] = future.result()
         relay.step(STAGE, i, P)
-    merged = merge_summaries(list(part_results.values()), config)
+    del heads_of
+    heads = [part_results[p] for p in range(P)]
+    records = TemplateRecordStream(client, detected, heads, config)
+    documents = sum(h.documents for h in heads)
+    covered_tokens = sum(h.covered_tokens for h in heads)
     n_tokens = int(sum(int(ld.tokens.sum()) + ld.siteless_tokens for ld in loads))
     n_docs = int(sum(int(ld.pages.sum()) + ld.siteless_pages for ld in loads))
-    if merged.documents != n_docs:
-        raise RuntimeError(f"template partitions hold {merged.documents} documents of {n_docs}")
-    kinds = [r["kind"] for r in merged.records[1:]]
-    stats = {"phrases": sum(k in ("mcfp", "block") for k in kinds),
-             "skeletons": kinds.count("skeleton"), "line_shapes": kinds.count("line_shape"),
-             "title_navs": kinds.count("title_nav"),
-             "covered_tokens": merged.covered_tokens,
-             "covered_share": merged.covered_tokens / n_tokens if n_tokens else 0.0,
-             "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)), "detector": merged.stats}
+    if documents != n_docs:
+        raise RuntimeError(f"template partitions hold {documents} documents of {n_docs}")
+    kinds: dict[str, int] = {}
+    for h in heads:
+        for k, n in h.kinds.items():
+            kinds[k] = kinds.get(k, 0) + n
+    stats = {"phrases": kinds.get("mcfp", 0) + kinds.get("block", 0),
+             "skeletons": kinds.get("skeleton", 0), "line_shapes": kinds.get("line_shape", 0),
+             "title_navs": kinds.get("title_nav", 0),
+             "covered_tokens": covered_tokens,
+             "covered_share": covered_tokens / n_tokens if n_tokens else 0.0,
+             "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)),
+             "detector": merge_detector_stats([h.stats for h in heads if h.documents])}
     per_part = [{"pages": 0, "tokens": 0, "sites": 0} for _ in range(P)]
     ran_on = client.who_has(detected)
     for p, r in part_results.items():  # pages without a site included
@@ -338,7 +405,7 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
                           time.perf_counter() - t0)
     log.info("templates on dask: partitions=%d phrases=%d skeletons=%d covered_share=%.4f bytes_sent_per_token=%.3f",
              P, stats["phrases"], stats["skeletons"], stats["covered_share"], stage.bytes_sent_per_token)
-    return merged.records, stats, stage
+    return records, stats, stage
 
 
 def _parts_bytes(parts: list[SitePages]) -> list[int]:

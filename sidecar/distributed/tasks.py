@@ -306,6 +306,17 @@ def phrase_summary(grown: GrownPhrases, with_bitmaps: bool, n_examples: int) -> 
     return PhraseSummary(grown.tokens, grown.df, grown.occurrences, bitmaps, examples, grown.stats)
 
 
+def phrase_head(summary: PhraseSummary) -> PhraseSummary:
+    """The summary without its bitmaps and examples (what the driver gathers of an index run's
+    growth shard: the bitmaps stay beside it, :func:`phrase_extras`)."""
+    return PhraseSummary(summary.tokens, summary.df, summary.occurrences, None, None, summary.stats)
+
+
+def phrase_extras(summary: PhraseSummary, phrases: list[int]) -> list[tuple[str, list[int]]]:
+    """``(encoded document bitmap, first document numbers)`` of the summary's ``phrases``."""
+    return [(summary.doc_bitmaps[j], summary.example_docs[j]) for j in phrases]
+
+
 def occurrences_for(grown: GrownPhrases, owner: int) -> tuple[np.ndarray, np.ndarray]:
     """(positions in document shard ``owner``, lengths) of this growth shard's occurrences there."""
     mine = grown.occ_owner == owner

@@ -14,6 +14,7 @@ the cluster ever applies a denied phrase. ``curated=False`` reads the run as pub
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 
 from opensearchpy import helpers
 
@@ -100,25 +101,24 @@ def load_phrase_set(client, index: str, curated: bool = True):
     return PhraseSet.from_records(records, source=index)
 
 
-def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
+def iter_template_documents(template_records: Iterable[dict]) -> Iterator[tuple[str, dict]]:
     """Index documents ``(_id, source)`` for the records of a template detection
     (:func:`bloomspan.engine.templates.detector.detect_templates_in_texts` shape: a config
-    record, phrase records, skeleton records). The phrase records' ``kind`` becomes
-    ``template_kind``; skeletons are stored whole under ``skeleton``."""
-    out: list[tuple[str, dict]] = []
+    record, phrase records, skeleton records), one at a time. The phrase records' ``kind``
+    becomes ``template_kind``; skeletons are stored whole under ``skeleton``."""
     n_skeleton = n_shape = n_title = 0
     for rec in template_records:
         kind = rec.get("kind")
         if kind == "config":
-            out.append(("template-config", {"kind": "template_config", "template_config": rec["template_config"]}))
+            yield ("template-config", {"kind": "template_config", "template_config": rec["template_config"]})
         elif kind == "skeleton":
-            out.append((f"skeleton-{n_skeleton:06d}", {"kind": "skeleton", "scope": rec.get("scope"), "skeleton": rec}))
+            yield (f"skeleton-{n_skeleton:06d}", {"kind": "skeleton", "scope": rec.get("scope"), "skeleton": rec})
             n_skeleton += 1
         elif kind == "line_shape":  # stored whole, as a skeleton (the field is an opaque object)
-            out.append((f"line-shape-{n_shape:06d}", {"kind": "line_shape", "scope": rec.get("scope"), "skeleton": rec}))
+            yield (f"line-shape-{n_shape:06d}", {"kind": "line_shape", "scope": rec.get("scope"), "skeleton": rec})
             n_shape += 1
         elif kind == "title_nav":  # stored whole too: a site's title names and its edge zone
-            out.append((f"title-nav-{n_title:06d}", {"kind": "title_nav", "scope": rec.get("scope"), "skeleton": rec}))
+            yield (f"title-nav-{n_title:06d}", {"kind": "title_nav", "scope": rec.get("scope"), "skeleton": rec})
             n_title += 1
         else:
             src = {"kind": "template", "phrase_id": rec["id"], "template_kind": kind,
@@ -126,8 +126,12 @@ def template_documents(template_records: list[dict]) -> list[tuple[str, dict]]:
             for k in ("scope", "block_lengths", "anchor"):
                 if rec.get(k) is not None:
                     src[k] = rec[k]
-            out.append((rec["id"], src))
-    return out
+            yield (rec["id"], src)
+
+
+def template_documents(template_records: Iterable[dict]) -> list[tuple[str, dict]]:
+    """:func:`iter_template_documents` as a list."""
+    return list(iter_template_documents(template_records))
 
 
 def cleaning_records(client, index: str) -> tuple[list[dict], bool]:

@@ -87,6 +87,7 @@ def mine_jsonl_dask(path: str, field: str, config: MiningConfig, out_dir: str, d
                 template_records, stats, stage = detect_templates_on_dask(
                     client, shards, shard_homes(client, shards), templates, dres.layout.global_docs,
                     dres.covers, relay, run=run)
+                template_records = list(template_records)  # streamed from the workers: read before the client closes
                 dres.stats["templates"] = stage.to_dict()
                 report["templates"] = {"file": TEMPLATES_FILE, **stats, "site_field": templates.site_field,
                                        "url_field": templates.url_field,

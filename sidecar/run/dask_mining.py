@@ -29,6 +29,7 @@ import time
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -51,11 +52,12 @@ from bloomspan.sidecar.distributed.slice_state import SliceState, read_slice_inc
 from bloomspan.sidecar.errors import ClusterConfigError, PublishError
 from bloomspan.sidecar.publish.document_annotation import AnnotateSummary, install_document_mapping
 from bloomspan.sidecar.publish.document_figures import DocumentFigures
-from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order
-from bloomspan.sidecar.publish.template_reader import template_documents
+from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order, phrase_record
+from bloomspan.sidecar.publish.template_reader import iter_template_documents
 
 from .doc_map_files import DocMap, DocMapWriter
 from .mined_run import MinedRun
+from .record_files import RecordFile, RecordFileWriter
 from .run_guards import check_documents
 from .run_templates import TemplateOptions
 
@@ -119,11 +121,14 @@ class DaskSession:
 
 
 def mine_index_on_dask(config, client, session: DaskSession, indices: list[str], units, scan_mode: str,
-                       seconds: dict, doc_map_dir, progress=None, slice_state: SliceState | None = None
+                       seconds: dict, doc_map_dir, parts_dir, progress=None, slice_state: SliceState | None = None
                        ) -> tuple[MinedRun, DocMap]:
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
     returns the mined run and the doc map (the stored documents' keys in canonical order,
-    written to ``doc_map_dir`` by parts from the workers, :mod:`.doc_map_files`). With
+    written to ``doc_map_dir`` by parts from the workers, :mod:`.doc_map_files`). The mined
+    run's phrase documents and template records are written to record files in ``parts_dir``
+    as they come from the workers, a batch at a time (:class:`~.record_files.RecordFile`:
+    :meth:`MinedRun.save` moves them into the run folder); the driver never holds them whole. With
     ``config.publish.annotate`` the session keeps the shards for :func:`annotate_on_dask` (and
     their points in time), else it releases them. ``slice_state``: each slice is read
     incrementally from its last read kept there
@@ -146,8 +151,8 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         relay.attach(dclient)
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
-            dres, doc_keys, skipped, n_all, templates, figures = _read_and_mine(dclient, config, indices, units,
-                                                                         session, relay, slice_state, doc_map_dir)
+            dres, doc_keys, skipped, n_all, templates, figures = _read_and_mine(
+                dclient, config, indices, units, session, relay, slice_state, doc_map_dir, Path(parts_dir))
         finally:
             relay.detach(dclient)
     finally:
@@ -155,20 +160,25 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
             session.release(client)
     seconds["read_and_mine"] = time.perf_counter() - t0
     check_documents(config, client, indices, n_all, len(doc_keys), skipped)
-    phrase_docs = _phrase_documents(dres, doc_keys, progress)
     curation_report = _curation_report(config, dres, curation)
+    phrase_docs = _phrase_documents(dres, doc_keys, Path(parts_dir) / "phrases.jsonl", progress)
     template_docs = template_stats = None
     if templates is not None:
         records, template_stats = templates
-        template_docs, curation_report["filtered_templates"] = filter_template_documents(
-            template_documents(records), curation.entries)
+        kept, curation_report["filtered_templates"] = filter_template_documents(
+            iter_template_documents(records), curation.entries)
+        with RecordFileWriter(Path(parts_dir) / "templates.jsonl") as out:
+            out.write_all(list(pair) for pair in kept)
+        template_docs = out.close()
+        records.path.unlink()
     mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=dres.coverage.bitmaps(),
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
                      curation=curation_report, template_docs=template_docs, template_stats=template_stats)
     return mined, doc_keys
 
 
-def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state, doc_map_dir):
+def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state, doc_map_dir,
+                   parts_dir: Path):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
@@ -206,7 +216,11 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
         records, stats, stage = detect_templates_on_dask(dclient, shards, homes, options,
                                                          dres.layout.global_docs, dres.covers, relay, run=run)
         dres.stats["templates"] = stage.to_dict()
-        templates = records, stats
+        # the merged records from the partitions' workers, a batch at a time, while they hold them
+        with RecordFileWriter(parts_dir / "template-records.jsonl") as out:
+            out.write_all(records)
+        templates = out.close(), stats
+        del records  # the partitions' records are freed on the workers
     if config.publish.annotate:
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
         dres.occurrences = None
@@ -329,17 +343,29 @@ def write_doc_map(dclient, numbering: Numbering, folder, run: str) -> DocMap:
     return writer.close()
 
 
-def _phrase_documents(dres, doc_keys: list[str], progress=None) -> list[dict]:
-    """The phrase documents every run publishes (in its order), from the bitmaps the growth
-    shards encoded."""
+PHRASE_BATCH = 256  # phrase documents whose bitmaps the driver fetches from the workers at once
+
+
+def _phrase_documents(dres, doc_keys, path: Path, progress=None) -> RecordFile:
+    """The phrase documents every run publishes, in its order (:func:`phrase_document_order`),
+    written to ``path`` a batch at a time with the bitmaps the growth shards encoded (fetched
+    from the workers per batch, then released there)."""
     if progress:
         progress("bitmaps", 0, len(dres.phrases))
-    out = [phrase_document(p, dres.vocabulary.tokens(p.tokens), [doc_keys[i] for i in examples], bitmap)
-           for p, (bitmap, examples) in zip(dres.phrases, dres.phrase_extras)]
-    out.sort(key=phrase_document_order)
+    strings = [dres.vocabulary.tokens(p.tokens) for p in dres.phrases]
+    order = sorted(range(len(dres.phrases)), key=lambda i: phrase_document_order(phrase_record(dres.phrases[i],
+                                                                                               strings[i])))
+    with RecordFileWriter(path) as out:
+        for first in range(0, len(order), PHRASE_BATCH):
+            batch = order[first:first + PHRASE_BATCH]
+            for i, (bitmap, examples) in zip(batch, dres.phrase_extras.fetch(batch)):
+                out.write(phrase_document(dres.phrases[i], strings[i], [doc_keys[d] for d in examples], bitmap))
+            if progress:
+                progress("bitmaps", first + len(batch), len(order))
+    dres.phrase_extras = None  # the bitmaps are freed on the workers
     if progress:
-        progress("bitmaps", len(out), len(out))
-    return out
+        progress("bitmaps", len(order), len(order))
+    return out.close()
 
 
 class _PhraseStrings:

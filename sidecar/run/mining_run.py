@@ -80,6 +80,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
 DOC_MAP = "doc_map"  # <run_dir>/doc_map: a Dask run's doc map, written by parts from the workers
+MINED_PARTS = "mined-parts"  # <run_dir>/mined-parts: a Dask run's phrase documents and template records, as they come
 DASK_SLICES = "dask-slices"  # <work_dir>/dask-slices: each slice's last read on Dask (incremental runs)
 
 
@@ -400,7 +401,8 @@ class _Run:
         c, st = self.config, self.state
         if st.executor == "dask":
             mined, _ = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode,
-                                          st.seconds, self.run_dir / DOC_MAP, self.progress, self._slice_state())
+                                          st.seconds, self.run_dir / DOC_MAP, self.run_dir / MINED_PARTS,
+                                          self.progress, self._slice_state())
             if st.kind == "incremental":
                 st.counts["incremental"] = self.session.incremental
         else:
@@ -530,7 +532,8 @@ class _Run:
             log.info("run %s resumed at annotate on Dask: the workers read and mine the source again for its "
                      "coverage", st.run_id)
             mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode, {},
-                               self.run_dir / f"{DOC_MAP}-reread", self.progress, self._slice_state())
+                               self.run_dir / f"{DOC_MAP}-reread", self.run_dir / f"{MINED_PARTS}-reread",
+                               self.progress, self._slice_state())
         return annotate_on_dask(c, self.client, self.session, st.indices, st.run_id, self.progress)
 
     def finalize(self) -> Phase:

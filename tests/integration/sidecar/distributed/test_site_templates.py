@@ -58,8 +58,9 @@ def on_dask(client, path, n_ranges: int, options=OPTIONS, n_partitions=None):
     result = mine_shards(client, shards, lambda headers: contiguous_layout(client, shards, headers, f"t{n_ranges}"),
                          MINING, relay, global_ids=True, run=f"t{n_ranges}")
     homes = shard_homes(client, shards)
-    return detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs, result.covers,
-                                    relay, run=f"t{n_ranges}", n_partitions=n_partitions)
+    records, stats, stage = detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs,
+                                                     result.covers, relay, run=f"t{n_ranges}", n_partitions=n_partitions)
+    return list(records), stats, stage  # the records stream from the workers: read while the client is open
 
 
 @pytest.mark.parametrize("n_ranges,n_partitions", [(5, None), (3, 3)])

@@ -14,7 +14,7 @@ from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.engines import mine
 from bloomspan.engine.mining.report import covered_per_doc
 from bloomspan.engine.templates.blocks import block_offsets_from_flags
-from bloomspan.engine.templates.site_partitions import merge_summaries
+from bloomspan.engine.templates.site_partitions import merge_summaries, merged_records
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.sidecar.distributed.coverage import ShardCoverage
@@ -96,6 +96,9 @@ def test_routed_partitions_merge_to_the_single_process_templates(tmp_path, n_ran
                 for q in range(n_partitions)]
     merged = merge_summaries(detected[::-1], OPTIONS.detector_config())
     assert merged.records == single_records and len(single_records) > 50
+    # the stream the Dask driver writes a record at a time lists the same records
+    batches = [iter(d.records) for d in detected[::-1] if d.documents]
+    assert list(merged_records(batches, OPTIONS.detector_config())) == single_records
     assert without_timings(merged.stats) == without_timings(single_stats["detector"])
     assert merged.covered_tokens == single_stats["covered_tokens"]
     assert sum(int(ld.pages.sum()) for ld in loads) == single_stats["documents_with_site"]
