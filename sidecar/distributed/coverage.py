@@ -14,9 +14,14 @@ need (:class:`ShardCoverage`, a result that stays on the worker):
   makes of a whole mask): a shard's documents lie anywhere in the canonical order, so the
   worker is given where each of its documents starts (:mod:`.doc_layout`).
 
-The driver receives per shard only its covered tokens and bitmaps (:func:`coverage_sent`) and
-(:class:`CoverageReduction`) ORs the bitmaps chunk by chunk as the shards finish. It holds the
-compressed coverage bitmap it publishes, never an integer per document or a byte per token.
+The driver receives per shard only its covered tokens (:func:`coverage_sent`,
+:class:`CoverageReduction`). The bitmaps stay with the shards: each chunk of the published
+coverage is the OR of the shards' parts of it (:func:`union_chunk`), made on a worker
+(:func:`chunk_part` beside each shard, then one task per chunk) and fetched by the driver one
+chunk at a time into the run folder (:class:`CoverageChunks`). So the driver holds at most one
+chunk's compressed bitmap (≤ COVERAGE_CHUNK_TOKENS positions), never the run's coverage, an
+integer per document or a byte per token. :class:`CoverageReduction` with bitmaps is the same
+OR done in one process (its plain reference, in the tests).
 """
 from __future__ import annotations
 
@@ -117,9 +122,57 @@ class CoverageSent:
         return int(8 + sum(len(b) for b in (self.bitmaps or {}).values()))
 
 
-def coverage_sent(summary: ShardCoverage) -> CoverageSent:
-    """The part of a shard's coverage the driver receives (its per-document counts stay)."""
-    return CoverageSent(int(summary.covered.sum(dtype=np.int64)), summary.bitmaps)
+def coverage_sent(summary: ShardCoverage, with_bitmaps: bool = True) -> CoverageSent:
+    """The part of a shard's coverage the driver receives (its per-document counts stay):
+    its covered tokens and, ``with_bitmaps``, its bitmaps (an index run leaves them on the
+    worker for :class:`CoverageChunks`)."""
+    return CoverageSent(int(summary.covered.sum(dtype=np.int64)), summary.bitmaps if with_bitmaps else None)
+
+
+def union_chunk(parts: list[bytes | None]) -> bytes:
+    """One chunk of the run's coverage bitmap, serialized: the OR of the shards' parts of it
+    (each a serialized bitmap of chunk-relative positions, or None for a shard without one)."""
+    from pyroaring import BitMap
+
+    bm = BitMap()
+    for data in parts:
+        if data is not None:
+            bm |= BitMap.deserialize(data)
+    return bm.serialize()
+
+
+def chunk_part(cover: ShardCoverage, k: int) -> bytes | None:
+    """The shard's part of coverage chunk ``k`` (None when it covers nothing there)."""
+    return (cover.bitmaps or {}).get(k)
+
+
+class CoverageChunks:
+    """The run's coverage bitmaps, left in the shards' :class:`ShardCoverage` on the workers:
+    :meth:`write` makes each chunk on a worker (:func:`union_chunk` of the shards'
+    :func:`chunk_part`) and writes it to a file before asking for the next."""
+
+    def __init__(self, client, covers: list, n_tokens: int, run: str):
+        self._client, self._covers, self._run = client, covers, run
+        _, self.n_chunks = coverage_chunks(n_tokens)
+        self.bytes_fetched = 0
+
+    def write(self, folder) -> list:
+        """The chunk files ``folder/coverage-{k:06d}.roaring``, in chunk order."""
+        from pathlib import Path
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for k in range(self.n_chunks):
+            parts = [self._client.submit(chunk_part, c, k, key=f"bloomspan-covpart-{self._run}-{j}-{k}")
+                     for j, c in enumerate(self._covers)]
+            data = self._client.submit(union_chunk, parts, key=f"bloomspan-covchunk-{self._run}-{k}").result()
+            del parts
+            self.bytes_fetched += len(data)
+            path = folder / f"coverage-{k:06d}.roaring"
+            path.write_bytes(data)
+            paths.append(path)
+        return paths
 
 
 class CoverageReduction:
@@ -147,7 +200,7 @@ class CoverageReduction:
         self.covered_tokens += int(sent.covered_tokens)
         if self._bitmaps is not None:
             for k, data in (sent.bitmaps or {}).items():
-                self._bitmaps[k] |= BitMap.deserialize(data)
+                self._bitmaps[k] = BitMap.deserialize(union_chunk([self._bitmaps[k].serialize(), data]))
 
     def bitmaps(self) -> list:
         if self._bitmaps is None:

@@ -39,7 +39,7 @@ from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
 
 from . import tasks
 from .cluster import ProgressRelay
-from .coverage import CoverageReduction, coverage_sent
+from .coverage import CoverageChunks, CoverageReduction, coverage_sent
 from .doc_layout import ShardLayout
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,8 @@ class TokenStrings:
 class DistributedResult:
     """phrases: engine Phrases over ``vocabulary`` ids (global first-occurrence ids with
     ``global_ids``, else ids of the strings in sorted order), in phrase order; coverage: the
-    covered tokens (and bitmaps, when asked for) of the full corpus; layout: where each shard's
+    covered tokens of the full corpus; coverage_chunks (``coverage_bitmaps``): its bitmaps, on the
+    workers until written (:class:`~.coverage.CoverageChunks`); layout: where each shard's
     documents lie (:mod:`.doc_layout`, on the workers); covers: per document shard the future of
     its :class:`~.coverage.ShardCoverage` (its documents' covered counts stay on the workers; the
     caller releases them); phrase_extras (``phrase_documents``): per phrase its encoded
@@ -77,6 +78,7 @@ class DistributedResult:
 
     phrases: list
     coverage: CoverageReduction
+    coverage_chunks: CoverageChunks | None  # coverage_bitmaps: written chunk by chunk from the workers
     layout: ShardLayout
     covers: list
     vocabulary: TokenStrings
@@ -219,8 +221,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     summary_futures = summaries if phrase_documents else None  # their bitmaps stay on the workers
     summaries = client.gather([client.submit(tasks.phrase_head, f, key=f"bloomspan-phrasehead-{run}-{g}")
                                for g, f in enumerate(summaries)] if phrase_documents else summaries)
-    coverage = CoverageReduction(len(shards), n_tokens, coverage_bitmaps)
-    sent = [client.submit(coverage_sent, c, key=f"bloomspan-covsent-{run}-{k}") for k, c in enumerate(covers)]
+    coverage = CoverageReduction(len(shards), n_tokens, False)  # counts; the bitmaps stay on the workers
+    sent = [client.submit(coverage_sent, c, False, key=f"bloomspan-covsent-{run}-{k}") for k, c in enumerate(covers)]
     shard_of = {f.key: k for k, f in enumerate(sent)}
     coverage_bytes = 0
     from distributed import as_completed
@@ -266,7 +268,8 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     log.info("distributed mining: shards=%d growth_shards=%d tokens=%d reduced_tokens=%d phrases=%d "
              "worker_bytes_sent=%d seconds=%.2f", len(shards), G, n_tokens, reduced_tokens, len(phrases),
              stats["worker_bytes_sent"], stats["seconds"]["total"])
-    return DistributedResult(phrases, coverage, layout, covers, vocabulary, vocabulary_size,
+    chunks = CoverageChunks(client, covers, n_tokens, run) if coverage_bitmaps else None
+    return DistributedResult(phrases, coverage, chunks, layout, covers, vocabulary, vocabulary_size,
                              PhraseExtras(client, summary_futures, [r[1] for r in rows]) if phrase_documents else None,
                              stats,
                              occurrences if keep_occurrences else None)

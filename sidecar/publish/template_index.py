@@ -177,8 +177,9 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
 
     phrase_docs: phrase documents without ``kind``/``run_id`` (must hold ``phrase_id``).
     doc_keys:    key of each document number (the doc map), canonical order.
-    coverage:    list of pyroaring BitMaps from :func:`.bitmaps.coverage_bitmaps`
-                 (one bitmap of absolute positions, or chunks of COVERAGE_CHUNK_TOKENS).
+    coverage:    pyroaring BitMaps from :func:`.bitmaps.coverage_bitmaps` (one bitmap of
+                 absolute positions, or chunks of COVERAGE_CHUNK_TOKENS): a list or any sized
+                 iterable of them (read once, a chunk at a time).
     run_doc:     run document fields (counts, params, report, stats) without kind/run_id.
     extra_docs:  ``(_id, source)`` pairs written with the phrases (template detector records,
                  ``mine --templates``); each source holds its own ``kind``, run_id is added.
@@ -215,15 +216,17 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
         written = _bulk(client, physical, actions(), bulk_docs, progress, total)
         run_source = {"kind": "run", "run_id": run_id, "status": "complete", **run_doc,
                       "published_at": _now_iso(), "doc_id_chunks": -(-len(doc_keys) // DOCMAP_CHUNK)}
-        encoded = [encode_bitmap(bm) for bm in coverage]
-        if len(encoded) == 1 and len(encoded[0]) <= COVERAGE_INLINE_BYTES:
-            run_source["coverage_bitmap"] = encoded[0]
+        encoded = (encode_bitmap(bm) for bm in coverage)  # one chunk at a time (they may be files)
+        first = next(encoded) if len(coverage) == 1 else None
+        if first is not None and len(first) <= COVERAGE_INLINE_BYTES:
+            run_source["coverage_bitmap"] = first
             run_source["coverage_chunks"] = 0
         else:
-            run_source["coverage_chunks"] = len(encoded)
+            run_source["coverage_chunks"] = len(coverage)
+            chunks = [first] if first is not None else encoded
             written += _bulk(client, physical, ({"_id": f"coverage-{k:06d}", "_source": {
                 "kind": "coverage", "run_id": run_id, "chunk": k, "first_member": k * COVERAGE_CHUNK_TOKENS,
-                "coverage_bitmap": e}} for k, e in enumerate(encoded)), 1, None, None)
+                "coverage_bitmap": e}} for k, e in enumerate(chunks)), 1, None, None)
         client.index(index=physical, id="run", body=run_source)
         written += 1
         client.indices.refresh(index=physical)

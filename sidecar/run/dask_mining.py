@@ -57,7 +57,7 @@ from bloomspan.sidecar.publish.template_reader import iter_template_documents
 
 from .doc_map_files import DocMap, DocMapWriter
 from .mined_run import MinedRun
-from .record_files import RecordFile, RecordFileWriter
+from .record_files import CoverageFiles, RecordFile, RecordFileWriter
 from .run_guards import check_documents
 from .run_templates import TemplateOptions
 
@@ -151,7 +151,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         relay.attach(dclient)
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
-            dres, doc_keys, skipped, n_all, templates, figures = _read_and_mine(
+            dres, doc_keys, skipped, n_all, templates, figures, coverage = _read_and_mine(
                 dclient, config, indices, units, session, relay, slice_state, doc_map_dir, Path(parts_dir))
         finally:
             relay.detach(dclient)
@@ -171,7 +171,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
             out.write_all(list(pair) for pair in kept)
         template_docs = out.close()
         records.path.unlink()
-    mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=dres.coverage.bitmaps(),
+    mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage,
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
                      curation=curation_report, template_docs=template_docs, template_stats=template_stats)
     return mined, doc_keys
@@ -225,8 +225,12 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
         dres.occurrences = None
     figures = run_figures(dclient, shards, dres, config, homes, run)
+    # the coverage bitmaps from the workers, a chunk at a time, while the shards hold them
+    coverage = CoverageFiles(dres.coverage_chunks.write(parts_dir))
+    dres.stats["coverage_sent_bytes"] += dres.coverage_chunks.bytes_fetched
+    dres.coverage_chunks = None
     dres.covers = None  # the shards' per-document covered counts are freed on the workers
-    return dres, doc_keys, skipped, n_all, templates, figures
+    return dres, doc_keys, skipped, n_all, templates, figures, coverage
 
 
 def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str) -> DocumentFigures:

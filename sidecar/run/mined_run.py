@@ -32,7 +32,7 @@ from bloomspan.sidecar.errors import CheckpointError
 from bloomspan.sidecar.publish.document_figures import DocumentFigures
 
 from .output_files import json_value
-from .record_files import RecordFile
+from .record_files import CoverageFiles, RecordFile
 
 FORMAT = "bloomspan-mined-run"
 log = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class MinedRun:
                      a list, or a :class:`~.record_files.RecordFile` of them.
     figures:         the report's figures of the stored documents (covered tokens, histogram,
                      most cluttered documents and, with a site field, per-site sums).
-    coverage:        the coverage bitmaps to publish (one of absolute positions, or chunks).
+    coverage:        the coverage bitmaps to publish (one of absolute positions, or chunks): a
+                     list, or :class:`~.record_files.CoverageFiles`.
     engine_stats:    the ``stats.engine`` block of the run document.
     skipped:         documents skipped, by reason.
     docs_seen:       documents read (stored and skipped).
@@ -60,7 +61,7 @@ class MinedRun:
 
     phrase_docs: list[dict] | RecordFile
     figures: DocumentFigures
-    coverage: list[BitMap]
+    coverage: list[BitMap] | CoverageFiles
     engine_stats: dict
     skipped: dict[str, int]
     docs_seen: int
@@ -107,8 +108,12 @@ class MinedRun:
                     for record in records:
                         f.write(json.dumps(list(record) if isinstance(record, tuple) else record,
                                            ensure_ascii=False, default=json_value) + "\n")
-        for k, bm in enumerate(self.coverage):
-            (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
+        if isinstance(self.coverage, CoverageFiles):
+            for k, path in enumerate(self.coverage.paths):
+                os.replace(path, tmp / f"coverage-{k:06d}.roaring")
+        else:
+            for k, bm in enumerate(self.coverage):
+                (tmp / f"coverage-{k:06d}.roaring").write_bytes(bm.serialize())
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, ensure_ascii=False, default=json_value)
         sizes = {"phrases": 0, "templates": 0, "coverage": 0, "meta": 0}
@@ -122,6 +127,8 @@ class MinedRun:
         fsync_dir(folder.parent)
         for records, name in moved:
             records.path = folder / name
+        if isinstance(self.coverage, CoverageFiles):
+            self.coverage.paths = [folder / f"coverage-{k:06d}.roaring" for k in range(len(self.coverage))]
         log.info("mined run saved: phrases=%d phrase_bytes=%d template_records=%d template_bytes=%d "
                  "coverage_chunks=%d coverage_bytes=%d", len(self.phrase_docs), sizes["phrases"],
                  len(self.template_docs or ()), sizes["templates"], len(self.coverage), sizes["coverage"])
@@ -143,8 +150,7 @@ class MinedRun:
                                   item=str(folder))
         phrase_docs = RecordFile(folder / "phrases.jsonl")
         template_docs = RecordFile(folder / "templates.jsonl") if meta["templates"] else None
-        coverage = [BitMap.deserialize((folder / f"coverage-{k:06d}.roaring").read_bytes())
-                    for k in range(meta["coverage_chunks"])]
+        coverage = CoverageFiles([folder / f"coverage-{k:06d}.roaring" for k in range(meta["coverage_chunks"])])
         return cls(phrase_docs=phrase_docs, figures=DocumentFigures.from_dict(meta["figures"]), coverage=coverage,
                    engine_stats=meta["engine_stats"], skipped=meta["skipped"], docs_seen=meta["docs_seen"],
                    curation=meta["curation"], template_docs=template_docs, template_stats=meta["template_stats"])

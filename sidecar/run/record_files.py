@@ -1,10 +1,12 @@
-"""Records kept on disk, one JSON value per line, and read back one at a time.
+"""What a mined run keeps on disk and reads back a piece at a time: records (one JSON value
+per line, :class:`RecordFile`) and coverage bitmaps (one file per chunk, :class:`CoverageFiles`).
 
 The mined run's phrase documents and template records grow with the corpus (a phrase's
 document bitmap with its documents, the template records with the sites and their pages).
 A run that held them whole would need a driver as large as its output; as a
 :class:`RecordFile` they cost one record at a time in memory, wherever they are read
-(the report's top phrases, the bulk requests of publication).
+(the report's top phrases, the bulk requests of publication). The coverage bitmap grows with
+the covered spans; as :class:`CoverageFiles` it costs one chunk at a time.
 """
 from __future__ import annotations
 
@@ -70,3 +72,23 @@ class RecordFileWriter:
         self._f.close()
         if exc_type is not None:
             self.path.unlink(missing_ok=True)
+
+
+class CoverageFiles:
+    """Coverage bitmaps kept one chunk per file (serialized roaring bitmaps), in chunk order:
+    ``len()`` is the number of chunks, and each iteration reads them one at a time."""
+
+    def __init__(self, paths: list):
+        self.paths = [Path(p) for p in paths]
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __iter__(self) -> Iterator:
+        from pyroaring import BitMap
+
+        for path in self.paths:
+            yield BitMap.deserialize(path.read_bytes())
+
+    def __repr__(self) -> str:
+        return f"CoverageFiles({len(self.paths)} chunk(s))"

@@ -9,11 +9,18 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
+from pyroaring import BitMap
 
 from bloomspan.engine.mining.coverage import coverage_mask
 from bloomspan.engine.mining.report import coverage_report, coverage_report_from_counts
 from bloomspan.sidecar.distributed import coverage as dcov
-from bloomspan.sidecar.distributed.coverage import CoverageReduction, coverage_sent, shard_coverage
+from bloomspan.sidecar.distributed.coverage import (
+    CoverageReduction,
+    chunk_part,
+    coverage_sent,
+    shard_coverage,
+    union_chunk,
+)
 from bloomspan.sidecar.publish.bitmaps import coverage_bitmaps, encode_bitmap
 from bloomspan.sidecar.publish.document_figures import DocumentFigures, document_figures
 from bloomspan.sidecar.publish.publication import site_clutter
@@ -40,10 +47,10 @@ def _occurrences(rng, doc_offsets: np.ndarray, n: int):
 
 def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True, sites=None, top=3, bins=4):
     """Run the document shards' coverage, their figures and the driver's reduction over a
-    global corpus: (reduction, merged figures)."""
+    global corpus: (reduction, merged figures, the shards' coverages in shard order)."""
     n_tokens = int(doc_offsets[-1])
     red = CoverageReduction(len(shards_docs), n_tokens, with_bitmaps)
-    figures = []
+    figures, covers = [], {}
     doc_of = np.searchsorted(doc_offsets, starts, side="right") - 1
     for k in reversed(range(len(shards_docs))):  # any order
         gdocs = shards_docs[k]
@@ -58,9 +65,16 @@ def _reduce(doc_offsets, starts, lens, shards_docs, with_bitmaps=True, sites=Non
         parts = [(local_starts[:half], lens[mine][:half]), (local_starts[half:], lens[mine][half:])]
         cover = shard_coverage(local_off, parts, doc_offsets[gdocs] if with_bitmaps else None, n_tokens)
         red.add(k, coverage_sent(cover))
+        covers[k] = cover
         figures.append(document_figures(cover.covered, local_len, gdocs,
                                         None if sites is None else [sites.get(int(d)) for d in gdocs], top, bins))
-    return red, DocumentFigures.merged(figures, top, bins, with_sites=sites is not None)
+    return red, DocumentFigures.merged(figures, top, bins, with_sites=sites is not None), [covers[k] for k in sorted(covers)]
+
+
+def _worker_chunks(covers, n_chunks: int) -> list[str]:
+    """The published chunks as an index run's workers make them (CoverageChunks): per chunk the
+    OR of the shards' parts, encoded."""
+    return [encode_bitmap(BitMap.deserialize(union_chunk([chunk_part(c, k) for c in covers]))) for k in range(n_chunks)]
 
 
 def _exact_mean(mask, doc_offsets) -> float:
@@ -82,7 +96,8 @@ def test_reduced_report_and_bitmaps_equal_the_mask(seed, n_docs, n_shards, n_occ
     starts, lens = _occurrences(rng, doc_offsets, n_occ)
     mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
     sites = {d: f"s{d % 3}" for d in range(n_docs) if d % 4}
-    red, figures = _reduce(doc_offsets, starts, lens, _split(rng, lengths, n_shards), sites=sites, top=top, bins=bins)
+    red, figures, covers = _reduce(doc_offsets, starts, lens, _split(rng, lengths, n_shards), sites=sites, top=top,
+                                   bins=bins)
     got = figures.coverage_report()
     want = coverage_report(mask, doc_offsets, [], top=top, bins=bins)
     # the mean is the exact one rounded once (numpy's pairwise sum may differ in the last bit)
@@ -91,6 +106,7 @@ def test_reduced_report_and_bitmaps_equal_the_mask(seed, n_docs, n_shards, n_occ
     assert got == want
     assert red.covered_tokens == int(mask.sum()) == figures.covered_tokens
     assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in coverage_bitmaps(mask)]
+    assert _worker_chunks(covers, 1) == [encode_bitmap(b) for b in coverage_bitmaps(mask)]
     assert figures.site_clutter() == site_clutter(sites, mask, doc_offsets, top)
 
 
@@ -124,15 +140,16 @@ def test_chunked_coverage_of_large_corpora(monkeypatch):
     doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     starts, lens = _occurrences(rng, doc_offsets, 40)
     mask = coverage_mask(int(doc_offsets[-1]), starts, lens)
-    red, _ = _reduce(doc_offsets, starts, lens, _split(rng, lengths, 4))
+    red, _, covers = _reduce(doc_offsets, starts, lens, _split(rng, lengths, 4))
     expected = coverage_bitmaps(mask, 64)
     assert len(expected) > 5
     assert [encode_bitmap(b) for b in red.bitmaps()] == [encode_bitmap(b) for b in expected]
+    assert _worker_chunks(covers, len(expected)) == [encode_bitmap(b) for b in expected]
 
 
 def test_json_lines_reduction_sends_no_bitmaps_and_refuses_to_publish_them():
     doc_offsets = np.array([0, 5, 9], dtype=np.int64)
-    red, figures = _reduce(doc_offsets, np.array([1, 6]), np.array([3, 2]), [np.array([1]), np.array([0])],
+    red, figures, _ = _reduce(doc_offsets, np.array([1, 6]), np.array([3, 2]), [np.array([1]), np.array([0])],
                            with_bitmaps=False)
     assert red.covered_tokens == 5
     assert [(d["doc"], d["covered_tokens"]) for d in figures.coverage_report()["most_cluttered_docs"]] == [(0, 3), (1, 2)]
