@@ -88,6 +88,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-length", type=int, default=10)
     ap.add_argument("--memory-limit", default="4GiB", help="--dask-memory-limit of every local worker")
+    ap.add_argument("--label", default="", help="names the result (dask-cost-LABEL), e.g. 1b for a billion-token run, "
+                                                "so it does not replace the standing figure")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bloomspan-dask-cost-") as tmp:
         work = Path(tmp)
@@ -141,7 +143,9 @@ def main(argv=None) -> None:
     text = "\n".join(lines)
     print(text)
     cmd = "python -m bench.dask_cost_bench " + " ".join(argv if argv is not None else sys.argv[1:])
-    write_section("dask-cost", "Mining on Dask", f"### Dask against one process, whole commands\n`{cmd}`\n\n{text}")
+    name = f"dask-cost-{a.label}" if a.label else "dask-cost"
+    title = "Dask against one process, whole commands" + (f" ({a.label})" if a.label else "")
+    write_section(name, "Mining on Dask", f"### {title}\n`{cmd}`\n\n{text}")
 
 
 if __name__ == "__main__":
