@@ -348,6 +348,7 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     keys = sorted(totals)
     where = dict(zip(keys, assign_partitions(keys, np.asarray([totals[k][1] for k in keys], dtype=np.int64),
                                              P).tolist()))
+    relay.totals["template-route"] = int(sum(int(ld.pages.sum()) + ld.siteless_pages for ld in loads))
     routed = [client.submit(site_pages, s, *fields, {k: where[k] for k in loads[i].keys}, P, global_docs[i], i,
                             None if exact_covers is None else exact_covers[i], key=f"bloomspan-sitepages-{run}-{i}",
                             retries=2, **homes[i]) for i, s in enumerate(shards)]

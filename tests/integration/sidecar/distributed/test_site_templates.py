@@ -60,6 +60,8 @@ def on_dask(client, path, n_ranges: int, options=OPTIONS, n_partitions=None):
     homes = shard_homes(client, shards)
     records, stats, stage = detect_templates_on_dask(client, shards, homes, options, result.layout.global_docs,
                                                      result.covers, relay, run=f"t{n_ranges}", n_partitions=n_partitions)
+    # the route's progress bar has its total (it once showed a bare count): every page of the crawl
+    assert relay.totals["template-route"] == result.layout.n_docs
     return list(records), stats, stage  # the records stream from the workers: read while the client is open
 
 
