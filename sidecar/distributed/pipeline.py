@@ -114,6 +114,14 @@ class PhraseExtras:
         return [out[i] for i in phrases]
 
 
+# Growth shards per partition. A worker's peak is the growth stage: the packed parts of every
+# growth shard wait beside one growth task's unpacked fragments and transient; halving the task
+# halves those two. 243 M tokens on local:2: worker peak 1,967 MB with 1 (15.0 B/token of its
+# share), 1,811 MB with 2 (13.7), 1,700 MB with 4 (12.8, but a slower grow stage); the phrases
+# are the same for any count (growth shards partition the routed windows, see DESIGN.md).
+GROWTH_SHARDS_PER_PARTITION = 2
+
+
 def _wait(client, futures, relay: ProgressRelay, stage: str) -> None:
     from distributed import as_completed
 
@@ -160,7 +168,7 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     stats["partitions"] = P
     sent0 = worker_bytes_sent(client)
 
-    G = P  # growth shards
+    G = GROWTH_SHARDS_PER_PARTITION * P
     homes = shard_homes(client, shards)
     units = count_units(homes)
     threshold = local_threshold(config.sigma, len(units))
