@@ -26,6 +26,7 @@ OR done in one process (its plain reference, in the tests).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -158,8 +159,6 @@ class CoverageChunks:
 
     def write(self, folder) -> list:
         """The chunk files ``folder/coverage-{k:06d}.roaring``, in chunk order."""
-        from pathlib import Path
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -200,7 +199,7 @@ class CoverageReduction:
         self.covered_tokens += int(sent.covered_tokens)
         if self._bitmaps is not None:
             for k, data in (sent.bitmaps or {}).items():
-                self._bitmaps[k] = BitMap.deserialize(union_chunk([self._bitmaps[k].serialize(), data]))
+                self._bitmaps[k] |= BitMap.deserialize(data)
 
     def bitmaps(self) -> list:
         if self._bitmaps is None:

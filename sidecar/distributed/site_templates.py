@@ -363,14 +363,14 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
     shard_worker = [next(iter(held.get(s.key, ())), None) for s in shards]
     del routed, parts
     relay.totals[STAGE] = P
-    heads_of = {f.key: client.submit(partition_head, f, key=f"bloomspan-templatehead-{run}-{p}")
-                for p, f in enumerate(detected)}
-    partition_of_future = {heads_of[f.key].key: p for p, f in enumerate(detected)}
+    head_futures = [client.submit(partition_head, f, key=f"bloomspan-templatehead-{run}-{p}")
+                    for p, f in enumerate(detected)]
+    partition_of_future = {f.key: p for p, f in enumerate(head_futures)}
     part_results: dict[int, PartitionHead] = {}
-    for i, future in enumerate(as_completed(list(heads_of.values())), start=1):
+    for i, future in enumerate(as_completed(head_futures), start=1):
         part_results[partition_of_future[future.key]] = future.result()
         relay.step(STAGE, i, P)
-    del heads_of
+    del head_futures
     heads = [part_results[p] for p in range(P)]
     records = TemplateRecordStream(client, detected, heads, config)
     documents = sum(h.documents for h in heads)

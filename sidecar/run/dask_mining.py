@@ -152,7 +152,8 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
             dres, doc_keys, skipped, n_all, templates, figures, coverage = _read_and_mine(
-                dclient, config, indices, units, session, relay, slice_state, doc_map_dir, Path(parts_dir))
+                dclient, config, indices, units, session, relay, slice_state, doc_map_dir, Path(parts_dir),
+                curation.entries)
         finally:
             relay.detach(dclient)
     finally:
@@ -164,13 +165,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
     phrase_docs = _phrase_documents(dres, doc_keys, Path(parts_dir) / "phrases.jsonl", progress)
     template_docs = template_stats = None
     if templates is not None:
-        records, template_stats = templates
-        kept, curation_report["filtered_templates"] = filter_template_documents(
-            iter_template_documents(records), curation.entries)
-        with RecordFileWriter(Path(parts_dir) / "templates.jsonl") as out:
-            out.write_all(list(pair) for pair in kept)
-        template_docs = out.close()
-        records.path.unlink()
+        template_docs, template_stats, curation_report["filtered_templates"] = templates
     mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage,
                      engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
                      curation=curation_report, template_docs=template_docs, template_stats=template_stats)
@@ -178,7 +173,7 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
 
 
 def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state, doc_map_dir,
-                   parts_dir: Path):
+                   parts_dir: Path, curation_entries):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
@@ -216,10 +211,12 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
         records, stats, stage = detect_templates_on_dask(dclient, shards, homes, options,
                                                          dres.layout.global_docs, dres.covers, relay, run=run)
         dres.stats["templates"] = stage.to_dict()
-        # the merged records from the partitions' workers, a batch at a time, while they hold them
-        with RecordFileWriter(parts_dir / "template-records.jsonl") as out:
-            out.write_all(records)
-        templates = out.close(), stats
+        # the merged records from the partitions' workers, a batch at a time while they hold them,
+        # written as the index documents publication reads
+        kept, filtered = filter_template_documents(iter_template_documents(records), curation_entries)
+        with RecordFileWriter(parts_dir / "templates.jsonl") as out:
+            out.write_all(list(pair) for pair in kept)
+        templates = out.close(), stats, filtered
         del records  # the partitions' records are freed on the workers
     if config.publish.annotate:
         session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
