@@ -35,9 +35,10 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
 
 from opensearchpy import helpers
 from opensearchpy.exceptions import NotFoundError, TransportError
@@ -150,7 +151,47 @@ class PublishResult:
     reused: bool = False
 
 
-def _bulk(client, index: str, actions: Iterable[dict], bulk_docs: int, progress, total: int | None) -> int:
+def docmap_documents(keys: Sequence[str], first_member: int, run_id: str | None = None) -> Iterator[dict]:
+    """The ``kind=docmap`` actions of documents ``first_member ..`` (a multiple of
+    DOCMAP_CHUNK), ``keys`` their keys in number order: one per DOCMAP_CHUNK keys. Without
+    ``run_id`` the documents lack it (a Dask run's staged doc map, :mod:`bloomspan.sidecar.distributed.doc_map`)."""
+    if first_member % DOCMAP_CHUNK:
+        raise ValueError(f"doc map documents start at a multiple of {DOCMAP_CHUNK}, not {first_member}")
+    for off in range(0, len(keys), DOCMAP_CHUNK):
+        k = (first_member + off) // DOCMAP_CHUNK
+        source = {"kind": "docmap", "chunk": k, "first_member": first_member + off,
+                  "ids": list(keys[off:off + DOCMAP_CHUNK])}
+        if run_id is not None:
+            source["run_id"] = run_id
+        yield {"_id": docmap_id(k), "_source": source}
+
+
+def docmap_id(chunk: int) -> str:
+    return f"docmap-{chunk:06d}"
+
+
+def docmap_chunks(n_docs: int) -> int:
+    """The docmap documents of a run of ``n_docs`` stored documents."""
+    return -(-n_docs // DOCMAP_CHUNK)
+
+
+@runtime_checkable
+class WrittenDocMap(Protocol):
+    """A doc map whose documents publication does not stream itself: a Dask run's, staged in
+    the cluster by the workers and copied into the run's index by them
+    (:class:`bloomspan.sidecar.distributed.doc_map.StagedDocMap`). ``len`` is the number of
+    documents; ``write_into(physical, run_id)`` writes the ``docmap_chunks(len)`` documents
+    and returns how many it wrote."""
+
+    def __len__(self) -> int: ...
+
+    def write_into(self, physical: str, run_id: str) -> int: ...
+
+
+def write_documents(client, index: str, actions: Iterable[dict], bulk_docs: int, progress=None,
+                    total: int | None = None) -> int:
+    """Index ``actions`` (``_id``, ``_source``) into ``index`` in bulk requests of ``bulk_docs``,
+    with retries; PublishError (naming the index and the first failed item) if any fails."""
     done = 0
     try:
         for _ok, _item in helpers.streaming_bulk(client, ({"_index": index, **a} for a in actions),
@@ -176,7 +217,8 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
     """Write run ``run_id`` to ``NAME-<run_id>`` and move alias ``name`` to it (see module doc).
 
     phrase_docs: phrase documents without ``kind``/``run_id`` (must hold ``phrase_id``).
-    doc_keys:    key of each document number (the doc map), canonical order.
+    doc_keys:    key of each document number (the doc map), canonical order; or a
+                 :class:`WrittenDocMap` whose documents are written by others (a Dask run's workers).
     coverage:    pyroaring BitMaps from :func:`.bitmaps.coverage_bitmaps` (one bitmap of
                  absolute positions, or chunks of COVERAGE_CHUNK_TOKENS): a list or any sized
                  iterable of them (read once, a chunk at a time).
@@ -201,21 +243,22 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
             client.indices.delete(index=physical)
         body = load("template-index")["template"]
         client.indices.create(index=physical, body=body)
-        total = len(phrase_docs) + len(extra_docs) + -(-len(doc_keys) // DOCMAP_CHUNK)
+        written_elsewhere = isinstance(doc_keys, WrittenDocMap)
+        total = len(phrase_docs) + len(extra_docs) + docmap_chunks(len(doc_keys))
 
         def actions():
             for doc in phrase_docs:
                 yield {"_id": doc["phrase_id"], "_source": {"kind": "phrase", "run_id": run_id, **doc}}
             for doc_id, doc in extra_docs:
                 yield {"_id": doc_id, "_source": {**doc, "run_id": run_id}}
-            for k, first in enumerate(range(0, len(doc_keys), DOCMAP_CHUNK)):
-                yield {"_id": f"docmap-{k:06d}", "_source": {
-                    "kind": "docmap", "run_id": run_id, "chunk": k, "first_member": first,
-                    "ids": list(doc_keys[first:first + DOCMAP_CHUNK])}}
+            if not written_elsewhere:
+                yield from docmap_documents(doc_keys, 0, run_id)
 
-        written = _bulk(client, physical, actions(), bulk_docs, progress, total)
+        written = write_documents(client, physical, actions(), bulk_docs, progress, total)
+        if written_elsewhere:
+            written += doc_keys.write_into(physical, run_id)
         run_source = {"kind": "run", "run_id": run_id, "status": "complete", **run_doc,
-                      "published_at": _now_iso(), "doc_id_chunks": -(-len(doc_keys) // DOCMAP_CHUNK)}
+                      "published_at": _now_iso(), "doc_id_chunks": docmap_chunks(len(doc_keys))}
         encoded = (encode_bitmap(bm) for bm in coverage)  # one chunk at a time (they may be files)
         first = next(encoded) if len(coverage) == 1 else None
         if first is not None and len(first) <= COVERAGE_INLINE_BYTES:
@@ -224,7 +267,7 @@ def publish(client, name: str, run_id: str, *, phrase_docs: Sequence[dict], doc_
         else:
             run_source["coverage_chunks"] = len(coverage)
             chunks = [first] if first is not None else encoded
-            written += _bulk(client, physical, ({"_id": f"coverage-{k:06d}", "_source": {
+            written += write_documents(client, physical, ({"_id": f"coverage-{k:06d}", "_source": {
                 "kind": "coverage", "run_id": run_id, "chunk": k, "first_member": k * COVERAGE_CHUNK_TOKENS,
                 "coverage_bitmap": e}} for k, e in enumerate(chunks)), 1, None, None)
         client.index(index=physical, id="run", body=run_source)

@@ -42,7 +42,15 @@ from bloomspan.sidecar.curation.store import curation_index, load_curation
 from bloomspan.sidecar.distributed.cluster import ProgressRelay, dashboard_link, dask_client
 from bloomspan.sidecar.distributed.coverage import shard_figures
 from bloomspan.sidecar.distributed.doc_layout import numbered_layout
-from bloomspan.sidecar.distributed.doc_numbering import doc_map_part, doc_map_piece, key_block, ranks_in, shard_numbers
+from bloomspan.sidecar.distributed.doc_map import (
+    ShardKeys,
+    StagedDocMap,
+    copy_staged_doc_map,
+    create_staging_index,
+    delete_staging_indices,
+    stage_doc_map,
+)
+from bloomspan.sidecar.distributed.doc_numbering import key_block, ranks_in, shard_numbers
 from bloomspan.sidecar.distributed.index_slices import index_slices
 from bloomspan.sidecar.distributed.pipeline import mine_shards, shard_homes
 from bloomspan.sidecar.distributed.shard_annotation import annotate_shard
@@ -55,7 +63,6 @@ from bloomspan.sidecar.publish.document_figures import DocumentFigures
 from bloomspan.sidecar.publish.phrase_records import phrase_document, phrase_document_order, phrase_record
 from bloomspan.sidecar.publish.template_reader import iter_template_documents
 
-from .doc_map_files import DocMap, DocMapWriter
 from .mined_run import MinedRun
 from .record_files import CoverageFiles, RecordFile, RecordFileWriter
 from .run_guards import check_documents
@@ -63,7 +70,7 @@ from .run_templates import TemplateOptions
 
 log = logging.getLogger(__name__)
 
-DOC_MAP_PART = 100_000  # documents per doc map part the driver receives (ten published chunks)
+DOC_MAP_PART = 100_000  # documents per doc map part a worker merges and stages (ten published chunks)
 
 
 def check_supported(config) -> None:
@@ -121,11 +128,13 @@ class DaskSession:
 
 
 def mine_index_on_dask(config, client, session: DaskSession, indices: list[str], units, scan_mode: str,
-                       seconds: dict, doc_map_dir, parts_dir, progress=None, slice_state: SliceState | None = None
-                       ) -> tuple[MinedRun, DocMap]:
+                       seconds: dict, staging: str | None, parts_dir, progress=None, slice_state: SliceState | None = None
+                       ) -> MinedRun:
     """Read and mine ``indices`` (their scan ``units``) on the Dask cluster of ``session``;
-    returns the mined run and the doc map (the stored documents' keys in canonical order,
-    written to ``doc_map_dir`` by parts from the workers, :mod:`.doc_map_files`). The mined
+    returns the mined run. Its ``doc_map`` is a :class:`StagedDocMap`: the workers wrote the
+    stored documents' keys in canonical order into the index ``staging``
+    (:mod:`bloomspan.sidecar.distributed.doc_map`; None: no doc map is staged, a re-read for
+    the annotate phase), the driver keeps the keys of the documents the report names. The mined
     run's phrase documents and template records are written to record files in ``parts_dir``
     as they come from the workers, a batch at a time (:class:`~.record_files.RecordFile`:
     :meth:`MinedRun.save` moves them into the run folder); the driver never holds them whole. With
@@ -151,29 +160,42 @@ def mine_index_on_dask(config, client, session: DaskSession, indices: list[str],
         relay.attach(dclient)
         try:
             relay.totals["read"] = client.count(index=",".join(indices))["count"]
-            dres, doc_keys, skipped, n_all, templates, figures, coverage = _read_and_mine(
-                dclient, config, indices, units, session, relay, slice_state, doc_map_dir, Path(parts_dir),
-                curation.entries)
+            mined = _mine(dclient, client, config, indices, units, session, relay, slice_state, staging,
+                          Path(parts_dir), curation, progress)
+        except BaseException:
+            if staging is not None:  # nothing refers to a half-staged doc map
+                client.indices.delete(index=staging, ignore_unavailable=True)
+            raise
         finally:
             relay.detach(dclient)
     finally:
         if session.to_annotate is None:
             session.release(client)
     seconds["read_and_mine"] = time.perf_counter() - t0
-    check_documents(config, client, indices, n_all, len(doc_keys), skipped)
-    curation_report = _curation_report(config, dres, curation)
-    phrase_docs = _phrase_documents(dres, doc_keys, Path(parts_dir) / "phrases.jsonl", progress)
+    return mined
+
+
+def _mine(dclient, client, config, indices, units, session, relay, slice_state, staging, parts_dir: Path, curation,
+          progress) -> MinedRun:
+    dres, keys, doc_map, skipped, n_all, templates, figures, coverage = _read_and_mine(
+        dclient, client, config, indices, units, session, relay, slice_state, staging, parts_dir, curation.entries)
+    try:
+        check_documents(config, client, indices, n_all, doc_map.n_docs, skipped)
+        curation_report = _curation_report(config, dres, curation)
+        phrase_docs = _phrase_documents(dres, keys, parts_dir / "phrases.jsonl", progress)
+    finally:
+        keys.release()
     template_docs = template_stats = None
     if templates is not None:
         template_docs, template_stats, curation_report["filtered_templates"] = templates
-    mined = MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage,
-                     engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
-                     curation=curation_report, template_docs=template_docs, template_stats=template_stats)
-    return mined, doc_keys
+    return MinedRun(phrase_docs=phrase_docs, figures=figures, coverage=coverage,
+                    engine_stats={"engine": "distributed", **dres.stats}, skipped=skipped, docs_seen=n_all,
+                    curation=curation_report, template_docs=template_docs, template_stats=template_stats,
+                    doc_map=doc_map.to_dict() if staging is not None else None)
 
 
-def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay, slice_state, doc_map_dir,
-                   parts_dir: Path, curation_entries):
+def _read_and_mine(dclient, client, config, indices, units, session: DaskSession, relay, slice_state,
+                   staging: str | None, parts_dir: Path, curation_entries):
     n_workers = max(1, len(dclient.scheduler_info(n_workers=-1)["workers"]))
     run = uuid.uuid4().hex[:12]
     parts = index_slices(indices, units, n_workers, session.pits, int(relay.totals.get("read") or 0))
@@ -196,7 +218,10 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
     else:
         session.incremental = None
     numbering = number_documents(dclient, shards, run)
-    doc_keys = write_doc_map(dclient, numbering, doc_map_dir, run)
+    doc_map = StagedDocMap(staging, numbering.n_docs)
+    if staging is not None:
+        create_staging_index(client, staging)
+        stage_doc_map(dclient, cluster, numbering, staging, config.publish.bulk_docs, run, DOC_MAP_PART)
     skipped, n_all, global_docs = numbering.skipped, numbering.n_all, numbering.global_docs
     del numbering  # the shards' sorted keys are freed on the workers: only their numbers stay
 
@@ -207,6 +232,7 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
                        phrase_documents=True, coverage_bitmaps=True, run=run, keep_occurrences=config.publish.annotate)
     templates = None
     homes = shard_homes(dclient, shards)
+    keys = ShardKeys(dclient, shards, dres.layout.global_docs, homes, run)
     if options is not None:
         records, stats, stage = detect_templates_on_dask(dclient, shards, homes, options,
                                                          dres.layout.global_docs, dres.covers, relay, run=run)
@@ -219,15 +245,16 @@ def _read_and_mine(dclient, config, indices, units, session: DaskSession, relay,
         templates = out.close(), stats, filtered
         del records  # the partitions' records are freed on the workers
     if config.publish.annotate:
-        session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, len(doc_keys))
+        session.to_annotate = ShardsToAnnotate(shards, dres.occurrences, homes, doc_map.n_docs)
         dres.occurrences = None
     figures = run_figures(dclient, shards, dres, config, homes, run)
+    doc_map.named = keys.keys_of(row[3] for row in figures.cluttered)  # the report's most cluttered documents
     # the coverage bitmaps from the workers, a chunk at a time, while the shards hold them
     coverage = CoverageFiles(dres.coverage_chunks.write(parts_dir))
     dres.stats["coverage_sent_bytes"] += dres.coverage_chunks.bytes_fetched
     dres.coverage_chunks = None
     dres.covers = None  # the shards' per-document covered counts are freed on the workers
-    return dres, doc_keys, skipped, n_all, templates, figures, coverage
+    return dres, keys, doc_map, skipped, n_all, templates, figures, coverage
 
 
 def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str) -> DocumentFigures:
@@ -238,6 +265,28 @@ def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str
                                            key=f"bloomspan-figures-{run}-{k}", **homes[k])
                             for k, (s, c, g) in enumerate(zip(shards, dres.covers, dres.layout.global_docs))])
     return DocumentFigures.merged(parts, config.publish.top, config.publish.bins, with_sites=bool(config.templates.site_field))
+
+
+def doc_map_copier(session: DaskSession, cluster):
+    """The copier of a :class:`StagedDocMap` (its ``write_into``): the workers of ``session``'s
+    Dask cluster (opened again if a resumed run has none yet) copy it into the physical index."""
+    def copy(doc_map: StagedDocMap, physical: str, run_id: str) -> int:
+        return copy_staged_doc_map(session.open(), cluster, doc_map, physical, run_id, uuid.uuid4().hex[:12])
+
+    return copy
+
+
+def staged_doc_map(mined: MinedRun, session: DaskSession, cluster) -> StagedDocMap:
+    """The mined run's staged doc map, ready to be copied by ``session``'s workers."""
+    doc_map = StagedDocMap.from_dict(mined.doc_map)
+    doc_map.copier = doc_map_copier(session, cluster)
+    return doc_map
+
+
+def drop_stale_staging(client, template_index: str, keep: str) -> None:
+    """Delete the staged doc maps earlier runs of ``template_index`` left (the run holding
+    the lease is the only one mining it)."""
+    delete_staging_indices(client, template_index, keep=keep)
 
 
 def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,
@@ -330,27 +379,14 @@ def _block_counts(block) -> tuple[dict[str, int], int, int]:
     return block.skipped, block.n_all, int(np.count_nonzero(block.stored))
 
 
-def write_doc_map(dclient, numbering: Numbering, folder, run: str) -> DocMap:
-    """The doc map, written to ``folder`` by parts of DOC_MAP_PART documents: each part merged
-    on a worker from every shard's piece of it, the driver holding one part at a time."""
-    writer = DocMapWriter(folder)
-    n_docs = numbering.n_docs
-    for p, lo in enumerate(range(0, n_docs, DOC_MAP_PART)):
-        hi = min(lo + DOC_MAP_PART, n_docs)
-        pieces = [dclient.submit(doc_map_piece, b, n, lo, hi, key=f"bloomspan-docmap-{run}-{p}-{k}")
-                  for k, (b, n) in enumerate(zip(numbering.blocks, numbering.sorted_numbers))]
-        writer.add(dclient.submit(doc_map_part, lo, hi, *pieces, key=f"bloomspan-docmap-{run}-{p}").result())
-        del pieces
-    return writer.close()
-
-
 PHRASE_BATCH = 256  # phrase documents whose bitmaps the driver fetches from the workers at once
 
 
-def _phrase_documents(dres, doc_keys, path: Path, progress=None) -> RecordFile:
+def _phrase_documents(dres, keys: ShardKeys, path: Path, progress=None) -> RecordFile:
     """The phrase documents every run publishes, in its order (:func:`phrase_document_order`),
     written to ``path`` a batch at a time with the bitmaps the growth shards encoded (fetched
-    from the workers per batch, then released there)."""
+    from the workers per batch, then released there) and the keys of their example documents
+    (looked up where the shards are, per batch)."""
     if progress:
         progress("bitmaps", 0, len(dres.phrases))
     strings = [dres.vocabulary.tokens(p.tokens) for p in dres.phrases]
@@ -359,8 +395,10 @@ def _phrase_documents(dres, doc_keys, path: Path, progress=None) -> RecordFile:
     with RecordFileWriter(path) as out:
         for first in range(0, len(order), PHRASE_BATCH):
             batch = order[first:first + PHRASE_BATCH]
-            for i, (bitmap, examples) in zip(batch, dres.phrase_extras.fetch(batch)):
-                out.write(phrase_document(dres.phrases[i], strings[i], [doc_keys[d] for d in examples], bitmap))
+            extras = dres.phrase_extras.fetch(batch)
+            named = keys.keys_of(d for _, examples in extras for d in examples)
+            for i, (bitmap, examples) in zip(batch, extras):
+                out.write(phrase_document(dres.phrases[i], strings[i], [named[d] for d in examples], bitmap))
             if progress:
                 progress("bitmaps", first + len(batch), len(order))
     dres.phrase_extras = None  # the bitmaps are freed on the workers

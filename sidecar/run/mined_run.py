@@ -37,7 +37,8 @@ from .record_files import CoverageFiles, RecordFile
 FORMAT = "bloomspan-mined-run"
 log = logging.getLogger(__name__)
 
-VERSION = 2  # 2: the per-document figures summed (figures), no covered.npy / doc_offsets.npy / sites
+VERSION = 3  # 2: the per-document figures summed (figures), no covered.npy / doc_offsets.npy / sites;
+#             3: a Dask run's doc map staged in the cluster (doc_map), no doc_map folder
 
 
 @dataclass
@@ -57,6 +58,10 @@ class MinedRun:
     template_docs:   ``(_id, source)`` of the detector's records (``--templates``; a list, or a
                      :class:`~.record_files.RecordFile` of ``[_id, source]``), else None.
     template_stats:  the run document's ``templates`` block, else None.
+    doc_map:         a Dask run's doc map, staged in the cluster by the workers
+                     (:meth:`bloomspan.sidecar.distributed.doc_map.StagedDocMap.to_dict`: the
+                     staging index, the documents, the keys the report names), else None (the
+                     snapshot holds the keys).
     """
 
     phrase_docs: list[dict] | RecordFile
@@ -68,6 +73,7 @@ class MinedRun:
     curation: dict
     template_docs: list[tuple[str, dict]] | RecordFile | None = None
     template_stats: dict | None = None
+    doc_map: dict | None = None
 
     # The figures publication reads where it would read a snapshot's.
     @property
@@ -97,7 +103,8 @@ class MinedRun:
         meta = {"format": FORMAT, "version": VERSION, "engine_stats": self.engine_stats, "skipped": self.skipped,
                 "docs_seen": self.docs_seen, "curation": self.curation, "figures": self.figures.to_dict(),
                 "template_stats": self.template_stats, "coverage_chunks": len(self.coverage),
-                "templates": self.template_docs is not None}
+                "templates": self.template_docs is not None,
+                "doc_map": self.doc_map}
         moved = []
         for name, records in (("phrases.jsonl", self.phrase_docs), ("templates.jsonl", self.template_docs)):
             if isinstance(records, RecordFile):
@@ -153,4 +160,5 @@ class MinedRun:
         coverage = CoverageFiles([folder / f"coverage-{k:06d}.roaring" for k in range(meta["coverage_chunks"])])
         return cls(phrase_docs=phrase_docs, figures=DocumentFigures.from_dict(meta["figures"]), coverage=coverage,
                    engine_stats=meta["engine_stats"], skipped=meta["skipped"], docs_seen=meta["docs_seen"],
-                   curation=meta["curation"], template_docs=template_docs, template_stats=meta["template_stats"])
+                   curation=meta["curation"], template_docs=template_docs, template_stats=meta["template_stats"],
+                   doc_map=meta["doc_map"])

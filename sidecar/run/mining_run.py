@@ -51,6 +51,7 @@ import numpy as np
 
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, pit_supported, resolve_units
+from bloomspan.sidecar.distributed.doc_map import staging_index_name
 from bloomspan.sidecar.distributed.slice_state import SliceState
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.template_index import (
@@ -64,8 +65,14 @@ from bloomspan.sidecar.publish.template_index import (
 from .annotate import annotate
 from .checkpoint import Checkpoint, DocLog, write_json_atomic
 from .collect import collect_fetch, collect_scan
-from .dask_mining import DaskSession, annotate_on_dask, check_supported, mine_index_on_dask
-from .doc_map_files import DocMap
+from .dask_mining import (
+    DaskSession,
+    annotate_on_dask,
+    check_supported,
+    drop_stale_staging,
+    mine_index_on_dask,
+    staged_doc_map,
+)
 from .incremental import assemble_full, assemble_incremental, plan
 from .lease import Lease, new_holder
 from .local_mining import mine_on_this_node
@@ -79,7 +86,6 @@ from .snapshot import Snapshot
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, "int | None"], None]
-DOC_MAP = "doc_map"  # <run_dir>/doc_map: a Dask run's doc map, written by parts from the workers
 MINED_PARTS = "mined-parts"  # <run_dir>/mined-parts: a Dask run's phrase documents and template records, as they come
 DASK_SLICES = "dask-slices"  # <work_dir>/dask-slices: each slice's last read on Dask (incremental runs)
 
@@ -400,9 +406,11 @@ class _Run:
         mined run (:class:`.mined_run.MinedRun`) for the publish phase."""
         c, st = self.config, self.state
         if st.executor == "dask":
-            mined, _ = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode,
-                                          st.seconds, self.run_dir / DOC_MAP, self.run_dir / MINED_PARTS,
-                                          self.progress, self._slice_state())
+            staging = staging_index_name(c.publish.template_index, st.run_id)
+            drop_stale_staging(self.client, c.publish.template_index, keep=staging)
+            mined = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode,
+                                       st.seconds, staging, self.run_dir / MINED_PARTS, self.progress,
+                                       self._slice_state())
             if st.kind == "incremental":
                 st.counts["incremental"] = self.session.incremental
         else:
@@ -418,9 +426,9 @@ class _Run:
         return SliceState(str(self.work / DASK_SLICES), self.config.scan.timestamp_field,
                           fresh=self.state.kind == "full")
 
-    def _doc_keys(self) -> Sequence[str]:
-        if self.state.executor == "dask":  # written by parts from the workers, read a chunk at a time
-            return DocMap(self.run_dir / DOC_MAP)
+    def _doc_keys(self, mined: MinedRun) -> Sequence[str]:
+        if self.state.executor == "dask":  # staged in the cluster by the workers, copied by them
+            return staged_doc_map(mined, self.session, self.config.cluster)
         return Snapshot(self.run_dir / "snapshot").stored_keys()
 
     def publish_run(self) -> Phase:
@@ -428,7 +436,7 @@ class _Run:
         swap (unless a dry run)."""
         c, st = self.config, self.state
         mined = MinedRun.load(self.run_dir / "mined")
-        doc_keys = self._doc_keys()
+        doc_keys = self._doc_keys(mined)
         report = run_report(c, mined, doc_keys)
         incremental = st.counts.get("incremental")
         run_doc = run_document(c, mined, report, started_at=st.started_at, kind=st.kind, seconds=st.seconds,
@@ -452,6 +460,8 @@ class _Run:
             res = PublishResult(physical_name(c.publish.template_index, st.run_id), [])
             log.info("dry run published %s; the alias %s stays (bloomspan promote %s moves it)",
                      res.physical_index, c.publish.template_index, st.run_id)
+        if mined.doc_map is not None:  # the physical index holds the doc map now
+            self.client.indices.delete(index=mined.doc_map["index"], ignore_unavailable=True)
         st.summary = summary_fields(c, mined, run_doc, run_id=st.run_id, physical_index=res.physical_index,
                                     kind=st.kind, incremental=incremental or {}, deleted_runs=res.deleted)
         log.info("run %s published %s: executor=%s docs=%d tokens=%d phrases=%d covered_share=%.4f", st.run_id,
@@ -532,8 +542,7 @@ class _Run:
             log.info("run %s resumed at annotate on Dask: the workers read and mine the source again for its "
                      "coverage", st.run_id)
             mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode, {},
-                               self.run_dir / f"{DOC_MAP}-reread", self.run_dir / f"{MINED_PARTS}-reread",
-                               self.progress, self._slice_state())
+                               None, self.run_dir / f"{MINED_PARTS}-reread", self.progress, self._slice_state())
         return annotate_on_dask(c, self.client, self.session, st.indices, st.run_id, self.progress)
 
     def finalize(self) -> Phase:
