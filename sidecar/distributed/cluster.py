@@ -8,6 +8,7 @@ driver's ``progress(stage, done, total)`` calls, summed over shards.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -96,10 +97,32 @@ def _forked_start():
     (about a CPU second each) and without loading or compiling the kernels again. Only those:
     the method is read when a process starts, so a worker a nanny restarts mid-run (one was
     killed) is spawned — forking a driver whose scheduler and client threads are busy can copy
-    a lock one of them holds (a forked restart hung the run in a kill test)."""
+    a lock one of them holds (a forked restart hung the run in a kill test). A forked child
+    gets its own offload executor (:func:`_fresh_offload_executor`)."""
     import dask
 
+    global _AT_FORK_REGISTERED
+    if not _AT_FORK_REGISTERED:
+        os.register_at_fork(after_in_child=_fresh_offload_executor)
+        _AT_FORK_REGISTERED = True
     return dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
+
+
+_AT_FORK_REGISTERED = False
+
+
+def _fresh_offload_executor() -> None:
+    """In a child forked from this process: a new ``Dask-Offload`` executor. Dask
+    (de)serialises messages over ``distributed.comm.offload`` (10 MiB) on that one-thread
+    executor, made once per process; a child inherits the parent's, whose thread does not exist
+    in the child but still counts as its one thread, so every large message would wait forever
+    (a second ``local:N`` run in one process hung moving 11.7 MB of site pages)."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    utils = sys.modules.get("distributed.utils")
+    if utils is not None and hasattr(utils, "_offload_executor"):
+        utils._offload_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="Dask-Offload")
 
 
 class _WorkerLossLines(logging.Filter):
