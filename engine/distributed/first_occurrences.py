@@ -61,20 +61,23 @@ class FirstOccurrences:
 
 
 @njit(cache=True, nogil=True)
-def _same_as_first(buf, start, end, first):
-    """same[i]: bytes [start[i], end[i]) of buf equal those of element first[i]."""
-    n = start.shape[0]
+def _same_as_head(buf, start, end, order, h):
+    """same[i]: the bytes of element ``order[i]`` equal those of its hash group's first
+    (``h`` = the hashes in ``order``, so a group is a run of equal values). Walks the sorted
+    order itself: no per-element arrays of sorted starts, ends or group heads."""
+    n = order.shape[0]
     same = np.ones(n, dtype=np.bool_)
+    head = 0
     for i in range(n):
-        f = first[i]
-        if f == i:
+        if i == 0 or h[i] != h[i - 1]:
+            head = i
             continue
-        length = end[i] - start[i]
-        if length != end[f] - start[f]:
+        a = start[order[i]]
+        b = start[order[head]]
+        length = end[order[i]] - a
+        if length != end[order[head]] - b:
             same[i] = False
             continue
-        a = start[i]
-        b = start[f]
         for t in range(length):
             if buf[a + t] != buf[b + t]:
                 same[i] = False
@@ -110,13 +113,16 @@ def first_occurrences(ids: list[np.ndarray], strings: list[PackedStrings],
     buf, start, end = _spans(strings)
     order = np.argsort(H, kind="stable")  # shards' order and ascending ids kept within a hash
     h = H[order]
+    del H
     new = np.ones(h.shape[0], dtype=bool)
     new[1:] = h[1:] != h[:-1]
     heads = np.flatnonzero(new)
-    group = np.cumsum(new) - 1
-    same = _same_as_first(buf, start[order], end[order], heads[group])
+    del new
+    same = _same_as_head(buf, start, end, order, h)
     mixed = np.zeros(heads.shape[0], dtype=bool)
-    mixed[group[~same]] = True
+    if not same.all():  # rare: two strings share a hash
+        mixed[np.searchsorted(heads, np.flatnonzero(~same), side="right") - 1] = True
+    del same
     collided: dict[str, tuple[int, int]] = {}
     for g in np.flatnonzero(mixed).tolist():  # two strings with one hash: compare the strings
         hi = heads[g + 1] if g + 1 < heads.shape[0] else h.shape[0]
