@@ -360,3 +360,11 @@ def test_unit_filter_heavy_with_a_two_slot_recent_table_matches_reference(monkey
 def test_recent_table_wants_a_power_of_two():
     with pytest.raises(ValueError, match="n_slots=3"):
         wf.recent_table(3)
+
+
+def test_a_unit_filter_has_one_byte_per_counted_window():
+    """The table is sized as the single process's counting filter: a cell per window (at least
+    64), so a worker holds 1 B per token of its unit while it waits for the superset."""
+    assert wf.filter_cells(0) == 64 and wf.filter_cells(10) == 64
+    assert wf.filter_cells(1_000_000) == 1_000_000
+    assert wf.filter_cells(1 << 40) == (1 << 32) - 1
