@@ -384,7 +384,9 @@ def vocabulary_partition(parts: list[tuple[np.ndarray, StringBlock]]) -> FirstOc
     """Shards in order: a string's first shard (and its smallest local id there, which is its
     first occurrence) wins. Grouped by hash, strings compared byte for byte: exact under
     collisions (:mod:`bloomspan.engine.distributed.first_occurrences`)."""
-    return first_occurrences([ids for ids, _ in parts], [block.packed() for _, block in parts])
+    found = first_occurrences([ids for ids, _ in parts], [block.packed() for _, block in parts])
+    release_freed_memory()  # its sort's temporaries: the worker holds the result through route and growth
+    return found
 
 
 def partition_counts(vp: FirstOccurrences) -> np.ndarray:
