@@ -368,3 +368,13 @@ def test_a_unit_filter_has_one_byte_per_counted_window():
     assert wf.filter_cells(0) == 64 and wf.filter_cells(10) == 64
     assert wf.filter_cells(1_000_000) == 1_000_000
     assert wf.filter_cells(1 << 40) == (1 << 32) - 1
+
+
+def test_a_unit_table_that_fits_the_cache_is_counted_without_the_region_sort():
+    from bloomspan.engine.mining.counting_filter import region_layout
+
+    assert wf.unit_layout(64) == (0, 1)
+    assert wf.unit_layout(13 << 20) == (0, 1)  # a 26.5 M-token crawl's unit on two workers
+    assert region_layout(13 << 20)[1] > 1  # which the single process's filter would sort
+    big = wf.DIRECT_UNIT_CELLS + 1
+    assert wf.unit_layout(big) == region_layout(big) and wf.unit_layout(big)[1] > 1
