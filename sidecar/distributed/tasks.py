@@ -178,7 +178,14 @@ def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_grow
 
 
 def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
-    """The shard's strings of local ``ids`` (a batch read of packed strings, or a list's items)."""
+    """The shard's strings of local ``ids`` (a batch read of packed strings, or a list's items):
+    newline-separated packed strings are sliced out with one kernel and decoded once (a decode
+    per string was a fifth of the cut's Python time)."""
+    joined = getattr(shard.strings, "joined", None)
+    if joined is not None and len(ids):
+        block = joined(ids)
+        if block is not None:  # None: some string holds a newline; read one at a time
+            return block.decode("utf-8", "surrogatepass").split("\n")
     take = getattr(shard.strings, "take", None)
     return take(ids) if take is not None else [shard.strings[i] for i in ids.tolist()]
 
