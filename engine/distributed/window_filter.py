@@ -517,21 +517,37 @@ def flagged_by_cells_reference(ids, token_hash, doc_offsets, length: int, member
 # ---------------------------------------------------------------------- routing keys at flagged starts
 @njit(cache=True, nogil=True)
 def _routing_at(ids, token_hash, starts, length, k, out):
-    """out[i] = min over the k-grams inside window starts[i] of their hash (as routing_keys)."""
+    """out[i] = min over the k-grams inside window starts[i] of their hash (as routing_keys).
+
+    Consecutive starts (s, s + 1, ...: most of a boilerplate interval's) share all but one
+    k-gram: along such a run each k-gram is hashed once, rolled from the previous one, and kept
+    in a ring of the window's ``length - k + 1`` k-grams (a window is inside its document, so
+    a run never crosses one). A start after a gap hashes its window's k-grams afresh."""
     top = np.uint64(1)
     for _ in range(k - 1):
         top *= _BASE
-    for i in range(starts.shape[0]):
+    w = length - k + 1
+    ring = np.empty(w, dtype=np.uint64)
+    n = starts.shape[0]
+    h = np.uint64(0)
+    for i in range(n):
         s = starts[i]
-        h = np.uint64(0)
-        for j in range(s, s + k):
-            h = h * _BASE + token_hash[ids[j]]
-        m = _finish(h)
-        for j in range(s + 1, s + length - k + 1):
+        if i > 0 and s == starts[i - 1] + 1:
+            j = s + w - 1  # the one new k-gram: rolled from the last one of the previous window
             h = (h - token_hash[ids[j - 1]] * top) * _BASE + token_hash[ids[j + k - 1]]
-            f = _finish(h)
-            if f < m:
-                m = f
+            ring[(s + w - 1) % w] = _finish(h)
+        else:
+            h = np.uint64(0)
+            for j in range(s, s + k):
+                h = h * _BASE + token_hash[ids[j]]
+            ring[s % w] = _finish(h)
+            for j in range(s + 1, s + w):
+                h = (h - token_hash[ids[j - 1]] * top) * _BASE + token_hash[ids[j + k - 1]]
+                ring[j % w] = _finish(h)
+        m = ring[0]
+        for q in range(1, w):
+            if ring[q] < m:
+                m = ring[q]
         out[i] = m
 
 

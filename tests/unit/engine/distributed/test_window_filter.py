@@ -64,6 +64,11 @@ def test_routing_keys_at_equal_routing_keys_of_those_windows(docs, length, k):
     every = routing_keys(tokens, TOKEN_HASH, offsets, length, k)
     some = np.arange(starts.size)[::2]
     assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts[some], length, k), every[some])
+    # every start (runs of consecutive starts, rolled along) and random subsets (runs and gaps)
+    assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts, length, k), every)
+    for seed in range(3):
+        pick = np.flatnonzero(np.random.default_rng(seed).random(starts.size) < 0.7)
+        assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts[pick], length, k), every[pick])
 
 
 def test_local_threshold_is_the_pigeonhole_bound():
