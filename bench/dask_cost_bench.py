@@ -73,7 +73,13 @@ def mine(path: Path, out: Path, workers: int | None, sigma: int, min_length: int
 
 def _median_row(runs: list[dict]) -> dict:
     row = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "peak_rss", "load")}
-    for k in ("tokens", "worker_bytes_sent", "count_method", "windows_sent_bytes", "reduced_share", "worker_peak_rss"):
+    # the worker peak varies from run to run (which results a worker holds at once depends on
+    # the order its tasks ran in): its median too, not the first run's
+    if all(r["worker_peak_rss"] is not None for r in runs):
+        row["worker_peak_rss"] = statistics.median(r["worker_peak_rss"] for r in runs)
+    else:
+        row["worker_peak_rss"] = runs[0]["worker_peak_rss"]
+    for k in ("tokens", "worker_bytes_sent", "count_method", "windows_sent_bytes", "reduced_share"):
         row[k] = runs[0][k]
     return row
 

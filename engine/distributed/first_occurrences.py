@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .windows import PackedStrings, string_hashes
+from .windows import PackedStrings, _string_hashes, string_hashes
 
 
 @dataclass
@@ -61,20 +61,24 @@ class FirstOccurrences:
 
 
 @njit(cache=True, nogil=True)
-def _same_as_first(buf, start, end, first):
-    """same[i]: bytes [start[i], end[i]) of buf equal those of element first[i]."""
-    n = start.shape[0]
+def _same_as_head(buf, start, order, h):
+    """same[i]: the bytes of element ``order[i]`` equal those of its hash group's first
+    (``h`` = the hashes in ``order``, so a group is a run of equal values); element e is
+    ``buf[start[e]:start[e + 1] - 1]``. Walks the sorted order itself: no per-element arrays
+    of sorted starts, ends or group heads."""
+    n = order.shape[0]
     same = np.ones(n, dtype=np.bool_)
+    head = 0
     for i in range(n):
-        f = first[i]
-        if f == i:
+        if i == 0 or h[i] != h[i - 1]:
+            head = i
             continue
-        length = end[i] - start[i]
-        if length != end[f] - start[f]:
+        e, f = order[i], order[head]
+        a, b = start[e], start[f]
+        length = start[e + 1] - 1 - a
+        if length != start[f + 1] - 1 - b:
             same[i] = False
             continue
-        a = start[i]
-        b = start[f]
         for t in range(length):
             if buf[a + t] != buf[b + t]:
                 same[i] = False
@@ -82,52 +86,70 @@ def _same_as_first(buf, start, end, first):
     return same
 
 
-def _spans(strings: list[PackedStrings]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One byte buffer of every shard's strings and each string's [start, end) in it."""
-    bufs, starts, ends, base = [], [], [], 0
+def _spans(strings: list[PackedStrings]) -> tuple[np.ndarray, np.ndarray]:
+    """One byte buffer of every shard's strings, a pad byte after each shard's, and each
+    string's start in it (n + 1 entries: string e ends one byte before start[e + 1])."""
+    bufs, starts, base = [], [], 0
+    pad = np.zeros(1, dtype=np.uint8)
     for p in strings:
         off = np.asarray(p.offsets, dtype=np.int64)
-        bufs.append(np.asarray(p.buf, dtype=np.uint8))
+        if off.shape[0] < 2:  # no string: no bytes and no pad (the next start must follow the last string)
+            continue
+        bufs += [np.asarray(p.buf, dtype=np.uint8), pad]
         starts.append(off[:-1] + base)
-        ends.append(off[1:] - 1 + base)  # each string's separator excluded
-        base += int(p.buf.shape[0])
-    cat = lambda xs, dt: np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt)  # noqa: E731
-    return cat(bufs, np.uint8), cat(starts, np.int64), cat(ends, np.int64)
+        base += int(p.buf.shape[0]) + 1  # = off[-1]: the last string's separator is the pad
+    starts.append(np.asarray([base], dtype=np.int64))
+    return np.concatenate(bufs) if bufs else np.zeros(0, np.uint8), np.concatenate(starts)
 
 
 def first_occurrences(ids: list[np.ndarray], strings: list[PackedStrings],
                       hashes: list[np.ndarray] | None = None) -> FirstOccurrences:
     """Shards in order: ``ids[k]`` (ascending local ids) and ``strings[k]`` (their strings, same
     order); ``hashes[k]`` their 64-bit hashes (default: :func:`.windows.string_hashes` from the
-    buffers; a test passes colliding ones)."""
-    if hashes is None:
-        hashes = [p.hashes() for p in strings]
+    buffers; a test passes colliding ones).
+
+    Per string of the partition it holds a hash, a local id, a start and a sort index at once
+    (~36 B; the shard of an element is found from the shards' bounds, not kept per element):
+    this task's transient was a worker's peak."""
     n_shards = len(ids)
-    sizes = [int(np.asarray(a).shape[0]) for a in ids]
-    H = np.concatenate([np.asarray(h, dtype=np.uint64) for h in hashes]) if ids else np.zeros(0, np.uint64)
-    K = np.repeat(np.arange(n_shards, dtype=np.int64), sizes)
-    J = np.concatenate([np.asarray(a, dtype=np.int64) for a in ids]) if ids else np.zeros(0, np.int64)
-    buf, start, end = _spans(strings)
+    bounds = np.concatenate([[0], np.cumsum([int(np.asarray(a).shape[0]) for a in ids])]).astype(np.int64)
+    n = int(bounds[-1])
+    H = np.empty(n, dtype=np.uint64)
+    for k, p in enumerate(strings):
+        if bounds[k + 1] > bounds[k]:
+            if hashes is None:
+                _string_hashes(np.asarray(p.buf, dtype=np.uint8), np.asarray(p.offsets, dtype=np.int64),
+                               H[bounds[k]:bounds[k + 1]])
+            else:
+                H[bounds[k]:bounds[k + 1]] = np.asarray(hashes[k], dtype=np.uint64)
+    J = np.concatenate([np.asarray(a, dtype=np.uint32) for a in ids]) if ids else np.zeros(0, np.uint32)
+    buf, start = _spans(strings)
     order = np.argsort(H, kind="stable")  # shards' order and ascending ids kept within a hash
     h = H[order]
+    del H
     new = np.ones(h.shape[0], dtype=bool)
     new[1:] = h[1:] != h[:-1]
     heads = np.flatnonzero(new)
-    group = np.cumsum(new) - 1
-    same = _same_as_first(buf, start[order], end[order], heads[group])
+    del new
+    same = _same_as_head(buf, start, order, h)
     mixed = np.zeros(heads.shape[0], dtype=bool)
-    mixed[group[~same]] = True
+    if not same.all():  # rare: two strings share a hash
+        mixed[np.searchsorted(heads, np.flatnonzero(~same), side="right") - 1] = True
+    del same
+    shard_of = lambda e: np.searchsorted(bounds, e, side="right") - 1  # noqa: E731
     collided: dict[str, tuple[int, int]] = {}
     for g in np.flatnonzero(mixed).tolist():  # two strings with one hash: compare the strings
         hi = heads[g + 1] if g + 1 < heads.shape[0] else h.shape[0]
         for i in order[heads[g]:hi].tolist():
-            s = bytes(buf[start[i]:end[i]]).decode("utf-8", "surrogatepass")
-            collided.setdefault(s, (int(K[i]), int(J[i])))
+            s = bytes(buf[start[i]:start[i + 1] - 1]).decode("utf-8", "surrogatepass")
+            collided.setdefault(s, (int(shard_of(i)), int(J[i])))
     firsts = order[heads[~mixed]]
-    first_k = np.concatenate([K[firsts], np.asarray([k for k, _ in collided.values()], dtype=np.int64)])
-    first_j = np.concatenate([J[firsts], np.asarray([j for _, j in collided.values()], dtype=np.int64)])
+    key_shard = shard_of(firsts).astype(np.int64)
+    key_local = J[firsts].astype(np.int64)
+    first_k = np.concatenate([key_shard, np.asarray([k for k, _ in collided.values()], dtype=np.int64)])
+    first_j = np.concatenate([key_local, np.asarray([j for _, j in collided.values()], dtype=np.int64)])
     first_ids = [np.sort(first_j[first_k == k]).astype(np.uint32) for k in range(n_shards)]
-    return FirstOccurrences(first_ids, h[heads[~mixed]], K[firsts], J[firsts], collided)
+    return FirstOccurrences(first_ids, h[heads[~mixed]], key_shard, key_local, collided)
 
 
 def first_occurrences_reference(ids: list[np.ndarray], strings: list[PackedStrings],

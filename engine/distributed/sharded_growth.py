@@ -39,11 +39,16 @@ from .windows import window_counts, window_hashes, window_hashes_reference
 NO_LEFT = np.uint32(0xFFFFFFFF)  # the left slot of a fragment that starts at its interval's start
 
 
-def growth_shard_of(hashes: np.ndarray, n_shards: int) -> np.ndarray:
-    """int64 (N,): the growth shard of each window hash (its low 32 bits, scaled to the range;
-    the reducers use the top bits, so the two splits are independent)."""
-    low = np.asarray(hashes, dtype=np.uint64) & np.uint64(0xFFFFFFFF)
-    return ((low * np.uint64(n_shards)) >> np.uint64(32)).astype(np.int64)
+def growth_shard_of(hashes: np.ndarray, n_shards: int, dtype=np.int64, overwrite: bool = False) -> np.ndarray:
+    """``dtype`` (N,): the growth shard of each window hash (its low 32 bits, scaled to the range;
+    the reducers use the top bits, so the two splits are independent). ``overwrite``: compute
+    in ``hashes`` itself (uint64; its values are lost) instead of in temporaries of its size."""
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    low = hashes if overwrite else hashes.copy()
+    low &= np.uint64(0xFFFFFFFF)
+    low *= np.uint64(n_shards)
+    low >>= np.uint64(32)
+    return low.astype(dtype)
 
 
 @dataclass
@@ -119,6 +124,14 @@ def _fragment_walk(seg_offsets, seg_tokens, w_seg, w_at, w_shard, shard, no_left
     return tokens
 
 
+def _start_ints(a) -> np.ndarray:
+    """A per-start array as the kernels take it: int32 (what a shard's cut keeps) or int64 as
+    given, else int64. Not widened: three int64 copies of a shard's starts for each growth
+    shard were the largest part of a route task's transient."""
+    a = np.asarray(a)
+    return np.ascontiguousarray(a if a.dtype in (np.int32, np.int64) else a.astype(np.int64))
+
+
 def fragments_for(seg_offsets: np.ndarray, seg_tokens: np.ndarray, seg_doc: np.ndarray, seg_label: np.ndarray,
                   win_seg: np.ndarray, win_at: np.ndarray, win_shard: np.ndarray, shard: int, owner: int) -> Fragments:
     """The fragments of ``shard`` from one document shard's intervals.
@@ -135,9 +148,7 @@ def fragments_for(seg_offsets: np.ndarray, seg_tokens: np.ndarray, seg_doc: np.n
     """
     seg_offsets = np.ascontiguousarray(seg_offsets, dtype=np.int64)
     seg_tokens = np.ascontiguousarray(seg_tokens, dtype=np.uint32)
-    w_seg = np.ascontiguousarray(win_seg, dtype=np.int64)
-    w_at = np.ascontiguousarray(win_at, dtype=np.int64)
-    w_shard = np.ascontiguousarray(win_shard, dtype=np.int64)
+    w_seg, w_at, w_shard = (_start_ints(a) for a in (win_seg, win_at, win_shard))
     n_frag, n_start = _fragment_sizes(w_seg, w_shard, np.int64(shard))
     if n_frag == 0:
         return Fragments.empty()
@@ -257,15 +268,19 @@ def left_maximal_reference(cand_of_occ, left, doc, n_candidates: int, sigma: int
     return keep
 
 
-def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune: bool = True) -> GrownPhrases:
+def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune: bool = True,
+                   release_tokens: bool = False) -> GrownPhrases:
     """Every maximal phrase (df >= sigma, length >= min_length) that starts at a routed start.
 
     The fragments are laid out one document after another (a ``NO_LEFT`` after each
     fragment, so nothing grows from one into the next), grown with the engine's kernel and
-    checked for left-maximality (module docstring).
+    checked for left-maximality (module docstring). ``release_tokens``: ``fragments.tokens``
+    is emptied once they are laid out (a growth task's own unpacked copy: 4 bytes per
+    fragment token less while it grows).
     """
     f = fragments
     n_frag = f.doc.size
+    n_frag_tokens = int(f.tokens.size)
     if n_frag == 0 or f.starts.size == 0:
         z = np.zeros(0, dtype=np.int64)
         z32 = np.zeros(0, dtype=np.int32)
@@ -285,8 +300,10 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     doc_offsets = np.append(new_off[:-1][doc_first], new_off[-1]).astype(np.int64)
     global_doc = sdoc[doc_first]
 
-    uniq, ids = dense_token_ids(layout)
-    del layout  # growth reads the dense ids only
+    if release_tokens:  # placed: the caller's copy of the fragments' tokens is not read again
+        f.tokens = np.zeros(0, dtype=np.uint32)
+    uniq, ids = dense_token_ids(layout, overwrite=True)  # growth reads the dense ids only
+    del layout
     n_real = int(uniq.size - (uniq[-1] == NO_LEFT))
     rank_of = np.arange(uniq.size, dtype=np.uint32)  # NO_LEFT (last) gets rank n_real: rare
 
@@ -316,7 +333,7 @@ def grow_fragments(fragments: Fragments, sigma: int, min_length: int, left_prune
     bounds = np.concatenate([[0], np.cumsum(n_occ[kept])]).astype(np.int64)
     for j in range(kept.size):
         docs.append(np.unique(global_doc[k_doc[bounds[j]:bounds[j + 1]]]))
-    stats = {"fragments": int(n_frag), "fragment_tokens": int(f.tokens.size), "routed_starts": int(f.starts.size),
+    stats = {"fragments": int(n_frag), "fragment_tokens": n_frag_tokens, "routed_starts": int(f.starts.size),
              "seeds": int(seed_lo.size), "candidates": len(cands),
              "not_left_maximal": int(len(cands) - kept.size), **{f"grow_{k}": v for k, v in cands.stats.items()}}
     return GrownPhrases(tokens, cands.df[kept].astype(np.int64), n_occ[kept].astype(np.int64), docs,
@@ -367,26 +384,46 @@ def _dense_ids(layout, no_left, rank, out):
 
 
 @njit(cache=True, nogil=True)
-def _counting_pass(ids, shift, src_pos, src_doc, dst_pos, dst_doc, count):
-    """Stable counting sort of (src_pos, src_doc) by ``ids[src_pos + shift]`` into dst."""
+def _counting_pass(key, carry, carry2, dst_carry, dst_carry2, count):
+    """Stable counting sort by ``key``: ``dst_carry`` / ``dst_carry2`` get ``carry`` /
+    ``carry2`` in key order (a key that a later pass needs travels as a carry, so no pass
+    reads an array at sorted, i.e. random, positions)."""
     count[:] = 0
-    for i in range(src_pos.shape[0]):
-        count[ids[src_pos[i] + shift] + 1] += 1
+    for i in range(key.shape[0]):
+        count[key[i] + 1] += 1
     for t in range(count.shape[0] - 1):
         count[t + 1] += count[t]
-    for i in range(src_pos.shape[0]):
-        t = ids[src_pos[i] + shift]
+    for i in range(key.shape[0]):
+        t = key[i]
         k = count[t]
         count[t] = k + 1
-        dst_pos[k] = src_pos[i]
-        dst_doc[k] = src_doc[i]
+        dst_carry[k] = carry[i]
+        dst_carry2[k] = carry2[i]
 
 
 @njit(cache=True, nogil=True)
-def _seed_buffer(ids, n_ids, starts, bound, offsets, order, dst_start, doc_offsets):
+def _index_pass(key, carry, dst_index, dst_carry, count):
+    """:func:`_counting_pass` of the indices 0..n-1 (no array of them) and ``carry``."""
+    count[:] = 0
+    for i in range(key.shape[0]):
+        count[key[i] + 1] += 1
+    for t in range(count.shape[0] - 1):
+        count[t + 1] += count[t]
+    for i in range(key.shape[0]):
+        t = key[i]
+        k = count[t]
+        count[t] = k + 1
+        dst_index[k] = i
+        dst_carry[k] = carry[i]
+
+
+@njit(cache=True, nogil=True)
+def _seed_buffer(ids, n_ids, starts, bound, offsets, order, dst_start, doc_offsets, index_dtype):
     n = starts.shape[0]
     placed = np.empty(n, dtype=np.int64)
     placed_doc = np.empty(n, dtype=np.int32)
+    first = np.empty(n, dtype=np.uint32)
+    second = np.empty(n, dtype=np.uint32)
     m = 0
     d = 0
     for i in range(order.shape[0]):  # fragments in placement order: positions come out ascending
@@ -398,21 +435,37 @@ def _seed_buffer(ids, n_ids, starts, bound, offsets, order, dst_start, doc_offse
                 d += 1
             placed[m] = p
             placed_doc[m] = d
+            first[m] = ids[p]  # read here, in position order
+            second[m] = ids[p + 1]
             m += 1
-    # Two stable counting passes (second token, then first): ordered by bigram, then position.
-    pos = np.empty(n, dtype=np.int64)
-    doc = np.empty(n, dtype=np.int32)
+    # Two stable counting passes (second token, then first) over the starts' indices in
+    # placement order: ordered by bigram, then position. Indices (4 bytes) and keys travel,
+    # not positions and documents, and each array is dropped after its last use: the seeds
+    # take at most 32 bytes per start at once.
     count = np.empty(n_ids + 1, dtype=np.int64)
-    _counting_pass(ids, 1, placed, placed_doc, pos, doc, count)
-    _counting_pass(ids, 0, pos, doc, placed, placed_doc, count)
-    seed_lo = np.empty(n, dtype=np.int64)
+    by_second = np.empty(n, dtype=index_dtype)
+    first_1 = np.empty(n, dtype=np.uint32)
+    _index_pass(second, first, by_second, first_1, count)
+    by_bigram = np.empty(n, dtype=index_dtype)
+    first_2 = np.empty(n, dtype=np.uint32)
+    _counting_pass(first_1, by_second, first_1, by_bigram, first_2, count)
     n_seeds = 0
     for i in range(n):
-        p = placed[i]
-        if i == 0 or ids[p] != ids[placed[i - 1]] or ids[p + 1] != ids[placed[i - 1] + 1]:
+        if i == 0 or first_2[i] != first_2[i - 1] or second[by_bigram[i]] != second[by_bigram[i - 1]]:
+            n_seeds += 1
+    seed_lo = np.empty(n_seeds, dtype=np.int64)
+    n_seeds = 0
+    for i in range(n):
+        if i == 0 or first_2[i] != first_2[i - 1] or second[by_bigram[i]] != second[by_bigram[i - 1]]:
             seed_lo[n_seeds] = i
             n_seeds += 1
-    return placed, placed_doc, seed_lo[:n_seeds].copy()
+    pos = np.empty(n, dtype=np.int64)
+    doc = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        k = by_bigram[i]
+        pos[i] = placed[k]
+        doc[i] = placed_doc[k]
+    return pos, doc, seed_lo
 
 
 def seed_buffer(ids: np.ndarray, n_ids: int, starts: np.ndarray, offsets: np.ndarray, order: np.ndarray,
@@ -438,7 +491,8 @@ def seed_buffer(ids: np.ndarray, n_ids: int, starts: np.ndarray, offsets: np.nda
     pos, doc, seed_lo = _seed_buffer(np.ascontiguousarray(ids, dtype=np.uint32), np.int64(n_ids), starts, bound,
                                      offsets, np.ascontiguousarray(order, dtype=np.int64),
                                      np.ascontiguousarray(dst_start, dtype=np.int64),
-                                     np.ascontiguousarray(doc_offsets, dtype=np.int64))
+                                     np.ascontiguousarray(doc_offsets, dtype=np.int64),
+                                     np.int32 if starts.size < 2**31 else np.int64)
     seed_hi = np.append(seed_lo[1:], pos.size).astype(np.int64)
     return pos, doc, seed_lo, seed_hi
 
@@ -459,18 +513,22 @@ def seed_buffer_reference(ids, n_ids: int, starts, offsets, order, dst_start, do
     return pos, doc, np.concatenate([[0], cut]).astype(np.int64), np.append(cut, pos.size).astype(np.int64)
 
 
-def dense_token_ids(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_token_ids(layout: np.ndarray, overwrite: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(layout, return_inverse=True)`` for run ids (uint32, ``NO_LEFT`` allowed) in
     linear time and without a temporary per element: a presence table over the ids (a
     numba kernel) instead of a sort (the sort was 60 % of a growth shard's CPU). Returns
     (uint32 distinct values ascending, ``NO_LEFT`` last if present; uint32 (n,) index of
-    each element among them)."""
+    each element among them). ``overwrite``: the indices are written into ``layout`` itself
+    (a uint32 array; returned as the second value), so a growth shard holds one array per
+    placed token instead of two."""
+    given = layout
     layout = np.ascontiguousarray(layout, dtype=np.uint32)
     if layout.size == 0:
         return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.uint32)
     real_max = int(np.max(layout, where=layout != NO_LEFT, initial=0))
     rank = np.zeros(real_max + 2, dtype=np.uint32)  # the last slot stands for NO_LEFT
-    out = np.empty(layout.shape[0], dtype=np.uint32)
+    # in place only into the caller's own array (a converted copy would be lost)
+    out = layout if overwrite and layout is given else np.empty(layout.shape[0], dtype=np.uint32)
     _dense_ids(layout, NO_LEFT, rank, out)
     present = rank != np.uint32(0xFFFFFFFF)
     values = np.flatnonzero(present[:-1]).astype(np.uint32)

@@ -84,6 +84,20 @@ def string_hashes(strings: Sequence[str]) -> np.ndarray:
     return out
 
 
+@njit(cache=True, nogil=True)
+def _join_spans(buf, offsets, ids, out):
+    """out = the strings ``ids`` of (buf, offsets) joined by newlines (``out`` sized for it)."""
+    n = 0
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        if k:
+            out[n] = 10
+            n += 1
+        for j in range(offsets[i], offsets[i + 1] - 1):
+            out[n] = buf[j]
+            n += 1
+
+
 class PackedStrings(Sequence):
     """A list of strings held as one UTF-8 buffer and its offsets (as :func:`_utf8_spans` lays
     them out), read back one string or a batch at a time: a shard's vocabulary costs its
@@ -122,11 +136,12 @@ class PackedStrings(Sequence):
             return None
         if ids.size == 0:
             return b""
-        padded = np.append(self.buf, np.uint8(10))  # the last string's separator
-        starts = self.offsets[ids]
-        lengths = self.offsets[ids + 1] - starts  # each with its separator
-        within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        return padded[np.repeat(starts, lengths) + within][:-1].tobytes()
+        # each with its separator, less the last one; copied by a kernel (the numpy form built
+        # two int64 index arrays per byte: a vocabulary part's largest transient)
+        size = int((self.offsets[ids + 1] - self.offsets[ids]).sum()) - 1
+        out = np.empty(size, dtype=np.uint8)
+        _join_spans(self.buf, self.offsets, ids, out)
+        return out.tobytes()
 
     def hashes(self) -> np.ndarray:
         """:func:`string_hashes` of the strings, from the buffer (nothing encoded again)."""
@@ -441,6 +456,26 @@ def frequent_segments_reference(starts, frequent, doc_offsets, length: int) -> S
 
 # ---------------------------------------------------------------------- the cut, in one walk
 @njit(cache=True, nogil=True)
+def _count_intervals(win, doc_offsets, length):
+    """The number of intervals :func:`_cut_walk` makes of the ascending starts ``win`` (the
+    same walk without writes: the interval arrays are then allocated at their size, not one
+    entry per start)."""
+    n_seg = 0
+    d = 0
+    doc = -1
+    end = np.int64(0)
+    for i in range(win.shape[0]):
+        s = win[i]
+        while doc_offsets[d + 1] <= s:
+            d += 1
+        if n_seg == 0 or doc != d or s > end:
+            n_seg += 1
+            doc = d
+        end = s + length
+    return n_seg
+
+
+@njit(cache=True, nogil=True)
 def _cut_walk(win, doc_offsets, length, seg_doc, seg_start, seg_end, win_seg):
     """Intervals of the ascending flagged starts ``win`` (as :func:`frequent_segments`) and the
     interval of every start; returns the number of intervals. One walk over the starts and
@@ -470,22 +505,22 @@ def _gather_spans(ids, seg_start, seg_end, n_seg, out):
     return n
 
 
-def cut_intervals(win: np.ndarray, doc_offsets: np.ndarray, ids: np.ndarray, length: int
-                  ) -> tuple[Segments, np.ndarray, np.ndarray]:
+def cut_intervals(win: np.ndarray, doc_offsets: np.ndarray, ids: np.ndarray, length: int,
+                  win_seg_dtype=np.int64) -> tuple[Segments, np.ndarray, np.ndarray]:
     """The cut of a shard at its flagged window starts ``win`` (int64, ascending):
     ``(segments, win_seg, tokens)`` — the maximal intervals (:func:`frequent_segments` of the
-    starts), the interval of each start (int64), and the intervals' tokens concatenated
-    (``ids``' dtype)."""
+    starts), the interval of each start (``win_seg_dtype``: int32 where the caller keeps it
+    as such), and the intervals' tokens concatenated (``ids``' dtype)."""
     win = np.ascontiguousarray(win, dtype=np.int64)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     if win.size and (int(win[0]) < 0 or int(win[-1]) + length > int(doc_offsets[-1])):
         raise ValueError("a flagged window reaches past the shard's tokens")
-    n = win.shape[0]
-    seg_doc, seg_start, seg_end = (np.empty(n, dtype=np.int64) for _ in range(3))
-    win_seg = np.empty(n, dtype=np.int64)
-    n_seg = _cut_walk(win, doc_offsets, np.int64(length), seg_doc, seg_start, seg_end, win_seg)
-    seg = Segments(seg_doc[:n_seg].copy(), seg_start[:n_seg].copy(), seg_end[:n_seg].copy())
-    del seg_doc, seg_start, seg_end
+    # Counted first, so the intervals take 24 B each instead of 24 B per flagged start (a
+    # boilerplate interval holds dozens of starts): the largest part of the cut's transient.
+    n_seg = _count_intervals(win, doc_offsets, np.int64(length))
+    seg = Segments(*(np.empty(n_seg, dtype=np.int64) for _ in range(3)))
+    win_seg = np.empty(win.shape[0], dtype=win_seg_dtype)
+    _cut_walk(win, doc_offsets, np.int64(length), seg.doc, seg.start, seg.end, win_seg)
     tokens = np.empty(seg.n_tokens, dtype=ids.dtype)
     _gather_spans(ids, seg.start, seg.end, np.int64(n_seg), tokens)
     return seg, win_seg, tokens

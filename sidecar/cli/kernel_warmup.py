@@ -141,8 +141,8 @@ def _dedup(work: Path) -> None:
 def _dask_workers(work: Path) -> None:
     """The Dask workers' kernels, and the partitioned filter build a large shard takes."""
     from bloomspan.engine.distributed.sharded_growth import routing_keys
-    from bloomspan.engine.distributed.window_filter import window_filter
-    from bloomspan.engine.mining.counting_filter import DIRECT_MAX_CELLS, hot_any_bitmap
+    from bloomspan.engine.distributed.window_filter import DIRECT_UNIT_CELLS, window_filter
+    from bloomspan.engine.mining.counting_filter import hot_any_bitmap
     from bloomspan.sidecar.distributed.shards import _Tokenizer
     from bloomspan.sidecar.distributed.tasks import warm_kernels
 
@@ -151,7 +151,7 @@ def _dask_workers(work: Path) -> None:
     tok = _Tokenizer()
     tok.add([" ".join(words)] * 3)
     shard = tok.corpus()
-    window_filter(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, 2 * DIRECT_MAX_CELLS)
+    window_filter(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, DIRECT_UNIT_CELLS + 1)  # sorted by region
     routing_keys(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, 3)
     hot_any_bitmap(np.zeros(64, dtype=np.uint8), 64)
 

@@ -158,20 +158,34 @@ def flagged_segments(shard: ShardCorpus, members: np.ndarray, length: int, shard
 def _cut(shard: ShardCorpus, win: np.ndarray, length: int, shard_no: int, n_growth: int) -> ShardSegments:
     """The intervals of the flagged window starts ``win`` (ascending), their tokens, and each
     start's interval, offset and growth shard."""
-    seg, win_seg, tokens = cut_intervals(win, shard.doc_offsets, shard.ids, length)
+    # Per flagged start the cut keeps 12 bytes (int32 interval, offset, growth shard) and makes
+    # them with one int64 temporary at a time: a boilerplate shard has a flagged start for most
+    # of its reduced tokens, so these arrays are the cut's transient.
+    seg, win_seg, tokens = cut_intervals(win, shard.doc_offsets, shard.ids, length, win_seg_dtype=np.int32)
     present = np.zeros(len(shard.strings), dtype=bool)  # distinct ids by a presence table, not a sort
     present[tokens] = True
     used = np.flatnonzero(present)
     del present
+    at = seg.start[win_seg]
+    np.subtract(win, at, out=at)
+    win_at = at.astype(np.int32)
+    del at
     route = routing_keys_at(shard.ids, shard.token_hash, win, length, routing_k(length))
+    win_route = growth_shard_of(route, n_growth, dtype=np.int32, overwrite=True)
+    del route
     worker_progress("cut", shard_no, 1, None)
-    return ShardSegments(seg, tokens, used.astype(np.uint32), _strings_of(shard, used),
-                         win_seg.astype(np.int32), (win - seg.start[win_seg]).astype(np.int32),
-                         growth_shard_of(route, n_growth).astype(np.int32))
+    return ShardSegments(seg, tokens, used.astype(np.uint32), _strings_of(shard, used), win_seg, win_at, win_route)
 
 
 def _strings_of(shard: ShardCorpus, ids: np.ndarray) -> list[str]:
-    """The shard's strings of local ``ids`` (a batch read of packed strings, or a list's items)."""
+    """The shard's strings of local ``ids`` (a batch read of packed strings, or a list's items):
+    newline-separated packed strings are sliced out with one kernel and decoded once (a decode
+    per string was a fifth of the cut's Python time)."""
+    joined = getattr(shard.strings, "joined", None)
+    if joined is not None and len(ids):
+        block = joined(ids)
+        if block is not None:  # None: some string holds a newline; read one at a time
+            return block.decode("utf-8", "surrogatepass").split("\n")
     take = getattr(shard.strings, "take", None)
     return take(ids) if take is not None else [shard.strings[i] for i in ids.tolist()]
 
@@ -277,7 +291,7 @@ def grow_shard(parts: list[PackedFragments], mining_config, shard_no: int) -> Gr
     worker_progress("grow", shard_no, 0, None)
     fragments = unpack_concatenated(parts)
     grown = grow_fragments(fragments, mining_config.sigma, mining_config.min_length,
-                           left_prune=mining_config.left_prune)
+                           left_prune=mining_config.left_prune, release_tokens=True)
     del fragments
     release_freed_memory()
     worker_progress("grow", shard_no, 1, None)
@@ -377,7 +391,9 @@ def vocabulary_partition(parts: list[tuple[np.ndarray, StringBlock]]) -> FirstOc
     """Shards in order: a string's first shard (and its smallest local id there, which is its
     first occurrence) wins. Grouped by hash, strings compared byte for byte: exact under
     collisions (:mod:`bloomspan.engine.distributed.first_occurrences`)."""
-    return first_occurrences([ids for ids, _ in parts], [block.packed() for _, block in parts])
+    found = first_occurrences([ids for ids, _ in parts], [block.packed() for _, block in parts])
+    release_freed_memory()  # its sort's temporaries: the worker holds the result through route and growth
+    return found
 
 
 def partition_counts(vp: FirstOccurrences) -> np.ndarray:

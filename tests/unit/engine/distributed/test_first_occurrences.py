@@ -56,3 +56,11 @@ def test_a_collision_is_resolved_by_the_strings():
     assert set(got.collided) == {"x", "y"}
     assert got.locate(["x", "y", "z"], np.asarray([7, 7, 9], dtype=np.uint64)).tolist() == [[0, 0], [0, 1], [1, 1]]
     assert [a.tolist() for a in got.first_ids] == [[0, 1], [1]]
+
+
+def test_shards_without_strings_between_others_keep_every_string_apart():
+    """Empty parts add no bytes to the joined buffer (a pad byte per empty shard once shifted
+    the end of the string before it, so '' in shard 3 differed from '' in shard 2)."""
+    shards = [[], [], [""], ["a", ""], []]
+    ids, packed, strings = _parts(shards)
+    _assert_same(first_occurrences(ids, packed), first_occurrences_reference(ids, packed), strings)

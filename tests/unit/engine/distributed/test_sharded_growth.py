@@ -145,6 +145,15 @@ def test_dense_token_ids_equal_numpy_unique(values, no_left):
     got_values, got_ids = dense_token_ids(layout)
     assert got_values.dtype == np.uint32 and got_ids.dtype == np.uint32
     assert np.array_equal(got_values, uniq) and np.array_equal(got_ids, inverse.reshape(-1))
+    # overwrite: the same answer, written into the layout itself (no second array per token)
+    own = layout.copy()
+    in_values, in_ids = dense_token_ids(own, overwrite=True)
+    assert np.array_equal(in_values, uniq) and np.array_equal(in_ids, inverse.reshape(-1))
+    assert in_ids is own or own.size == 0
+    # a layout that must be converted first is left as it was
+    wide = layout.astype(np.int64)
+    dense_token_ids(wide, overwrite=True)
+    assert np.array_equal(wide, layout.astype(np.int64))
 
 
 @settings(max_examples=60, deadline=None)
@@ -213,8 +222,45 @@ def test_fragments_for_matches_reference(lengths, seed, n_shards):
     seg_doc = rng.integers(0, 5, len(lengths)).astype(np.int64)
     seg_label = rng.integers(0, 1000, len(lengths)).astype(np.int64)
     for g in range(n_shards):
-        got = fragments_for(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg, win_at, win_shard, g, 7)
         want = fragments_for_reference(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg, win_at, win_shard, g, 7)
-        for name in ("doc", "owner", "label", "offsets", "tokens", "starts"):
-            a, b = getattr(got, name), getattr(want, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        # int64 starts, and int32 ones as a shard's cut keeps them (taken as they are, not widened)
+        for dtype in (np.int64, np.int32):
+            got = fragments_for(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg.astype(dtype),
+                                win_at.astype(dtype), win_shard.astype(dtype), g, 7)
+            for name in ("doc", "owner", "label", "offsets", "tokens", "starts"):
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), (name, dtype)
+
+
+def test_growth_shard_of_in_place_and_as_int32_equals_the_copy():
+    rng = np.random.default_rng(5)
+    hashes = rng.integers(0, 2**63, 1000, dtype=np.int64).astype(np.uint64) * np.uint64(3)
+    want = growth_shard_of(hashes, 7)
+    assert want.dtype == np.int64 and want.min() >= 0 and want.max() < 7
+    kept = hashes.copy()
+    assert np.array_equal(growth_shard_of(hashes, 7, dtype=np.int32), want)
+    assert np.array_equal(hashes, kept)  # not overwritten unless asked
+    got = growth_shard_of(hashes, 7, dtype=np.int32, overwrite=True)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+
+
+def test_grow_fragments_release_tokens_empties_them_and_grows_the_same():
+    """A growth task hands its unpacked tokens over once they are placed: same phrases."""
+    rng = np.random.default_rng(11)
+    shared = rng.integers(0, 30, 14).astype(np.uint32)
+    docs = [np.concatenate([rng.integers(30, 60, 3), shared, rng.integers(30, 60, 3)]).astype(np.uint32) for _ in range(6)]
+    seg_tokens = np.concatenate(docs)
+    seg_offsets = np.concatenate([[0], np.cumsum([d.size for d in docs])]).astype(np.int64)
+    win_seg = np.repeat(np.arange(len(docs), dtype=np.int64), 8)
+    win_at = np.tile(np.arange(3, 11, dtype=np.int64), len(docs))
+    win_shard = np.zeros(win_seg.size, dtype=np.int64)
+    seg_doc = np.arange(len(docs), dtype=np.int64)
+    seg_label = seg_offsets[:-1].copy()
+    make = lambda: fragments_for(seg_offsets, seg_tokens, seg_doc, seg_label, win_seg, win_at, win_shard, 0, 0)  # noqa: E731
+    want = grow_fragments(make(), 4, 5)
+    f = make()
+    got = grow_fragments(f, 4, 5, release_tokens=True)
+    assert f.tokens.size == 0
+    assert want.tokens and got.tokens == want.tokens
+    assert np.array_equal(got.df, want.df) and np.array_equal(got.occ_label, want.occ_label)
+    assert got.stats == want.stats

@@ -64,6 +64,11 @@ def test_routing_keys_at_equal_routing_keys_of_those_windows(docs, length, k):
     every = routing_keys(tokens, TOKEN_HASH, offsets, length, k)
     some = np.arange(starts.size)[::2]
     assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts[some], length, k), every[some])
+    # every start (runs of consecutive starts, rolled along) and random subsets (runs and gaps)
+    assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts, length, k), every)
+    for seed in range(3):
+        pick = np.flatnonzero(np.random.default_rng(seed).random(starts.size) < 0.7)
+        assert np.array_equal(wf.routing_keys_at(tokens, TOKEN_HASH, starts[pick], length, k), every[pick])
 
 
 def test_local_threshold_is_the_pigeonhole_bound():
@@ -360,3 +365,21 @@ def test_unit_filter_heavy_with_a_two_slot_recent_table_matches_reference(monkey
 def test_recent_table_wants_a_power_of_two():
     with pytest.raises(ValueError, match="n_slots=3"):
         wf.recent_table(3)
+
+
+def test_a_unit_filter_has_one_byte_per_counted_window():
+    """The table is sized as the single process's counting filter: a cell per window (at least
+    64), so a worker holds 1 B per token of its unit while it waits for the superset."""
+    assert wf.filter_cells(0) == 64 and wf.filter_cells(10) == 64
+    assert wf.filter_cells(1_000_000) == 1_000_000
+    assert wf.filter_cells(1 << 40) == (1 << 32) - 1
+
+
+def test_a_unit_table_that_fits_the_cache_is_counted_without_the_region_sort():
+    from bloomspan.engine.mining.counting_filter import region_layout
+
+    assert wf.unit_layout(64) == (0, 1)
+    assert wf.unit_layout(13 << 20) == (0, 1)  # a 26.5 M-token crawl's unit on two workers
+    assert region_layout(13 << 20)[1] > 1  # which the single process's filter would sort
+    big = wf.DIRECT_UNIT_CELLS + 1
+    assert wf.unit_layout(big) == region_layout(big) and wf.unit_layout(big)[1] > 1

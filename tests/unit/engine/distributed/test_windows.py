@@ -124,6 +124,11 @@ def test_cut_intervals_match_reference(docs, length, seed, share):
         assert np.array_equal(a, b) and np.array_equal(a, c)
     assert np.array_equal(win_seg, ref_win_seg)
     assert np.array_equal(seg_tokens, ref_tokens) and seg_tokens.dtype == tokens.dtype
+    # the intervals are sized by a counting walk: exactly as many as there are, int64 each
+    assert all(a.shape == ref.doc.shape and a.dtype == np.int64 for a in (seg.doc, seg.start, seg.end))
+    seg32, win_seg32, _ = cut_intervals(win, offsets, tokens, length, win_seg_dtype=np.int32)
+    assert win_seg32.dtype == np.int32 and np.array_equal(win_seg32, ref_win_seg)
+    assert np.array_equal(seg32.start, ref.start)
 
 
 @settings(max_examples=60, deadline=None)

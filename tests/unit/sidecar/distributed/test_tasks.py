@@ -32,3 +32,17 @@ def test_locate_reads_the_hashes_the_driver_partitioned_by():
     vp = FirstOccurrences([np.asarray([0], dtype=np.uint32), np.asarray([4], dtype=np.uint32)], keys,
                           np.asarray([0, 1], dtype=np.int64), np.asarray([0, 4], dtype=np.int64), {})
     assert locate(vp, ["x", "y"], np.asarray([8, 3], dtype=np.uint64)).tolist() == [[1, 4], [0, 0]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(strings=st.lists(st.text(max_size=6), min_size=1, max_size=15, unique=True), pick=st.lists(st.integers(0, 14), max_size=10))
+def test_strings_of_a_shard_are_its_strings_one_read_or_many(strings, pick):
+    """Packed strings read back by one joined slice (or one at a time when one holds a
+    newline) equal the list's items, empty strings and lone surrogates included."""
+    from bloomspan.engine.distributed.windows import PackedStrings
+    from bloomspan.sidecar.distributed.tasks import _strings_of
+
+    ids = np.asarray(sorted({i % len(strings) for i in pick}), dtype=np.int64)
+    for held in (PackedStrings.of(strings), list(strings)):
+        shard = type("Shard", (), {"strings": held})()
+        assert _strings_of(shard, ids) == [strings[i] for i in ids.tolist()]
