@@ -116,3 +116,32 @@ class AliasReader(threading.Thread):
     def __exit__(self, *exc) -> None:
         self.stop.set()
         self.join(timeout=10)
+
+
+class IndicesCallRaises:
+    """The real client, except that ``indices.<method>`` raises RuntimeError("driver died")
+    when ``when(**kwargs)`` is true (default: always): a driver killed at that call."""
+
+    def __init__(self, client, method: str, when=lambda **kw: True):
+        self._c = client
+        self.indices = _RaisingIndices(client.indices, method, when)
+
+    def __getattr__(self, name):
+        return getattr(self._c, name)
+
+
+class _RaisingIndices:
+    def __init__(self, indices, method: str, when):
+        self._i, self._method, self._when = indices, method, when
+
+    def __getattr__(self, name):
+        real = getattr(self._i, name)
+        if name != self._method:
+            return real
+
+        def call(*a, **kw):
+            if self._when(**kw):
+                raise RuntimeError("driver died")
+            return real(*a, **kw)
+
+        return call

@@ -31,7 +31,7 @@ from bloomspan.sidecar.publish.template_index import DOCMAP_CHUNK, docmap_docume
 from bloomspan.sidecar.run.dask_mining import number_documents
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import local_cluster
-from tests.support.sidecar_helpers import make_source, web_docs
+from tests.support.sidecar_helpers import IndicesCallRaises, make_source, web_docs
 
 N_KEYS = 2 * DOCMAP_CHUNK + 4_321  # three docmap documents, the last one partial
 
@@ -111,31 +111,6 @@ def _config(index_prefix, url, tmp_path, name, **kw):
                                  min_length=8, site_field="site", **kw)
 
 
-class _DiesPublishing:
-    """The real client, whose creation of the run's physical index raises: a driver killed
-    between the mine phase and publication."""
-
-    def __init__(self, client):
-        self._c = client
-        self.indices = _Indices(client.indices)
-
-    def __getattr__(self, name):
-        return getattr(self._c, name)
-
-
-class _Indices:
-    def __init__(self, indices):
-        self._i = indices
-
-    def __getattr__(self, name):
-        return getattr(self._i, name)
-
-    def create(self, *a, index=None, **kw):
-        if not index.endswith("-docmap"):
-            raise RuntimeError("driver died")
-        return self._i.create(*a, index=index, **kw)
-
-
 def test_a_run_killed_after_mining_publishes_from_the_staged_doc_map(cluster, os_client, index_prefix,
                                                                      opensearch_url, tmp_path):
     make_source(os_client, f"{index_prefix}src", list(web_docs(300)), shards=2)
@@ -146,7 +121,8 @@ def test_a_run_killed_after_mining_publishes_from_the_staged_doc_map(cluster, os
     dask = DaskConfig(cluster.scheduler_address)
     config = _config(index_prefix, opensearch_url, tmp_path, "many")
     with pytest.raises(RuntimeError, match="driver died"):
-        run_mining(config, dask=dask, client=_DiesPublishing(os_client))
+        run_mining(config, dask=dask, client=IndicesCallRaises(  # the run's physical index: killed before publishing
+            os_client, "create", when=lambda index=None, **kw: not index.endswith("-docmap")))
     staged = staging_indices(os_client, tpl)
     assert len(staged) == 1 and staged[0] != left, "the run's own doc map is staged, the abandoned one deleted"
     assert not list((tmp_path / "many").rglob("doc_map*")), "the driver's run folder holds no doc map"

@@ -17,7 +17,7 @@ from bloomspan.sidecar.distributed.cluster import DaskConfig
 from bloomspan.sidecar.distributed.in_worker import PROGRESS_TOPIC
 from bloomspan.sidecar.run.mining_run import MineConfig, run_mining
 from tests.support.dask_helpers import ExternalCluster, local_cluster
-from tests.support.sidecar_helpers import ENGINE, make_source, web_docs
+from tests.support.sidecar_helpers import ENGINE, IndicesCallRaises, make_source, web_docs
 
 
 @pytest.fixture(scope="module")
@@ -162,31 +162,10 @@ def test_a_run_that_died_before_annotating_resumes_and_annotates_as_one_process(
     one = run_mining(_config(index_prefix, opensearch_url, tmp_path, "one"), client=os_client)
     single = _annotations(os_client, src)
 
-    class DiesBeforeAnnotating:
-        """The real client, whose first ``indices.put_mapping`` (annotation installs the
-        ``bloomspan.*`` fields first, after publication) raises, as a driver killed there."""
-
-        def __init__(self, client):
-            self._c = client
-            self.indices = _Indices(client.indices)
-
-        def __getattr__(self, name):
-            return getattr(self._c, name)
-
-    class _Indices:
-        def __init__(self, indices):
-            self._i = indices
-
-        def __getattr__(self, name):
-            return getattr(self._i, name)
-
-        def put_mapping(self, *a, **kw):
-            raise RuntimeError("driver died")
-
     dask = DaskConfig(cluster.scheduler_address)
     config = _config(index_prefix, opensearch_url, tmp_path, "many")
     with pytest.raises(RuntimeError, match="driver died"):
-        run_mining(config, dask=dask, client=DiesBeforeAnnotating(os_client))
+        run_mining(config, dask=dask, client=IndicesCallRaises(os_client, "put_mapping"))  # annotation installs its fields first
     assert all(a is None or a["run_id"] == one.run_id for a in _annotations(os_client, src).values())
     many = run_mining(config, dask=dask, client=os_client)
     assert many.resumed and many.annotate == {"updated": 150, "noop": 0, "failed_by_reason": {}}
