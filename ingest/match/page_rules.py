@@ -11,7 +11,8 @@
 * :class:`TitleNavCover` (``kind="title_nav"`` records,
   :class:`~bloomspan.engine.templates.title_nav.TitleNavModel`, one per site): the lines at
   each page's edges made of other pages' titles and navigation words are covered whole, by
-  mining's :func:`~bloomspan.engine.templates.title_nav.page_nav_lines`.
+  mining's rule (:func:`~bloomspan.engine.templates.title_nav.page_nav_lines`, composed here from
+  its parts with each distinct token's key and pieces computed once: :func:`page_nav_lines_of`).
 
 All take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
 with what they add.
@@ -26,7 +27,14 @@ from bloomspan.engine.templates.blocks import flags_per_span
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
-from bloomspan.engine.templates.title_nav import TitleNavModel, page_nav_lines
+from bloomspan.engine.templates.title_nav import (
+    TITLE_LINES,
+    TitleNavModel,
+    is_title_nav,
+    token_key,
+    token_pieces,
+    zone_line_indices,
+)
 from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
@@ -167,11 +175,44 @@ class LineShapeCover:
         return out
 
 
+# Distinct token strings whose (key, pieces) a TitleNavCover keeps between batches; the cache is
+# emptied when it holds more (a crawl's zone lines reuse a few tens of thousands of tokens).
+TOKEN_FACTS_MAX = 1 << 18
+
+
+def token_facts(token: str) -> tuple[str, tuple[str, ...]]:
+    """A token's title-navigation facts: its key (:func:`~bloomspan.engine.templates.title_nav.token_key`)
+    and its non-empty pieces (:func:`~bloomspan.engine.templates.title_nav.token_pieces`)."""
+    return token_key(token), tuple(p for p in token_pieces(token) if p)
+
+
+def page_nav_lines_of(n_lines: int, line_facts, names, edge_lines: int) -> list[int]:
+    """:func:`~bloomspan.engine.templates.title_nav.page_nav_lines` with the line's tokens given as
+    their :func:`token_facts` (``line_facts(i)``: one pair per token of line i): the same zone, first
+    key, own titles and :func:`~bloomspan.engine.templates.title_nav.is_title_nav` test, with
+    ``line_key`` the keys joined and ``line_pieces`` the pieces in order. Equal to it by
+    construction; a property test compares the two."""
+    zone = zone_line_indices(n_lines, edge_lines)
+    if not zone:
+        return []
+    first = "".join(k for k, _ in line_facts(0))
+    own = frozenset("".join(k for k, _ in line_facts(i)) for i in range(min(TITLE_LINES, n_lines)))
+    out = []
+    for i in zone:
+        if i == 0:
+            continue
+        facts = line_facts(i)
+        if "".join(k for k, _ in facts) != first and is_title_nav([p for _, ps in facts for p in ps], names, own):
+            out.append(i)
+    return out
+
+
 class TitleNavCover:
     """The title-navigation models of a record set, one per site (scope)."""
 
     def __init__(self, models: Sequence[TitleNavModel]):
         self.models = {m.scope: m for m in models}
+        self._facts: dict[str, tuple[str, tuple[str, ...]]] = {}  # token string -> token_facts
 
     def cover(self, scopes, results, line_start, tok_off, ids, names) -> list[TemplateMatch]:
         """Add the title-navigation lines of each page whose scopes name a model's site
@@ -180,16 +221,28 @@ class TitleNavCover:
         starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
         bounds = np.append(starts, n_tok).tolist()
         doc_lines = np.searchsorted(starts, tok_off).tolist()
+        cache = self._facts
+        if len(cache) > TOKEN_FACTS_MAX:
+            cache.clear()
+        by_id: dict[int, tuple[str, tuple[str, ...]]] = {}  # this batch's token ids -> token_facts
 
-        def line_tokens(li: int) -> list[str]:
-            return [names[t] for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+        def facts_of(t: int) -> tuple[str, tuple[str, ...]]:
+            s = names[t]
+            f = cache.get(s)
+            if f is None:
+                f = cache[s] = token_facts(s)
+            by_id[t] = f
+            return f
+
+        def line_facts(li: int) -> list[tuple[str, tuple[str, ...]]]:
+            return [by_id.get(t) or facts_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
         out = []
         for d, match in enumerate(results):
             model = next((self.models[s] for s in (None, *scope_names(scopes[d])) if s in self.models), None)
             first = doc_lines[d]
-            found = [] if model is None else page_nav_lines(doc_lines[d + 1] - first,
-                                                            lambda i, first=first: line_tokens(first + i),
-                                                            model.name_set, model.edge_lines)
+            found = [] if model is None else page_nav_lines_of(doc_lines[d + 1] - first,
+                                                               lambda i, first=first: line_facts(first + i),
+                                                               model.name_set, model.edge_lines)
             if not found:
                 out.append(match)
                 continue
