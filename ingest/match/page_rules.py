@@ -28,6 +28,7 @@ from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_posit
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
 from bloomspan.engine.templates.title_nav import (
+    MAX_LINE_PIECES,
     TITLE_LINES,
     TitleNavModel,
     is_title_nav,
@@ -175,34 +176,33 @@ class LineShapeCover:
         return out
 
 
-# Distinct token strings whose (key, pieces) a TitleNavCover keeps between batches; the cache is
-# emptied when it holds more (a crawl's zone lines reuse a few tens of thousands of tokens).
+# Distinct token strings whose key and pieces a TitleNavCover keeps between batches; a cache is
+# emptied when it holds more (a crawl's zone lines reuse a few hundred thousand tokens at most).
 TOKEN_FACTS_MAX = 1 << 18
 
 
-def token_facts(token: str) -> tuple[str, tuple[str, ...]]:
-    """A token's title-navigation facts: its key (:func:`~bloomspan.engine.templates.title_nav.token_key`)
-    and its non-empty pieces (:func:`~bloomspan.engine.templates.title_nav.token_pieces`)."""
-    return token_key(token), tuple(p for p in token_pieces(token) if p)
-
-
-def page_nav_lines_of(n_lines: int, line_facts, names, edge_lines: int) -> list[int]:
-    """:func:`~bloomspan.engine.templates.title_nav.page_nav_lines` with the line's tokens given as
-    their :func:`token_facts` (``line_facts(i)``: one pair per token of line i): the same zone, first
-    key, own titles and :func:`~bloomspan.engine.templates.title_nav.is_title_nav` test, with
-    ``line_key`` the keys joined and ``line_pieces`` the pieces in order. Equal to it by
-    construction; a property test compares the two."""
+def page_nav_lines_of(n_lines: int, line_keys, line_pieces, names, edge_lines: int) -> list[int]:
+    """:func:`~bloomspan.engine.templates.title_nav.page_nav_lines` with line i given as its tokens'
+    keys (``line_keys(i)``) and, asked only where the rule reads them, their non-empty pieces in
+    order (``line_pieces(i)``, one tuple per token): the same zone, first key, own titles and
+    :func:`~bloomspan.engine.templates.title_nav.is_title_nav` test, ``line_key`` being the keys
+    joined. A token with a key has at least one piece, so a line of more than
+    :data:`~bloomspan.engine.templates.title_nav.MAX_LINE_PIECES` keyed tokens has more pieces
+    than that and is not navigation, pieces unread. Equal to it by construction; a property test
+    compares the two."""
     zone = zone_line_indices(n_lines, edge_lines)
     if not zone:
         return []
-    first = "".join(k for k, _ in line_facts(0))
-    own = frozenset("".join(k for k, _ in line_facts(i)) for i in range(min(TITLE_LINES, n_lines)))
+    first = "".join(line_keys(0))
+    own = frozenset("".join(line_keys(i)) for i in range(min(TITLE_LINES, n_lines)))
     out = []
     for i in zone:
         if i == 0:
             continue
-        facts = line_facts(i)
-        if "".join(k for k, _ in facts) != first and is_title_nav([p for _, ps in facts for p in ps], names, own):
+        keys = line_keys(i)
+        if "".join(keys) == first or sum(1 for k in keys if k) > MAX_LINE_PIECES:
+            continue
+        if is_title_nav([p for ps in line_pieces(i) for p in ps], names, own):
             out.append(i)
     return out
 
@@ -212,7 +212,8 @@ class TitleNavCover:
 
     def __init__(self, models: Sequence[TitleNavModel]):
         self.models = {m.scope: m for m in models}
-        self._facts: dict[str, tuple[str, tuple[str, ...]]] = {}  # token string -> token_facts
+        self._keys: dict[str, str] = {}  # token string -> token_key
+        self._pieces: dict[str, tuple[str, ...]] = {}  # token string -> its non-empty token_pieces
 
     def cover(self, scopes, results, line_start, tok_off, ids, names) -> list[TemplateMatch]:
         """Add the title-navigation lines of each page whose scopes name a model's site
@@ -221,27 +222,38 @@ class TitleNavCover:
         starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
         bounds = np.append(starts, n_tok).tolist()
         doc_lines = np.searchsorted(starts, tok_off).tolist()
-        cache = self._facts
-        if len(cache) > TOKEN_FACTS_MAX:
-            cache.clear()
-        by_id: dict[int, tuple[str, tuple[str, ...]]] = {}  # this batch's token ids -> token_facts
+        keys, pieces = self._keys, self._pieces
+        if len(keys) > TOKEN_FACTS_MAX:
+            keys.clear()
+        if len(pieces) > TOKEN_FACTS_MAX:
+            pieces.clear()
 
-        def facts_of(t: int) -> tuple[str, tuple[str, ...]]:
+        def key_of(t: int) -> str:
             s = names[t]
-            f = cache.get(s)
-            if f is None:
-                f = cache[s] = token_facts(s)
-            by_id[t] = f
-            return f
+            k = keys.get(s)
+            if k is None:
+                k = keys[s] = token_key(s)
+            return k
 
-        def line_facts(li: int) -> list[tuple[str, tuple[str, ...]]]:
-            return [by_id.get(t) or facts_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+        def pieces_of(t: int) -> tuple[str, ...]:
+            s = names[t]
+            p = pieces.get(s)
+            if p is None:
+                p = pieces[s] = tuple(x for x in token_pieces(s) if x)
+            return p
+
+        def line_keys(li: int) -> list[str]:
+            return [key_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+
+        def line_pieces(li: int) -> list[tuple[str, ...]]:
+            return [pieces_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
         out = []
         for d, match in enumerate(results):
             model = next((self.models[s] for s in (None, *scope_names(scopes[d])) if s in self.models), None)
             first = doc_lines[d]
             found = [] if model is None else page_nav_lines_of(doc_lines[d + 1] - first,
-                                                               lambda i, first=first: line_facts(first + i),
+                                                               lambda i, first=first: line_keys(first + i),
+                                                               lambda i, first=first: line_pieces(first + i),
                                                                model.name_set, model.edge_lines)
             if not found:
                 out.append(match)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from bloomspan.engine.templates.title_nav import TitleNavModel, line_key, page_nav_lines
+from bloomspan.engine.templates.title_nav import (
+    MAX_LINE_PIECES,
+    TitleNavModel,
+    line_key,
+    page_nav_lines,
+    token_key,
+    token_pieces,
+)
 from bloomspan.ingest.match import page_rules
-from bloomspan.ingest.match.page_rules import TitleNavCover, page_nav_lines_of, token_facts
+from bloomspan.ingest.match.page_rules import TitleNavCover, page_nav_lines_of
 from bloomspan.ingest.match.spans import TemplateMatch
 
 # Nav words, glued runs of them, title pieces and other words, upper case and punctuation included.
@@ -17,16 +24,33 @@ TOKENS = ["prev", "next", "up", "home", "Chapter", "prevupchapter", "modelhomene
 NAMES = frozenset({"storagemodel", "install", "guide", "73configuringthenetwork", "chapter12storagemodel",
                    "installation", "modelhome", "w1w2"})
 
-lines_st = st.lists(st.lists(st.sampled_from(TOKENS), max_size=7), min_size=0, max_size=14)
+# Lines of a few tokens, and now and then one of about MAX_LINE_PIECES (the rule's prose bound).
+line_st = st.one_of(st.lists(st.sampled_from(TOKENS), max_size=7),
+                    st.tuples(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=4),
+                              st.integers(MAX_LINE_PIECES // 4 - 2, MAX_LINE_PIECES // 4 + 1),
+                              st.lists(st.sampled_from(["»", "", "|"]), max_size=3)).map(
+                        lambda t: t[0] * t[1] + t[2]))
+lines_st = st.lists(line_st, min_size=0, max_size=14)
+LONG_NAV = ["home", "guide", "install"] * (MAX_LINE_PIECES // 3)  # exactly MAX_LINE_PIECES pieces: navigation
+
+
+def _nav_lines_of(lines, names, edge):
+    def line_pieces(i):
+        return [tuple(p for p in token_pieces(t) if p) for t in lines[i]]
+    return page_nav_lines_of(len(lines), lambda i: [token_key(t) for t in lines[i]], line_pieces, names, edge)
 
 
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(lines=lines_st, edge=st.integers(1, 4), extra_names=st.lists(st.sampled_from(TOKENS), max_size=3))
-def test_page_nav_lines_of_token_facts_equals_mining_rule(lines, edge, extra_names):
+def test_page_nav_lines_of_token_keys_and_pieces_equals_mining_rule(lines, edge, extra_names):
     names = NAMES | {line_key([t]) for t in extra_names}
-    want = page_nav_lines(len(lines), lambda i: lines[i], names, edge)
-    got = page_nav_lines_of(len(lines), lambda i: [token_facts(t) for t in lines[i]], names, edge)
-    assert got == want
+    assert _nav_lines_of(lines, names, edge) == page_nav_lines(len(lines), lambda i: lines[i], names, edge)
+
+
+def test_a_line_of_max_pieces_is_navigation_one_more_keyed_token_is_not():
+    for tail, want in (([], [4]), (["»", "|"], [4]), (["home"], []), (["prevhome"], [])):
+        lines = [["title"], ["w0"], ["w1"], ["w2"], LONG_NAV + tail]
+        assert _nav_lines_of(lines, NAMES, 1) == page_nav_lines(5, lambda i, lines=lines: lines[i], NAMES, 1) == want
 
 
 def _reference_cover(model: TitleNavModel, pages: list[list[list[str]]]) -> list[list[int]]:
@@ -87,4 +111,4 @@ def test_the_token_cache_is_emptied_when_full(monkeypatch):
     for _ in range(2):
         out = cover.cover([None], empty, line_start, tok_off, ids, vocab)
         assert _covered_lines(out[0], page) == _reference_cover(model, [page])[0] == [1, 4]
-        assert len(cover._facts) <= len(vocab)
+        assert len(cover._keys) <= len(vocab) and len(cover._pieces) <= len(vocab)
