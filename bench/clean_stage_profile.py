@@ -12,8 +12,9 @@ One run measures, on the same file and in this order:
    (exclusive time: a stage's time excludes the wrapped stages it calls). The stages: parse
    (``json.loads`` of each line), prepare (fields, scopes), tokenize, window and phrase match
    (symbols and the automaton/window scans), template records (rules, chains, middle and section
-   rules), match results (per-text arrays), skeletons, line shapes, removal fixed point (every
-   matching pass after the first, with the tokens it derives), splice (junctions), apply (the new
+   rules), match results (per-text arrays), skeletons, line shapes, title navigation (the title_nav
+   records' edge lines), removal fixed point (every matching pass after the first, with the tokens
+   it derives), splice (junctions), apply (the new
    document and its metadata), serialise (``json.dumps`` and the write), other (the rest of the
    clean loop). The wrappers cost a few microseconds per call, so shares are what to read.
 
@@ -119,10 +120,11 @@ def install_timers(timer: StageTimer) -> None:
     TM._rule_spans = timer.wrap(TM._rule_spans, "template records")
     page_rules.SkeletonCover.cover = timer.wrap(page_rules.SkeletonCover.cover, "skeletons")
     page_rules.LineShapeCover.cover = timer.wrap(page_rules.LineShapeCover.cover, "line shapes")
+    page_rules.TitleNavCover.cover = timer.wrap(page_rules.TitleNavCover.cover, "title navigation")
 
 
 STAGES = ("parse", "prepare", "tokenize", "window + phrase match", "template records", "match results", "skeletons",
-          "line shapes", "removal fixed point", "splice", "apply", "serialise", "other")
+          "line shapes", "title navigation", "removal fixed point", "splice", "apply", "serialise", "other")
 
 
 def profile_in_process(corpus: str, phrases: str, site_field: str | None, url_field: str | None, out: str

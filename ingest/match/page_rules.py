@@ -11,7 +11,8 @@
 * :class:`TitleNavCover` (``kind="title_nav"`` records,
   :class:`~bloomspan.engine.templates.title_nav.TitleNavModel`, one per site): the lines at
   each page's edges made of other pages' titles and navigation words are covered whole, by
-  mining's :func:`~bloomspan.engine.templates.title_nav.page_nav_lines`.
+  mining's rule (:func:`~bloomspan.engine.templates.title_nav.page_nav_lines`, composed here from
+  its parts with each distinct token's key and pieces computed once: :func:`page_nav_lines_of`).
 
 All take the phrases' :class:`~.spans.TemplateMatch` of each text and return them
 with what they add.
@@ -26,7 +27,15 @@ from bloomspan.engine.templates.blocks import flags_per_span
 from bloomspan.engine.templates.line_shapes import LineShapeModel, covered_positions, local_indices
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
-from bloomspan.engine.templates.title_nav import TitleNavModel, page_nav_lines
+from bloomspan.engine.templates.title_nav import (
+    MAX_LINE_PIECES,
+    NAV_WORDS,
+    TITLE_LINES,
+    TitleNavModel,
+    is_title_nav,
+    token_key,
+    zone_line_indices,
+)
 from bloomspan.engine.text.slots import SLOT_TOKEN
 from bloomspan.engine.text.vocabulary import UNKNOWN, Vocabulary
 
@@ -167,11 +176,74 @@ class LineShapeCover:
         return out
 
 
+# Distinct token strings whose key and pieces a TitleNavCover keeps between batches; a cache is
+# emptied when it holds more (a crawl's zone lines reuse a few hundred thousand tokens at most).
+TOKEN_FACTS_MAX = 1 << 18
+
+
+_NAV_LENGTHS = tuple(sorted({len(w) for w in NAV_WORDS}, reverse=True))
+
+
+def key_pieces(rest: str) -> tuple[str, ...]:
+    """:func:`~bloomspan.engine.templates.title_nav.token_pieces` of a token whose key is ``rest``,
+    empty pieces left out, with one set probe per navigation-word length instead of a
+    ``startswith`` per word: that function takes the first word, longest first, shorter than what
+    is left and starting (ending) it, and of one length at most one word can, so the longest length
+    ``L`` whose ``rest[:L]`` (``rest[-L:]``) is a navigation word names the same word. A property
+    test compares the two."""
+    head: list[str] = []
+    tail: list[str] = []
+    changed = True
+    while rest and changed:
+        changed = False
+        for n in _NAV_LENGTHS:
+            if n < len(rest) and rest[:n] in NAV_WORDS:
+                head.append(rest[:n])
+                rest = rest[n:]
+                changed = True
+                break
+        for n in _NAV_LENGTHS:
+            if n < len(rest) and rest[-n:] in NAV_WORDS:
+                tail.append(rest[-n:])
+                rest = rest[:-n]
+                changed = True
+                break
+    return (*head, *((rest,) if rest else ()), *tail[::-1])
+
+
+def page_nav_lines_of(n_lines: int, line_keys, line_pieces, names, edge_lines: int) -> list[int]:
+    """:func:`~bloomspan.engine.templates.title_nav.page_nav_lines` with line i given as its tokens'
+    keys (``line_keys(i)``) and, asked only where the rule reads them, their non-empty pieces in
+    order (``line_pieces(i)``, one tuple per token): the same zone, first key, own titles and
+    :func:`~bloomspan.engine.templates.title_nav.is_title_nav` test, ``line_key`` being the keys
+    joined. A token with a key has at least one piece, so a line of more than
+    :data:`~bloomspan.engine.templates.title_nav.MAX_LINE_PIECES` keyed tokens has more pieces
+    than that and is not navigation, pieces unread. Equal to it by construction; a property test
+    compares the two."""
+    zone = zone_line_indices(n_lines, edge_lines)
+    if not zone:
+        return []
+    first = "".join(line_keys(0))
+    own = frozenset("".join(line_keys(i)) for i in range(min(TITLE_LINES, n_lines)))
+    out = []
+    for i in zone:
+        if i == 0:
+            continue
+        keys = line_keys(i)
+        if "".join(keys) == first or sum(1 for k in keys if k) > MAX_LINE_PIECES:
+            continue
+        if is_title_nav([p for ps in line_pieces(i) for p in ps], names, own):
+            out.append(i)
+    return out
+
+
 class TitleNavCover:
     """The title-navigation models of a record set, one per site (scope)."""
 
     def __init__(self, models: Sequence[TitleNavModel]):
         self.models = {m.scope: m for m in models}
+        self._keys: dict[str, str] = {}  # token string -> token_key
+        self._pieces: dict[str, tuple[str, ...]] = {}  # token string -> its non-empty token_pieces
 
     def cover(self, scopes, results, line_start, tok_off, ids, names) -> list[TemplateMatch]:
         """Add the title-navigation lines of each page whose scopes name a model's site
@@ -180,16 +252,39 @@ class TitleNavCover:
         starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
         bounds = np.append(starts, n_tok).tolist()
         doc_lines = np.searchsorted(starts, tok_off).tolist()
+        keys, pieces = self._keys, self._pieces
+        if len(keys) > TOKEN_FACTS_MAX:
+            keys.clear()
+        if len(pieces) > TOKEN_FACTS_MAX:
+            pieces.clear()
 
-        def line_tokens(li: int) -> list[str]:
-            return [names[t] for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+        def key_of(t: int) -> str:
+            s = names[t]
+            k = keys.get(s)
+            if k is None:
+                k = keys[s] = token_key(s)
+            return k
+
+        def pieces_of(t: int) -> tuple[str, ...]:
+            s = names[t]
+            p = pieces.get(s)
+            if p is None:
+                p = pieces[s] = key_pieces(key_of(t))
+            return p
+
+        def line_keys(li: int) -> list[str]:
+            return [key_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+
+        def line_pieces(li: int) -> list[tuple[str, ...]]:
+            return [pieces_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
         out = []
         for d, match in enumerate(results):
             model = next((self.models[s] for s in (None, *scope_names(scopes[d])) if s in self.models), None)
             first = doc_lines[d]
-            found = [] if model is None else page_nav_lines(doc_lines[d + 1] - first,
-                                                            lambda i, first=first: line_tokens(first + i),
-                                                            model.name_set, model.edge_lines)
+            found = [] if model is None else page_nav_lines_of(doc_lines[d + 1] - first,
+                                                               lambda i, first=first: line_keys(first + i),
+                                                               lambda i, first=first: line_pieces(first + i),
+                                                               model.name_set, model.edge_lines)
             if not found:
                 out.append(match)
                 continue
