@@ -164,7 +164,8 @@ class ShardKeys:
         return out
 
     def release(self) -> None:
-        self._orders = []
+        """Let the workers free the shards and numbers this object holds."""
+        self._shards = self._global = self._orders = []
 
 
 def stage_doc_map(dclient, cluster, numbering, staging: str, bulk_docs: int, run: str, part: int) -> int:

@@ -47,7 +47,6 @@ from bloomspan.sidecar.distributed.doc_map import (
     StagedDocMap,
     copy_staged_doc_map,
     create_staging_index,
-    delete_staging_indices,
     stage_doc_map,
 )
 from bloomspan.sidecar.distributed.doc_numbering import key_block, ranks_in, shard_numbers
@@ -267,26 +266,15 @@ def run_figures(dclient, shards: list, dres, config, homes: list[dict], run: str
     return DocumentFigures.merged(parts, config.publish.top, config.publish.bins, with_sites=bool(config.templates.site_field))
 
 
-def doc_map_copier(session: DaskSession, cluster):
-    """The copier of a :class:`StagedDocMap` (its ``write_into``): the workers of ``session``'s
-    Dask cluster (opened again if a resumed run has none yet) copy it into the physical index."""
+def staged_doc_map(mined: MinedRun, session: DaskSession, cluster) -> StagedDocMap:
+    """The mined run's staged doc map, which the workers of ``session``'s Dask cluster (opened
+    again if a resumed run has none yet) copy into the physical index (its ``write_into``)."""
     def copy(doc_map: StagedDocMap, physical: str, run_id: str) -> int:
         return copy_staged_doc_map(session.open(), cluster, doc_map, physical, run_id, uuid.uuid4().hex[:12])
 
-    return copy
-
-
-def staged_doc_map(mined: MinedRun, session: DaskSession, cluster) -> StagedDocMap:
-    """The mined run's staged doc map, ready to be copied by ``session``'s workers."""
     doc_map = StagedDocMap.from_dict(mined.doc_map)
-    doc_map.copier = doc_map_copier(session, cluster)
+    doc_map.copier = copy
     return doc_map
-
-
-def drop_stale_staging(client, template_index: str, keep: str) -> None:
-    """Delete the staged doc maps earlier runs of ``template_index`` left (the run holding
-    the lease is the only one mining it)."""
-    delete_staging_indices(client, template_index, keep=keep)
 
 
 def annotate_on_dask(config, client, session: DaskSession, indices: list[str], run_id: str,

@@ -51,7 +51,7 @@ import numpy as np
 
 from bloomspan.engine.text.corpus_store import CorpusStore
 from bloomspan.sidecar.cluster.scroll import ScanUnit, SourceScan, pit_supported, resolve_units
-from bloomspan.sidecar.distributed.doc_map import staging_index_name
+from bloomspan.sidecar.distributed.doc_map import delete_staging_indices, staging_index_name
 from bloomspan.sidecar.distributed.slice_state import SliceState
 from bloomspan.sidecar.errors import BloomspanSidecarError, CheckpointError, ClusterConfigError, WorkDirFullError
 from bloomspan.sidecar.publish.template_index import (
@@ -69,7 +69,6 @@ from .dask_mining import (
     DaskSession,
     annotate_on_dask,
     check_supported,
-    drop_stale_staging,
     mine_index_on_dask,
     staged_doc_map,
 )
@@ -407,7 +406,8 @@ class _Run:
         c, st = self.config, self.state
         if st.executor == "dask":
             staging = staging_index_name(c.publish.template_index, st.run_id)
-            drop_stale_staging(self.client, c.publish.template_index, keep=staging)
+            # earlier runs' staged doc maps (the lease lets this run alone mine the template index)
+            delete_staging_indices(self.client, c.publish.template_index, keep=staging)
             mined = mine_index_on_dask(c, self.client, self.session, st.indices, self._units(), st.scan_mode,
                                        st.seconds, staging, self.run_dir / MINED_PARTS, self.progress,
                                        self._slice_state())
