@@ -61,7 +61,7 @@ NAV_WORDS = frozenset({
     "пред", "предыдущая", "предыдущий", "след", "следующая", "следующий", "вверх", "наверх", "назад",
     "вперёд", "вперед", "главная", "содержание", "оглавление", "глава", "начало",
 })
-_NAV_BY_LENGTH = tuple(sorted(NAV_WORDS, key=len, reverse=True))
+_NAV_LENGTHS = tuple(sorted({len(w) for w in NAV_WORDS}, reverse=True))
 
 
 def token_key(token: str) -> str:
@@ -78,25 +78,33 @@ def token_pieces(token: str) -> list[str]:
     """A token's key split where navigation words are glued to its start or end, longest word
     first ("prevupchapter" -> ["prev", "up", "chapter"], "modelhomenext" -> ["model", "home",
     "next"]); a token that is no such run stays one piece."""
-    rest = token_key(token)
+    return list(key_pieces(token_key(token)))
+
+
+def key_pieces(rest: str) -> tuple[str, ...]:
+    """:func:`token_pieces` of a token whose key is ``rest`` (the cleaner keeps keys per distinct
+    token). The first navigation word, longest first, that is shorter than what is left and
+    starts (ends) it is taken off, until none does; of one length at most one word can start
+    (end) it, so one set probe per word length finds it. A property test compares it with a
+    scan of every word."""
     head: list[str] = []
     tail: list[str] = []
     changed = True
     while rest and changed:
         changed = False
-        for w in _NAV_BY_LENGTH:
-            if len(w) < len(rest) and rest.startswith(w):
-                head.append(w)
-                rest = rest[len(w):]
+        for n in _NAV_LENGTHS:
+            if n < len(rest) and rest[:n] in NAV_WORDS:
+                head.append(rest[:n])
+                rest = rest[n:]
                 changed = True
                 break
-        for w in _NAV_BY_LENGTH:
-            if len(w) < len(rest) and rest.endswith(w):
-                tail.append(w)
-                rest = rest[:-len(w)]
+        for n in _NAV_LENGTHS:
+            if n < len(rest) and rest[-n:] in NAV_WORDS:
+                tail.append(rest[-n:])
+                rest = rest[:-n]
                 changed = True
                 break
-    return head + ([rest] if rest else []) + tail[::-1]
+    return (*head, *((rest,) if rest else ()), *tail[::-1])
 
 
 def line_pieces(tokens: Sequence[str]) -> list[str]:

@@ -29,10 +29,10 @@ from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
 from bloomspan.engine.templates.title_nav import (
     MAX_LINE_PIECES,
-    NAV_WORDS,
     TITLE_LINES,
     TitleNavModel,
     is_title_nav,
+    key_pieces,
     token_key,
     zone_line_indices,
 )
@@ -179,36 +179,6 @@ class LineShapeCover:
 # Distinct token strings whose key and pieces a TitleNavCover keeps between batches; a cache is
 # emptied when it holds more (a crawl's zone lines reuse a few hundred thousand tokens at most).
 TOKEN_FACTS_MAX = 1 << 18
-
-
-_NAV_LENGTHS = tuple(sorted({len(w) for w in NAV_WORDS}, reverse=True))
-
-
-def key_pieces(rest: str) -> tuple[str, ...]:
-    """:func:`~bloomspan.engine.templates.title_nav.token_pieces` of a token whose key is ``rest``,
-    empty pieces left out, with one set probe per navigation-word length instead of a
-    ``startswith`` per word: that function takes the first word, longest first, shorter than what
-    is left and starting (ending) it, and of one length at most one word can, so the longest length
-    ``L`` whose ``rest[:L]`` (``rest[-L:]``) is a navigation word names the same word. A property
-    test compares the two."""
-    head: list[str] = []
-    tail: list[str] = []
-    changed = True
-    while rest and changed:
-        changed = False
-        for n in _NAV_LENGTHS:
-            if n < len(rest) and rest[:n] in NAV_WORDS:
-                head.append(rest[:n])
-                rest = rest[n:]
-                changed = True
-                break
-        for n in _NAV_LENGTHS:
-            if n < len(rest) and rest[-n:] in NAV_WORDS:
-                tail.append(rest[-n:])
-                rest = rest[:-n]
-                changed = True
-                break
-    return (*head, *((rest,) if rest else ()), *tail[::-1])
 
 
 def page_nav_lines_of(n_lines: int, line_keys, line_pieces, names, edge_lines: int) -> list[int]:

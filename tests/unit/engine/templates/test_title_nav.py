@@ -15,9 +15,11 @@ from bloomspan.engine.templates.title_nav import (
     NAV_WORDS,
     TitleNavModel,
     is_title_nav,
+    key_pieces,
     line_key,
     line_pieces,
     page_nav_lines,
+    token_key,
     token_pieces,
 )
 from bloomspan.engine.text.tokenizer import encode_batch
@@ -193,3 +195,45 @@ def test_the_record_reads_back_and_refuses_what_it_cannot_read():
 def test_the_switch_is_a_bool():
     with pytest.raises(ConfigError, match="title_nav"):
         TemplateConfig(title_nav="yes")
+
+
+def _pieces_by_scan(rest: str) -> tuple[str, ...]:
+    """The plain twin of ``key_pieces``: every navigation word tried, longest first, with
+    ``startswith`` / ``endswith``."""
+    by_length = sorted(NAV_WORDS, key=len, reverse=True)
+    head, tail, changed = [], [], True
+    while rest and changed:
+        changed = False
+        for w in by_length:
+            if len(w) < len(rest) and rest.startswith(w):
+                head.append(w)
+                rest = rest[len(w):]
+                changed = True
+                break
+        for w in by_length:
+            if len(w) < len(rest) and rest.endswith(w):
+                tail.append(w)
+                rest = rest[:-len(w)]
+                changed = True
+                break
+    return (*head, *((rest,) if rest else ()), *tail[::-1])
+
+
+# Tokens glued from navigation words (any case), their prefixes and suffixes, and other text.
+NAV_SORTED = sorted(NAV_WORDS)
+fragment_st = st.one_of(st.sampled_from(NAV_SORTED), st.sampled_from(NAV_SORTED).map(str.upper),
+                        st.sampled_from(NAV_SORTED).map(lambda w: w[1:]), st.sampled_from(NAV_SORTED).map(lambda w: w[:-1]),
+                        st.text(alphabet="abcénpux7.-ΣЁ", max_size=4))
+token_st = st.lists(fragment_st, max_size=6).map("".join)
+
+
+@settings(derandomize=True, max_examples=1500, deadline=None)
+@given(token=token_st)
+def test_key_pieces_equals_a_scan_of_every_word(token):
+    assert key_pieces(token_key(token)) == _pieces_by_scan(token_key(token))
+
+
+@pytest.mark.parametrize("token", ["prevupchapter", "modelhomenext", "next", "upnext", "nextup", "prevprev", "",
+                                   "»", "PrévIndexTop", "upup", "homeu", "tophome", "contentsindex"])
+def test_key_pieces_on_glued_navigation_words(token):
+    assert key_pieces(token_key(token)) == _pieces_by_scan(token_key(token))

@@ -3,20 +3,18 @@ mining's :func:`~bloomspan.engine.templates.title_nav.page_nav_lines` on the tok
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.title_nav import (
     MAX_LINE_PIECES,
-    NAV_WORDS,
     TitleNavModel,
+    key_pieces,
     line_key,
     page_nav_lines,
     token_key,
-    token_pieces,
 )
 from bloomspan.ingest.match import page_rules
-from bloomspan.ingest.match.page_rules import TitleNavCover, key_pieces, page_nav_lines_of
+from bloomspan.ingest.match.page_rules import TitleNavCover, page_nav_lines_of
 from bloomspan.ingest.match.spans import TemplateMatch
 
 # Nav words, glued runs of them, title pieces and other words, upper case and punctuation included.
@@ -34,26 +32,6 @@ line_st = st.one_of(st.lists(st.sampled_from(TOKENS), max_size=7),
                         lambda t: t[0] * t[1] + t[2]))
 lines_st = st.lists(line_st, min_size=0, max_size=14)
 LONG_NAV = ["home", "guide", "install"] * (MAX_LINE_PIECES // 3)  # exactly MAX_LINE_PIECES pieces: navigation
-
-
-# Tokens glued from navigation words (any case), their prefixes and suffixes, and other text.
-NAV_SORTED = sorted(NAV_WORDS)
-fragment_st = st.one_of(st.sampled_from(NAV_SORTED), st.sampled_from(NAV_SORTED).map(str.upper),
-                        st.sampled_from(NAV_SORTED).map(lambda w: w[1:]), st.sampled_from(NAV_SORTED).map(lambda w: w[:-1]),
-                        st.text(alphabet="abcénpux7.-ΣЁ", max_size=4))
-token_st = st.lists(fragment_st, max_size=6).map("".join)
-
-
-@settings(derandomize=True, max_examples=1500, deadline=None)
-@given(token=token_st)
-def test_key_pieces_equals_token_pieces(token):
-    assert key_pieces(token_key(token)) == tuple(token_pieces(token))
-
-
-@pytest.mark.parametrize("token", ["prevupchapter", "modelhomenext", "next", "upnext", "nextup", "prevprev", "",
-                                   "»", "PrévIndexTop", "upup", "homeu", "tophome", "contentsindex"])
-def test_key_pieces_on_glued_navigation_words(token):
-    assert key_pieces(token_key(token)) == tuple(token_pieces(token))
 
 
 def _nav_lines_of(lines, names, edge):
