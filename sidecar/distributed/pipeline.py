@@ -6,10 +6,13 @@ Stages (``sidecar/distributed/DESIGN.md`` has the reasoning and the costs at sca
    documents holding it; the counts go to reducers by hash (``window_parts``).
 2. ``reduce``: each reducer sums its keys' counts and keeps those >= sigma.
 3. ``cut``: each shard keeps the maximal intervals of its frequent windows.
-4. ids: the reduced corpus' token ids. JSON Lines output orders ties by the single-node
-   ids (first occurrence in the file), so the global first occurrence of each string of
-   the intervals is found by a vocabulary shuffle (strings compared, so exact); an index
-   run orders ties by text and numbers the strings in sorted order.
+4. ids: the reduced corpus' token ids, numbered where the strings are (:mod:`.run_ids`): the
+   strings of the intervals are range-partitioned by a few sampled splitters and each range
+   numbers its strings in sorted order, so run ids are the ranks in the sorted union and no
+   string passes through the driver. JSON Lines output orders ties by the single-node ids
+   (first occurrence in the file), so each range also finds its strings' global first
+   occurrences by a vocabulary shuffle (strings compared, so exact); an index run orders ties
+   by text. The driver asks the ranges for the strings (and ids) of the phrases' tokens only.
 5. ``route`` + ``grow``: each flagged window start goes to the growth shard of its hash,
    with the interval tail after it; every growth shard returns exactly the maximal phrases
    starting with its windows (:mod:`bloomspan.engine.distributed.sharded_growth`).
@@ -32,7 +35,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bloomspan.engine.distributed.window_filter import local_threshold
-from bloomspan.engine.distributed.windows import partition_of, string_hashes
 from bloomspan.engine.mining.config import MiningConfig
 from bloomspan.engine.mining.phrases import Phrase, phrase_order_key
 from bloomspan.sidecar.publish.publication import EXAMPLE_IDS as EXAMPLE_DOCS
@@ -41,6 +43,7 @@ from . import tasks
 from .cluster import ProgressRelay
 from .coverage import CoverageChunks, CoverageReduction, coverage_sent
 from .doc_layout import ShardLayout
+from .run_ids import RunIdRanges
 
 log = logging.getLogger(__name__)
 
@@ -178,32 +181,25 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
         headers, cut, counts = _exact_count_cut(client, shards, homes, config, relay, run, seconds, P, G)
     stats.update(counts)
     t0 = time.perf_counter()
-    used, cut_sizes = [], []
-    for block, size in client.gather([client.submit(tasks.cut_summary, c, key=f"bloomspan-used-{run}-{k}")
-                                      for k, c in enumerate(cut)]):
-        used.append(block.strings())
-        cut_sizes.append(size)
+    cut_sizes = client.gather([client.submit(tasks.segment_headers, c, key=f"bloomspan-cutsize-{run}-{k}")
+                               for k, c in enumerate(cut)])
     seconds["cut"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    strings = sorted(set().union(*used)) if used else []
     vocabulary_size = None
+    vocabulary = None
     if global_ids:
-        gid, vocabulary_size = _global_ids(client, shards, homes, strings, P, run)
-        order = np.argsort(gid, kind="stable")
-        run_strings = [strings[i] for i in order.tolist()]
-        run_to_global = gid[order]
-    else:
-        run_strings = strings
-        run_to_global = None
+        vps, before_shard, vocabulary_size = _vocabulary_partitions(client, shards, homes, P, run)
+        vocabulary = (vps, before_shard)
+    ids = RunIdRanges(client, cut, homes, P, run, vocabulary)
+    del vocabulary
     seconds["ids"] = time.perf_counter() - t0
 
     layout = layout_of(headers)
     t0 = time.perf_counter()
-    run_id_of = {t: i for i, t in enumerate(run_strings)}
-    routed = [client.submit(tasks.growth_parts, c, tasks.run_ids_of(used[k], run_id_of), layout.global_docs[k], G, k,
+    routed = [client.submit(tasks.growth_parts, c, ids.shard_ids[k], layout.global_docs[k], G, k,
                             key=f"bloomspan-route-{run}-{k}", retries=2, **homes[k]) for k, c in enumerate(cut)]
-    del run_id_of, cut  # each shard's cut is freed once its route has run
+    del cut  # each shard's cut is freed once its route has run
     grown = []
     for g in range(G):
         parts = [client.submit(tasks.pick, r, g, key=f"bloomspan-frag-{run}-{k}-{g}") for k, r in enumerate(routed)]
@@ -242,18 +238,20 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     del sent
     seconds["coverage"] = time.perf_counter() - t0
 
+    # the strings (and first-occurrence ids) of the phrases' tokens only, from the ranges
+    used_ids = np.unique(np.fromiter((x for sm in summaries for t in sm.tokens for x in t), dtype=np.int64))
+    used_strings = ids.strings_of(used_ids)
+    named = ids.global_ids_of(used_ids) if global_ids else used_ids
+    ids.release()
+    name_of = dict(zip(used_ids.tolist(), named.tolist()))
     rows = []
     for g, sm in enumerate(summaries):
         for j, t in enumerate(sm.tokens):
-            ids = tuple(int(run_to_global[x]) for x in t) if run_to_global is not None else t
-            rows.append((Phrase(ids, int(sm.df[j]), int(sm.occurrences[j])), (g, j)))
+            rows.append((Phrase(tuple(name_of[int(x)] for x in t), int(sm.df[j]), int(sm.occurrences[j])), (g, j)))
     rows.sort(key=lambda r: phrase_order_key(r[0]))
     phrases = [r[0] for r in rows]
-    if run_to_global is not None:
-        vocabulary = TokenStrings({int(g): s for g, s in zip(run_to_global.tolist(), run_strings)},
-                                  size=vocabulary_size)
-    else:
-        vocabulary = TokenStrings(run_strings)
+    vocabulary = TokenStrings(dict(zip(named.tolist(), used_strings)),
+                              size=vocabulary_size if global_ids else ids.size)
     growth = {}
     for sm in summaries:
         for name, v in sm.stats.items():
@@ -410,8 +408,10 @@ def _part_bytes(parts) -> int:
     return int(sum(p.nbytes for p in parts))
 
 
-def _global_ids(client, shards: list, homes: list[dict], strings: list[str], P: int, run: str) -> tuple[np.ndarray, int]:
-    """Global first-occurrence id of each of ``strings``, and the global vocabulary size."""
+def _vocabulary_partitions(client, shards: list, homes: list[dict], P: int, run: str) -> tuple[list, np.ndarray, int]:
+    """The full vocabulary partitioned by hash, each string's first shard and local id
+    (futures of :class:`~bloomspan.engine.distributed.first_occurrences.FirstOccurrences`), the
+    distinct strings of the shards before each shard, and the global vocabulary size."""
     vparts = [[client.submit(tasks.vocabulary_part, s, p, P, key=f"bloomspan-vpart-{run}-{k}-{p}", **homes[k])
                for k, s in enumerate(shards)] for p in range(P)]
     vps = [client.submit(tasks.vocabulary_partition, vparts[p], key=f"bloomspan-vocab-{run}-{p}", retries=2) for p in range(P)]
@@ -419,19 +419,4 @@ def _global_ids(client, shards: list, homes: list[dict], strings: list[str], P: 
                                        for p, v in enumerate(vps)]))  # (P, S)
     per_shard = counts.sum(axis=0)
     before_shard = np.concatenate([[0], np.cumsum(per_shard)[:-1]]).astype(np.int64)
-    hashes = string_hashes(strings) if strings else np.zeros(0, dtype=np.uint64)
-    part = partition_of(hashes, P) if strings else np.zeros(0, dtype=np.int64)
-    where = np.zeros((len(strings), 2), dtype=np.int64)
-    lookups = []
-    for p in range(P):
-        mine = np.flatnonzero(part == p)
-        if mine.size:  # each string hashed once: its partition's lookup reads the same hash
-            lookups.append((mine, client.submit(tasks.locate, vps[p], [strings[i] for i in mine.tolist()], hashes[mine],
-                                                key=f"bloomspan-locate-{run}-{p}")))
-    # all partitions' lookups submitted before the first is awaited: one round trip, not P
-    for (mine, _), found in zip(lookups, client.gather([f for _, f in lookups])):
-        where[mine] = found
-    below = sum(client.gather([client.submit(tasks.first_seen_before, v, where, key=f"bloomspan-below-{run}-{p}")
-                               for p, v in enumerate(vps)]))
-    gid = before_shard[where[:, 0]] + below if strings else np.zeros(0, dtype=np.int64)
-    return np.asarray(gid, dtype=np.int64), int(per_shard.sum())
+    return vps, before_shard, int(per_shard.sum())

@@ -250,11 +250,6 @@ def segment_headers(part: ShardSegments) -> tuple[int, int]:
     return int(part.segments.doc.shape[0]), int(part.tokens.shape[0])
 
 
-def cut_summary(part: ShardSegments) -> tuple[StringBlock, tuple[int, int]]:
-    """What the driver needs of a shard's cut, in one task: its strings and its sizes."""
-    return used_strings(part), segment_headers(part)
-
-
 def lengths(heavy: list[np.ndarray], union: np.ndarray, members: np.ndarray) -> tuple[int, int, int]:
     """(heavy hashes over all shards, |U|, |F|) for the run statistics, in one task."""
     return int(sum(h.shape[0] for h in heavy)), int(union.shape[0]), int(members.shape[0])
