@@ -218,10 +218,10 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         id_parts.append(ids)
         counts = np.diff(doc_token_end, prepend=0)
         count_parts.append(counts)
-        if with_offsets:  # the kernel's arrays are this call's own: shifted in place
+        if with_offsets:  # shifted into arrays of their own size: no copy of the kernel's buffers after
             base = np.repeat(doc_begin, counts)
-            start_parts.append(np.subtract(starts, base, out=starts))
-            end_parts.append(np.subtract(ends, base, out=ends))
+            start_parts.append(starts - base)
+            end_parts.append(ends - base)
         line_parts.append(lines)
     ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)
