@@ -129,14 +129,16 @@ def code_points(text: str) -> np.ndarray:
 
 def joined_code_points(texts: Sequence[str]) -> np.ndarray:
     """``code_points("\\n".join(texts))`` (uint16 where that would be uint8 or uint16 but not
-    all is ASCII), built text by text: joining texts of different widths widens every one
-    of them first, which costs as much again as encoding the joined text."""
+    all is ASCII): the joined text encoded once. Joining copies each text into the widest
+    text's width (a copy of memory, ~0.1 ns per character), which costs less than encoding
+    every text apart and joining the encoded bytes (a second copy of every byte)."""
     if all(map(str.isascii, texts)):
         return np.frombuffer("\n".join(texts).encode("ascii"), dtype=np.uint8)
-    parts = [t.encode("utf-16-le", "surrogatepass") for t in texts]
-    if all(len(p) == 2 * len(t) for p, t in zip(parts, texts)):  # no surrogate pair
-        return np.frombuffer(b"\n\x00".join(parts), dtype=np.uint16)
-    return code_points("\n".join(texts))
+    joined = "\n".join(texts)
+    data = joined.encode("utf-16-le", "surrogatepass")
+    if len(data) == 2 * len(joined):  # no surrogate pair: every code unit is a code point
+        return np.frombuffer(data, dtype=np.uint16)
+    return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 class JoinedTexts:
@@ -216,10 +218,10 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         id_parts.append(ids)
         counts = np.diff(doc_token_end, prepend=0)
         count_parts.append(counts)
-        if with_offsets:  # the kernel's arrays are this call's own: shifted in place
+        if with_offsets:  # shifted into arrays of their own size: no copy of the kernel's buffers after
             base = np.repeat(doc_begin, counts)
-            start_parts.append(np.subtract(starts, base, out=starts))
-            end_parts.append(np.subtract(ends, base, out=ends))
+            start_parts.append(starts - base)
+            end_parts.append(ends - base)
         line_parts.append(lines)
     ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)

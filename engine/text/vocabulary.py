@@ -229,9 +229,11 @@ def _count_df(ids, doc_offsets, doc_base, size, rec):
             if t + _AHEAD < ids.size and ids[t + _AHEAD] < size:
                 prefetch_row(rec, ids[t + _AHEAD])
             i = ids[t]
-            if i != UNKNOWN and rec[i, 2] != g:
+            if i != UNKNOWN:
+                # No branch on whether the document counted it already: which way that goes
+                # depends on the text (a first or a repeated token), a store does not.
+                rec[i, 3] += rec[i, 2] != g
                 rec[i, 2] = g
-                rec[i, 3] += 1
     return -1
 
 

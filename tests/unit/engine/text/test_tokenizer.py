@@ -5,7 +5,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from bloomspan.engine.templates.blocks import line_starts_batch
 from bloomspan.engine.text import normalization
@@ -28,6 +28,7 @@ from bloomspan.engine.text.tokenizer import (
     code_points,
     encode_batch,
     encode_batch_reference,
+    joined_code_points,
     token_spans,
     tokenize,
 )
@@ -43,6 +44,25 @@ SPECIAL = list(
     "и\u0306НАСТРОЙКИ한국\u1100\u1161\u11a8\u1112ＡＢｃ１ｶﾞﾟﬁﬂﬀ①㎏ﷺשלום\u05b8عربي\u064e\u200f"
     "हिन्दी\u093f\u0903😀👍🏽\U0001d400")
 texts_strategy = st.text(alphabet=st.one_of(st.sampled_from(SPECIAL), st.characters()), max_size=40)
+
+
+def _joined_code_points_reference(texts: list[str]) -> tuple[list[int], np.dtype]:
+    """Code points of the joined text, one ord per character, and the width the docstring names."""
+    joined = "\n".join(texts)
+    width = np.uint8 if joined.isascii() else np.uint16 if all(ord(c) < 0x10000 for c in joined) else np.uint32
+    return [ord(c) for c in joined], width
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.one_of(texts_strategy, st.text(alphabet="ab \n", max_size=8),
+                          st.text(alphabet="é\xa0ü a", max_size=8)), max_size=5))
+@example(["ab", "é"])  # ASCII beside latin-1: joined in the wider width
+@example(["é", "😀"])  # a surrogate pair in UTF-16: four bytes a code point
+@example(["\ud800", "a"])  # a lone surrogate is one code unit, not a pair
+def test_joined_code_points_are_the_joined_texts_code_points(texts):
+    cps, width = _joined_code_points_reference(texts)
+    got = joined_code_points(texts)
+    assert got.dtype == width and got.tolist() == cps
 
 
 def test_reference_examples():
