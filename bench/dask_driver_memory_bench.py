@@ -105,6 +105,10 @@ def main(argv=None) -> None:
     p.add_argument("--docs", type=int, nargs="+", default=[5000, 20000])
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--sigma", type=int, default=20)
+    p.add_argument("--sigma-per-docs", type=int, default=None, metavar="N",
+                   help="scale σ with the crawl: σ = --sigma × documents / N at every size (the generated crawl's "
+                        "phrase count grows with its pages at one σ; scaling σ holds it about equal, so what grows "
+                        "with the documents is told apart from what grows with the phrases)")
     p.add_argument("--min-length", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--sites", type=int, default=None,
@@ -116,13 +120,19 @@ def main(argv=None) -> None:
     p.add_argument("--label", default="", help="names the result (dask-driver-memory-LABEL), e.g. before/after")
     a = p.parse_args(argv)
     client = OpenSearch(a.index_url, timeout=120)
+    if a.sigma_per_docs is not None and a.sigma_per_docs < 1:
+        p.error(f"--sigma-per-docs {a.sigma_per_docs}: must be a positive number of documents")
+
+    def sigma_at(n: int) -> int:
+        return a.sigma if a.sigma_per_docs is None else max(2, round(a.sigma * n / a.sigma_per_docs))
+
     rows = []
     for n in ([a.warmup_docs] if a.warmup_docs else []) + list(a.docs):
         prefix = f"bstest-drvmem-{uuid.uuid4().hex[:8]}-"
         try:
             loaded = _load(client, f"{prefix}src", n, a.seed, a.sites)
             with tempfile.TemporaryDirectory() as work:
-                r = _run(a.index_url, prefix, Path(work), a.workers, a.sigma, a.min_length)
+                r = _run(a.index_url, prefix, Path(work), a.workers, sigma_at(n), a.min_length)
         finally:
             client.indices.delete(index=f"{prefix}*", ignore_unavailable=True)
         print(n, loaded, r, flush=True)
@@ -131,17 +141,19 @@ def main(argv=None) -> None:
         rows = rows[1:]
     name = f"dask-driver-memory-{a.label}" if a.label else "dask-driver-memory"
     lines = [f"## Dask driver memory (index run, templates, --annotate){' — ' + a.label if a.label else ''}", "", f"`{command_line('bench.dask_driver_memory_bench', argv)}`", "",
-             f"`local:{a.workers}`, σ = {a.sigma}, L = {a.min_length}, web crawl with "
+             f"`local:{a.workers}`, "
+             f"{f'σ = {a.sigma} × documents / {a.sigma_per_docs}' if a.sigma_per_docs else f'σ = {a.sigma}'}, "
+             f"L = {a.min_length}, web crawl with "
              f"{f'{a.sites} sites at every size' if a.sites else 'sites (more with more documents)'}; the driver hosts the "
              "local scheduler. RSS sampled every 50 ms during `run_mining`; heap = peak of the driver's "
              "traced Python allocations (`tracemalloc`, numpy arrays included) over its level before the run; "
              "per document = its change from the previous size divided by the documents added; the mined run's "
              "phrase documents, template records and coverage (what the driver holds whole between mining and "
              "publishing) as the run folder stores them.", "",
-             "| documents | tokens | wall s | driver peak RSS | driver RSS growth | RSS growth per added document "
+             "| documents | σ | tokens | wall s | driver peak RSS | driver RSS growth | RSS growth per added document "
              "| driver heap peak | heap per added document | phrases (bytes) | template records (bytes) "
              "| coverage bytes | annotated |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     prev = None
     for n, r in rows:
         m = r["mined"]
@@ -151,7 +163,7 @@ def main(argv=None) -> None:
             added = n - prev[0]
             rss_per = f"{(r['growth'] - prev[1]['growth']) / added:.0f} B"
             heap_per = f"{(r['heap_peak'] - prev[1]['heap_peak']) / added:.1f} B"
-        lines.append(f"| {n} | {r['tokens']} | {r['seconds']:.1f} | {r['peak'] / MIB:.1f} MiB | "
+        lines.append(f"| {n} | {sigma_at(n)} | {r['tokens']} | {r['seconds']:.1f} | {r['peak'] / MIB:.1f} MiB | "
                      f"{r['growth'] / MIB:.1f} MiB | {rss_per} | {r['heap_peak'] / MIB:.2f} MiB | {heap_per} | "
                      f"{_held(m, 'phrases', 'phrase_bytes')} | {_held(m, 'template_records', 'template_bytes')} | "
                      f"{m.get('coverage_bytes', '—')} | {r['annotate']['updated']} |")
