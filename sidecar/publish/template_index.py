@@ -188,14 +188,20 @@ class WrittenDocMap(Protocol):
     def write_into(self, physical: str, run_id: str) -> int: ...
 
 
+# A bulk request's body at most (and the documents of one request are what the publishing
+# process holds at once): a phrase document's bitmap grows with its documents (~600 KB for a
+# phrase on 5 M pages), so a count alone would let one request of 500 of them reach hundreds of MB.
+BULK_MAX_BYTES = 8 << 20
+
+
 def write_documents(client, index: str, actions: Iterable[dict], bulk_docs: int, progress=None,
                     total: int | None = None) -> int:
-    """Index ``actions`` (``_id``, ``_source``) into ``index`` in bulk requests of ``bulk_docs``,
-    with retries; PublishError (naming the index and the first failed item) if any fails."""
+    """Index ``actions`` (``_id``, ``_source``) into ``index`` in bulk requests of ``bulk_docs``
+    (and at most :data:`BULK_MAX_BYTES`), with retries; PublishError (naming the index and the first failed item) if any fails."""
     done = 0
     try:
         for _ok, _item in helpers.streaming_bulk(client, ({"_index": index, **a} for a in actions),
-                                               chunk_size=bulk_docs, max_chunk_bytes=50 << 20,
+                                               chunk_size=bulk_docs, max_chunk_bytes=BULK_MAX_BYTES,
                                                raise_on_error=True, max_retries=3, initial_backoff=1):
             done += 1
             if progress and done % bulk_docs == 0:

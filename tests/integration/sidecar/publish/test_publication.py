@@ -355,3 +355,29 @@ def test_published_phrases_equal_mine_jsonl_on_the_same_documents(os_client, ind
     local = sorted((p["text"], p["df"], p["occurrences"], p["psi"]) for p in
                    map(json.loads, (tmp_path / "out" / "phrases.jsonl").read_text(encoding="utf-8").splitlines()))
     assert cluster == local and len(local) > 20
+
+
+def test_bulk_requests_stay_under_the_byte_bound_however_large_the_bitmaps(os_client, index_prefix):
+    """Phrase documents whose bitmaps grow with their documents: one request of ``bulk_docs``
+    of them would be ~12 MB; every request stays within BULK_MAX_BYTES and all are written."""
+    from bloomspan.sidecar.publish.template_index import BULK_MAX_BYTES, write_documents
+
+    sizes: list[int] = []
+    bulk = os_client.bulk
+
+    def measured_bulk(*args, body=None, **kwargs):  # the node answers; only the body's size is noted
+        sizes.append(len(body.encode("utf-8") if isinstance(body, str) else body))
+        return bulk(*args, body=body, **kwargs)
+
+    os_client.bulk = measured_bulk
+    index = f"{index_prefix}bulkbound"
+    big = "A" * (300 << 10)
+    try:
+        written = write_documents(os_client, index, ({"_id": f"p{i}", "_source": {"doc_bitmap": big}} for i in range(40)),
+                                  bulk_docs=500)
+    finally:
+        del os_client.bulk
+    assert written == 40 and len(sizes) >= 2
+    assert max(sizes) <= BULK_MAX_BYTES
+    os_client.indices.refresh(index=index)
+    assert os_client.count(index=index)["count"] == 40
