@@ -186,13 +186,11 @@ def mine_shards(client, shards: list, layout_of, config: MiningConfig, relay: Pr
     seconds["cut"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    vocabulary_size = None
-    vocabulary = None
+    vocabulary_size = first_occurrences = None
     if global_ids:
-        vps, before_shard, vocabulary_size = _vocabulary_partitions(client, shards, homes, P, run)
-        vocabulary = (vps, before_shard)
-    ids = RunIdRanges(client, cut, homes, P, run, vocabulary)
-    del vocabulary
+        first_occurrences, vocabulary_size = _vocabulary_partitions(client, shards, homes, P, run)
+    ids = RunIdRanges(client, cut, homes, P, run, first_occurrences)
+    del first_occurrences  # the vocabulary partitions are freed once the ranges' first occurrences are found
     seconds["ids"] = time.perf_counter() - t0
 
     layout = layout_of(headers)
@@ -408,10 +406,12 @@ def _part_bytes(parts) -> int:
     return int(sum(p.nbytes for p in parts))
 
 
-def _vocabulary_partitions(client, shards: list, homes: list[dict], P: int, run: str) -> tuple[list, np.ndarray, int]:
-    """The full vocabulary partitioned by hash, each string's first shard and local id
-    (futures of :class:`~bloomspan.engine.distributed.first_occurrences.FirstOccurrences`), the
-    distinct strings of the shards before each shard, and the global vocabulary size."""
+def _vocabulary_partitions(client, shards: list, homes: list[dict], P: int,
+                           run: str) -> tuple[tuple[list, np.ndarray], int]:
+    """``((vps, before_shard), size)``: the full vocabulary partitioned by hash, each string's
+    first shard and local id (futures of
+    :class:`~bloomspan.engine.distributed.first_occurrences.FirstOccurrences`), the distinct
+    strings of the shards before each shard, and the global vocabulary size."""
     vparts = [[client.submit(tasks.vocabulary_part, s, p, P, key=f"bloomspan-vpart-{run}-{k}-{p}", **homes[k])
                for k, s in enumerate(shards)] for p in range(P)]
     vps = [client.submit(tasks.vocabulary_partition, vparts[p], key=f"bloomspan-vocab-{run}-{p}", retries=2) for p in range(P)]
@@ -419,4 +419,4 @@ def _vocabulary_partitions(client, shards: list, homes: list[dict], P: int, run:
                                        for p, v in enumerate(vps)]))  # (P, S)
     per_shard = counts.sum(axis=0)
     before_shard = np.concatenate([[0], np.cumsum(per_shard)[:-1]]).astype(np.int64)
-    return vps, before_shard, int(per_shard.sum())
+    return (vps, before_shard), int(per_shard.sum())

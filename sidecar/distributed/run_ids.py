@@ -23,7 +23,7 @@ Ranges split the sorted order, so the ids equal the ranks in the sorted union
 decides balance, never an id: strings are compared whole, so every string lands in exactly one
 range. JSON Lines output numbers tokens by their first occurrence in the file instead
 (``global_ids``); the ranges then find their strings' first occurrences against the vocabulary
-partitions (:func:`range_lookup`, :func:`range_global_ids`) and the driver asks them for the
+partitions (:func:`range_lookups`, :func:`range_global_ids`) and the driver asks them for the
 phrases' tokens' ids only.
 """
 from __future__ import annotations
@@ -159,11 +159,21 @@ class RangeLookup:
     hashes: np.ndarray  # uint64 (n,)
 
 
-def range_lookup(rr: RangeRanks, q: int, n_partitions: int) -> RangeLookup:
+def range_lookups(rr: RangeRanks, n_partitions: int) -> list[RangeLookup]:
+    """Per vocabulary partition, the range's strings that hash into it (each string decoded and
+    hashed once, whatever the number of partitions)."""
     strings = rr.strings.strings()
     hashes = string_hashes(strings) if strings else np.zeros(0, dtype=np.uint64)
-    mine = np.flatnonzero(partition_of(hashes, n_partitions) == q)
-    return RangeLookup(mine, [strings[i] for i in mine.tolist()], hashes[mine])
+    part = partition_of(hashes, n_partitions)
+    out = []
+    for q in range(n_partitions):
+        mine = np.flatnonzero(part == q)
+        out.append(RangeLookup(mine, [strings[i] for i in mine.tolist()], hashes[mine]))
+    return out
+
+
+def lookup_for(lookups: list[RangeLookup], q: int) -> RangeLookup:
+    return lookups[q]
 
 
 def locate_range(vp: FirstOccurrences, lookup: RangeLookup) -> tuple[np.ndarray, np.ndarray]:
@@ -197,10 +207,10 @@ class RunIdRanges:
     """The driver's handle on a run's ids: per shard the future of its run ids (what its route
     task takes), the ranges' offsets and futures; it holds no string but those it is asked for.
 
-    ``vocabulary`` (``global_ids``): the vocabulary partitions, ``(vps, before_shard)``, that
-    first occurrences are found in."""
+    ``first_occurrences`` (``global_ids``): the vocabulary partitions and the distinct strings
+    before each shard, ``(vps, before_shard)``, that first occurrences are found in."""
 
-    def __init__(self, client, cut: list, homes: list[dict], n_ranges: int, run: str, vocabulary=None):
+    def __init__(self, client, cut: list, homes: list[dict], n_ranges: int, run: str, first_occurrences=None):
         self._client = client
         sortings = [client.submit(_sorted_used_of, c, key=f"bloomspan-sortused-{run}-{k}", **homes[k])
                     for k, c in enumerate(cut)]
@@ -224,14 +234,16 @@ class RunIdRanges:
                                         self.offsets, key=f"bloomspan-runids-{run}-{k}", retries=2, **homes[k])
                           for k, (s, b) in enumerate(zip(sortings, bounds))]
         self.global_ids = None
-        if vocabulary is not None:
-            self.global_ids = self._first_occurrences(*vocabulary, run)
+        if first_occurrences is not None:
+            self.global_ids = self._first_occurrences(*first_occurrences, run)
 
     def _first_occurrences(self, vps: list, before_shard: np.ndarray, run: str) -> list:
         client, P = self._client, len(vps)
         out = []
         for p, r in enumerate(self.ranges):
-            located = [client.submit(locate_range, vp, client.submit(range_lookup, r, q, P, key=f"bloomspan-rlookup-{run}-{p}-{q}"),
+            lookups = client.submit(range_lookups, r, P, key=f"bloomspan-rlookups-{run}-{p}")
+            located = [client.submit(locate_range, vp,
+                                     client.submit(lookup_for, lookups, q, key=f"bloomspan-rlookup-{run}-{p}-{q}"),
                                      key=f"bloomspan-locate-{run}-{p}-{q}") for q, vp in enumerate(vps)]
             where = client.submit(range_where, r, located, key=f"bloomspan-where-{run}-{p}")
             below = [client.submit(first_seen_before, vp, where, key=f"bloomspan-below-{run}-{p}-{q}")
@@ -241,11 +253,16 @@ class RunIdRanges:
         return out
 
     def _per_range(self, fn, sources: list, run_ids: np.ndarray) -> list:
+        """``(positions, answer)`` per range holding any of ``run_ids``: ``fn`` of that range's
+        ``sources`` entry and the ranks of those ids in it (all asked before one gather)."""
         run_ids = np.asarray(run_ids, dtype=np.int64)
         at = range_of(run_ids, self.offsets)
-        asked = [(np.flatnonzero(at == p), self._client.submit(fn, sources[p], run_ids[at == p] - self.offsets[p]))
-                 for p in range(len(sources)) if np.any(at == p)]
-        return [(mine, found) for (mine, _), found in zip(asked, self._client.gather([f for _, f in asked]))]
+        asked = []
+        for p in range(len(sources)):
+            mine = np.flatnonzero(at == p)
+            if mine.size:
+                asked.append((mine, self._client.submit(fn, sources[p], run_ids[mine] - self.offsets[p])))
+        return list(zip([mine for mine, _ in asked], self._client.gather([f for _, f in asked])))
 
     def strings_of(self, run_ids: np.ndarray) -> list[str]:
         """The strings of ``run_ids`` (one request per range holding any)."""
@@ -256,7 +273,7 @@ class RunIdRanges:
         return out
 
     def global_ids_of(self, run_ids: np.ndarray) -> np.ndarray:
-        """int64: the first-occurrence id of each of ``run_ids`` (a run with ``vocabulary``)."""
+        """int64: the first-occurrence id of each of ``run_ids`` (a run with ``first_occurrences``)."""
         out = np.zeros(len(run_ids), dtype=np.int64)
         for mine, found in self._per_range(global_ids_at, self.global_ids, run_ids):
             out[mine] = found
