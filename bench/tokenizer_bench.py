@@ -37,20 +37,15 @@ from bench.result_file import RESULTS_DIR, command_line, write_section
 GOAL_NS_PER_TOKEN = 20.0
 
 
-def _child(corpus: str, field: str) -> dict:
-    import numpy as np
-    import orjson
-
+def workloads(texts: list[str]) -> dict:
+    """The three calls this bench measures (module doc), by name, with their kernels loaded and
+    the phrase vocabulary built: ``mining`` returns ``(vocabulary, encode_batch results)``, the
+    cleaners their ``tokenize_batch`` / ``encode_batch`` results. :mod:`bench.tokenizer_parts`
+    profiles the same calls."""
     from bloomspan.engine.text.tokenizer import encode_batch
     from bloomspan.engine.text.vocabulary import Vocabulary
     from bloomspan.ingest.base.batch_tokens import tokenize_batch
 
-    c = time.process_time()
-    with open(corpus, "rb") as f:
-        docs = [orjson.loads(line) for line in f]
-    parse = time.process_time() - c
-    texts = [d[field] for d in docs]
-    del docs
     encode_batch(texts[:50], Vocabulary(), with_lines=True)  # kernel loads, tables
     tokenize_batch(texts[:50])
     frozen = Vocabulary()
@@ -69,9 +64,32 @@ def _child(corpus: str, field: str) -> dict:
         return [encode_batch(texts[i:i + 1000], frozen, True, add_new=False, count_df=False)
                 for i in range(0, len(texts), 1000)]
 
+    return {"mining": mining, "cleaning_batch_tokens": cleaning_batch, "cleaning_phrase_vocabulary": cleaning_frozen}
+
+
+def token_count(name: str, result) -> int:
+    """Tokens a :func:`workloads` call returned."""
+    if name == "mining":
+        return int(sum(p[0].size for p in result[1]))
+    if name == "cleaning_batch_tokens":
+        return int(sum(r.ids.size for r in result))
+    return int(sum(r[0].size for r in result))
+
+
+def _child(corpus: str, field: str) -> dict:
+    import numpy as np
+    import orjson
+
+    c = time.process_time()
+    with open(corpus, "rb") as f:
+        docs = [orjson.loads(line) for line in f]
+    parse = time.process_time() - c
+    texts = [d[field] for d in docs]
+    del docs
+    calls = workloads(texts)
+
     out = {"module": sys.modules["bloomspan.engine.text.vocabulary"].__file__, "orjson_first_s": parse}
-    for name, fn in [("mining", mining), ("cleaning_batch_tokens", cleaning_batch),
-                     ("cleaning_phrase_vocabulary", cleaning_frozen)]:
+    for name, fn in calls.items():
         c = time.process_time()
         res = fn()
         out[name + "_s"] = time.process_time() - c

@@ -41,9 +41,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import orjson
 
+    from bench.tokenizer_bench import token_count, workloads
     from bloomspan.engine.text import tokenizer, vocabulary
     from bloomspan.engine.text.vocabulary import Vocabulary
-    from bloomspan.ingest.base.batch_tokens import tokenize_batch
 
     spent: collections.Counter = collections.Counter()
     tokenizer.joined_code_points = _timed(spent, "joined_code_points", tokenizer.joined_code_points)
@@ -54,31 +54,19 @@ def main(argv: list[str] | None = None) -> None:
 
     with open(args.corpus, "rb") as f:
         texts = [orjson.loads(line)[args.field] for line in f]
-    tokenizer.encode_batch(texts[:50], Vocabulary(), with_lines=True)  # kernel loads, tables
-    tokenize_batch(texts[:50])
-    frozen = Vocabulary()
-    tokenizer.encode_batch(texts[:max(1, len(texts) // 100)], frozen, count_df=False)
-
-    def mining():
-        v = Vocabulary()
-        return [tokenizer.encode_batch(texts[i:i + 5000], v, with_lines=True)[0] for i in range(0, len(texts), 5000)]
-
-    def cleaning_batch():
-        return [tokenize_batch(texts[i:i + 1000]).ids for i in range(0, len(texts), 1000)]
-
-    def cleaning_frozen():
-        return [tokenizer.encode_batch(texts[i:i + 1000], frozen, True, add_new=False, count_df=False)[0]
-                for i in range(0, len(texts), 1000)]
+    if not texts:
+        ap.error(f"--corpus {args.corpus}: no documents in it; give a JSON Lines file with a {args.field!r} field")
+    calls = workloads(texts)
 
     print(f"| part (ns/token, best of {args.reps}) | mining | cleaning, batch tokens | cleaning, phrase vocabulary |")
     print("|---|---|---|---|")
     columns = []
-    for fn in (mining, cleaning_batch, cleaning_frozen):
+    for name, fn in calls.items():
         best = None
         for _ in range(args.reps):
             spent.clear()
             c = time.perf_counter()
-            n = sum(ids.size for ids in fn())
+            n = token_count(name, fn())
             total = time.perf_counter() - c
             if best is None or total < best[0]:
                 best = (total, dict(spent), n)
