@@ -79,16 +79,29 @@ def dask_client(config: DaskConfig) -> Iterator:
         yield from _client(config, Client, LocalCluster)
 
 
+# Dask's settings for the processes of a local cluster (the scheduler and nannies in this one, the
+# workers forked from it), for the client's lifetime:
+LOCAL_CLUSTER_SETTINGS = {
+    # no statistical profiler: it samples every worker thread 100 times a second (half a
+    # worker's idle CPU); a bloomspan run has its own per-stage timings
+    "distributed.worker.profile.enabled": False,
+    # every server (scheduler, nanny, worker) wakes each tick to measure its event loop's delay;
+    # at Dask's 20 ms that was half of an idle local:2 cluster's CPU (0.22 of the driver's and
+    # 0.1 of each worker's CPU seconds in 8 s; 0.07 and 0.02 with 1 s and the system monitor's
+    # 2 s). The warning it is for (a loop blocked for `tick.limit`, 3 s) still comes.
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
 def _local_worker_settings(config: DaskConfig):
-    """For the client's lifetime: local workers run without Dask's statistical profiler, which
-    samples every worker thread 100 times a second (half a worker's idle CPU); a bloomspan run
-    has its own per-stage timings. It must last the run: a worker restarted mid-run reads it
-    from this process's configuration then."""
+    """For the client's lifetime: :data:`LOCAL_CLUSTER_SETTINGS`. They must last the run: a
+    worker restarted mid-run reads them from this process's configuration then."""
     if config.local_workers is None:
         return nullcontext()
     import dask
 
-    return dask.config.set({"distributed.worker.profile.enabled": False})
+    return dask.config.set(LOCAL_CLUSTER_SETTINGS)
 
 
 def _forked_start():
