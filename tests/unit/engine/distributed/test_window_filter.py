@@ -276,21 +276,44 @@ def test_flagged_by_cells_matches_reference_and_holds_the_flagged_windows(docs, 
         assert set(wf.flagged_window_starts(ids, token_hash, offsets, length, members).tolist()) <= set(got.tolist())
 
 
-@settings(max_examples=60, deadline=None)
-@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([1, 3, 17, 64, 500]),
-       pick=st.integers(0, 2**32), chunk=st.sampled_from([1, 7, 1 << 18]))
-def test_flagged_by_hashed_cells_is_the_cut_by_kept_cells(docs, length, n_cells, pick, chunk):
-    """Cells hashed again chunk by chunk flag what the kept cells flag, for any chunk size."""
+@settings(max_examples=120, deadline=None)
+@given(docs=docs_strategy, length=st.integers(1, 5), n_cells=st.sampled_from([1, 3, 17, 64, 500, 5000]),
+       pick=st.integers(0, 2**32), chunk=st.sampled_from([1, 7, 1 << 18]), any_bits=st.sampled_from([0, 64, 128, 1024]))
+def test_flagged_by_hashed_cells_is_the_cut_by_kept_cells(docs, length, n_cells, pick, chunk, any_bits):
+    """Cells hashed again chunk by chunk flag what the kept cells flag, for any chunk size, with
+    or without the folded bitmap tested first (``any_bits`` of it: fewer bits than cells fold
+    several cells onto one bit)."""
     ids, token_hash, offsets = _renumbered(*corpus_of(docs), 0)
     counters, heavy, (cells,) = wf.unit_filter_heavy([(ids, token_hash, offsets)], length, n_cells, 1, keep_cells=True)
     rng = np.random.default_rng(pick)
     members = np.unique(heavy[rng.random(heavy.shape[0]) < 0.4]) if heavy.size else heavy
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(wf, "CHUNK_WINDOWS", chunk)
+        mp.setattr(wf, "flag_any_bits", lambda n_members, cells: any_bits)
         got = wf.flagged_by_hashed_cells(ids, token_hash, offsets, length, members, n_cells)
     assert got.dtype == np.int64
     assert np.array_equal(got, wf.flagged_by_cells_reference(ids, token_hash, offsets, length, members, n_cells))
     assert np.array_equal(got, wf.flagged_by_cells(offsets, length, cells, members, n_cells))
+
+
+def test_the_folded_bitmap_has_a_bit_for_every_residue_of_a_set_bit_and_no_other():
+    rng = np.random.default_rng(3)
+    for n_cells, n_bits in ((64, 64), (1000, 64), (5000, 256), (70000, 1024), (100, 1024)):
+        cells = np.unique(rng.integers(0, n_cells, 40))
+        members_bits = wf.cell_bitmap(np.zeros(0, dtype=np.uint64), n_cells)
+        for c in cells.tolist():
+            members_bits[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+        folded = wf.folded_bitmap(members_bits, n_bits)
+        want = {c % n_bits for c in cells.tolist()}
+        got = {a for a in range(n_bits) if (int(folded[a >> 6]) >> (a & 63)) & 1}
+        assert got == want, (n_cells, n_bits)
+
+
+def test_the_first_bitmap_is_used_only_where_the_cells_bitmap_outgrows_l2_and_it_fits():
+    assert wf.flag_any_bits(23_000, 13_000_000) == 1 << 20  # 1.6 MiB of cells' bits: 32 per member
+    assert wf.flag_any_bits(71_307, 42_849_319) == 1 << 22
+    assert wf.flag_any_bits(23_000, 4_000_000) == 0  # 0.5 MiB: tested directly
+    assert wf.flag_any_bits(400_000, 10**9) == 0  # 32 bits per member would not fit in L2
 
 
 def test_kept_cells_are_in_window_order_with_a_partitioned_build_over_chunks(monkeypatch):
