@@ -77,6 +77,30 @@ class Stages:
         self.held[stage] = _rss() - self.base
 
 
+def _run_ids(shards, cut, n_ranges: int) -> list[np.ndarray]:
+    """Per shard its run ids, as the pipeline numbers them (:mod:`~bloomspan.sidecar.distributed.run_ids`:
+    ranges of the sorted used strings), with the JSON Lines run's first occurrences found against
+    the vocabulary partitions (their result is not used here: the route takes run ids)."""
+    from bloomspan.sidecar.distributed import run_ids as ri, tasks
+
+    sortings = [ri._sorted_used_of(c) for c in cut]
+    splitters = ri.splitters_of([ri.sample_of(x) for x in sortings], n_ranges)
+    bounds = [ri.range_bounds(x, splitters) for x in sortings]
+    ranges = [ri.rank_range([ri.range_block(x, b, p) for x, b in zip(sortings, bounds)])
+              for p in range(len(splitters) + 1)]
+    offsets = np.concatenate([[0], np.cumsum([ri.range_size(r) for r in ranges])]).astype(np.int64)
+    P = n_ranges
+    vps = [tasks.vocabulary_partition([tasks.vocabulary_part(s, p, P) for s in shards]) for p in range(P)]
+    counts = np.asarray([tasks.partition_counts(v) for v in vps])
+    before_shard = np.concatenate([[0], np.cumsum(counts.sum(axis=0))[:-1]]).astype(np.int64)
+    for r in ranges:
+        lookups = ri.range_lookups(r, P)
+        where = ri.range_where(r, [ri.locate_range(vp, ri.lookup_for(lookups, q)) for q, vp in enumerate(vps)])
+        ri.range_global_ids(where, [tasks.first_seen_before(vp, where) for vp in vps], before_shard)
+    return [ri.shard_run_ids(x, b, [ri.ranks_for(r, k) for r in ranges], offsets)
+            for k, (x, b) in enumerate(zip(sortings, bounds))]
+
+
 def profile(path: str, n_shards: int, sigma: int, min_length: int, n_units: int = 2) -> dict:
     from bloomspan.engine.distributed.window_filter import local_threshold
     from bloomspan.engine.mining.config import MiningConfig
@@ -112,35 +136,12 @@ def profile(path: str, n_shards: int, sigma: int, min_length: int, n_units: int 
     cut = [st.run("cut", tasks.flagged_segments, s, members, L, k, G, sizes[k], tokens=s.n_tokens)
            for k, s in enumerate(shards)]
     st.mark("cut")
-    used = [st.run("cut", lambda c: tasks.used_strings(c).strings(), c) for c in cut]
-
-    def global_ids():
-        from bloomspan.engine.distributed.windows import partition_of, string_hashes
-
-        strings = sorted(set().union(*used))
-        P = G
-        vps = [tasks.vocabulary_partition([tasks.vocabulary_part(s, p, P) for s in shards]) for p in range(P)]
-        counts = np.asarray([tasks.partition_counts(v) for v in vps])
-        before_shard = np.concatenate([[0], np.cumsum(counts.sum(axis=0))[:-1]]).astype(np.int64)
-        hashes = string_hashes(strings)
-        part = partition_of(hashes, P)
-        where = np.zeros((len(strings), 2), dtype=np.int64)
-        for p in range(P):
-            mine = np.flatnonzero(part == p)
-            where[mine] = tasks.locate(vps[p], [strings[i] for i in mine.tolist()], hashes[mine])
-        below = sum(tasks.first_seen_before(v, where) for v in vps)
-        gid = before_shard[where[:, 0]] + below
-        order = np.argsort(gid, kind="stable")
-        return [strings[i] for i in order.tolist()]
-
-    run_strings = st.run("global ids", global_ids)
-    run_id_of = {t: i for i, t in enumerate(run_strings)}
+    run_ids = st.run("run ids and first occurrences", _run_ids, shards, cut, G)
     base = np.concatenate([[0], np.cumsum([s.n_docs for s in shards])]).astype(np.int64)
     routed = []
     for k, c in enumerate(cut):
-        rid = tasks.run_ids_of(used[k], run_id_of)
         docs = np.arange(base[k], base[k + 1], dtype=np.int64)
-        routed.append(st.run("route", tasks.growth_parts, c, rid, docs, G, k, tokens=shards[k].n_tokens))
+        routed.append(st.run("route", tasks.growth_parts, c, run_ids[k], docs, G, k, tokens=shards[k].n_tokens))
     del cut
     st.mark("route (cuts freed)")
     grown = []
