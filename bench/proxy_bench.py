@@ -5,7 +5,8 @@
 A generated web crawl: phrases and site templates are mined (FHK, sigma 20, min_length 10)
 from its first ``--mine-docs`` pages; the next ``--docs`` pages are indexed with
 opensearch-py's ``helpers.bulk`` (``--chunk`` documents per request, one client thread, as a
-simple crawler does; elasticsearch-py's too when it is installed) into fresh indices of the
+simple crawler does; elasticsearch-py's too when it is installed and the node is Elasticsearch,
+``deploy/local/opensearch.sh`` with ``BLOOMSPAN_NODE=elasticsearch``) into fresh indices of the
 real node at ``--url``:
 
 * ``direct``: straight into the node;
@@ -105,11 +106,21 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def _clients(url: str):
-    """``(name, client, helpers)`` of every client library installed (opensearch-py always)."""
+def node_is_elasticsearch(url: str) -> bool:
+    """Whether the node at ``url`` is Elasticsearch (its responses name the product)."""
+    import requests
+
+    return requests.get(url + "/_cluster/health", timeout=30).headers.get("X-Elastic-Product") == "Elasticsearch"
+
+
+def _clients(url: str, elasticsearch: bool = False):
+    """``(name, client, helpers)`` of every client library installed (opensearch-py always;
+    elasticsearch-py with ``elasticsearch``, for an Elasticsearch node: it refuses another product)."""
     from opensearchpy import OpenSearch, helpers
 
     out = [("opensearch-py", OpenSearch(hosts=[url], timeout=120), helpers)]
+    if not elasticsearch:
+        return out
     try:
         from elasticsearch import Elasticsearch, helpers as es_helpers
     except ImportError:
@@ -121,7 +132,8 @@ def _clients(url: str):
 def one_run(node, client_name: str, via_url: str, index: str, docs: list[dict], chunk: int) -> float:
     node.indices.delete(index=index, ignore_unavailable=True)
     node.indices.create(index=index, body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
-    (client, helpers), = [(c, h) for name, c, h in _clients(via_url) if name == client_name]
+    (client, helpers), = [(c, h) for name, c, h in _clients(via_url, client_name == "elasticsearch-py")
+                          if name == client_name]
     actions = ({"_index": index, "_id": d["id"], "_source": {"text": d["text"], "site": d["site"]}} for d in docs)
     t0 = time.perf_counter()
     ok, errors = helpers.bulk(client, actions, chunk_size=chunk, max_chunk_bytes=50 * 2**20)
@@ -154,7 +166,8 @@ def main(argv=None) -> int:
     from bloomspan.sidecar.run.run_templates import TemplateOptions
 
     node = OpenSearch(hosts=[args.url], timeout=120)
-    node.info()
+    node.cluster.health()  # reachable (an Elasticsearch node built from its integ-test zip answers no GET /)
+    elasticsearch = node_is_elasticsearch(args.url)
     total = args.mine_docs + args.docs
     crawl = list(generate_web(total, 5, n_sites=default_n_sites(total)))
     docs = crawl[args.mine_docs:]
@@ -179,7 +192,7 @@ def main(argv=None) -> int:
                 "strip + templates": ("templates", f"{PREFIX}clean-t"),
                 "strip + emerging": ("emerging", f"{PREFIX}clean-e"),
             }
-            clients = [name for name, _, _ in _clients(args.url)]
+            clients = [name for name, _, _ in _clients(args.url, elasticsearch)]
             best: dict[tuple[str, str], tuple[float, float]] = {}  # (client, target) -> (seconds, proxy CPU s)
             for client in clients:
                 for proxy, index in targets.values():  # warm-up: connections, numba, JIT caches

@@ -129,3 +129,14 @@ def tokens_after_strip(tokens: BatchTokens, rows: Sequence[int], matches: Sequen
         flags = flags[kept]
         flags[offsets[:-1][np.diff(offsets) > 0]] = 1  # every text's first token starts a line
     return BatchTokens(tokens.words, tokens.ids[at][kept], offsets, (cs - shift)[kept], (ce - shift)[kept], flags)
+
+
+def take_rows(tokens: BatchTokens, rows: Sequence[int]) -> BatchTokens:
+    """The tokens of texts ``rows`` of ``tokens`` (ascending), as a batch of their own in the
+    same vocabulary: the same ids, offsets and line starts, text by text."""
+    rows = np.asarray(rows, dtype=np.int64)
+    lens = tokens.doc_offsets[rows + 1] - tokens.doc_offsets[rows]
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    at = np.repeat(tokens.doc_offsets[rows] - offsets[:-1], lens) + np.arange(int(offsets[-1]), dtype=np.int64)
+    lines = None if tokens.line_starts is None else tokens.line_starts[at]
+    return BatchTokens(tokens.words, tokens.ids[at], offsets, tokens.char_starts[at], tokens.char_ends[at], lines)

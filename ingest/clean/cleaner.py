@@ -474,7 +474,9 @@ class Cleaner:
         records or protected text each changed text is matched again until a pass removes
         nothing (the phrase matcher's spans alone are already closed under removal; a protected
         phrase cut out of a span can leave a new junction). ``tokens``: the texts' tokens, from
-        which each pass's are derived (:mod:`~bloomspan.ingest.base.batch_tokens`) instead of tokenizing again."""
+        which each pass's are derived (:mod:`~bloomspan.ingest.base.batch_tokens`) instead of tokenizing again.
+        What a later pass can find, and where the template matcher reads its rules again: *The
+        removal fixed point* in :mod:`~bloomspan.ingest.match.template_matcher`."""
         pairs = [strip_spans_with_junctions(t, m) for t, m in zip(texts, matches)]
         stripped, joins = [p[0] for p in pairs], [p[1] for p in pairs]
         extra = [0] * len(texts)

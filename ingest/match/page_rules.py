@@ -19,7 +19,10 @@ with what they add.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +32,7 @@ from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.skeleton_set import SkeletonSet
 from bloomspan.engine.templates.title_nav import (
     MAX_LINE_PIECES,
+    NAV_WORDS,
     TITLE_LINES,
     TitleNavModel,
     is_title_nav,
@@ -181,30 +185,105 @@ class LineShapeCover:
 TOKEN_FACTS_MAX = 1 << 18
 
 
-def page_nav_lines_of(n_lines: int, line_keys, line_pieces, names, edge_lines: int) -> list[int]:
+class NameEdges:
+    """A model's names, sorted forwards and backwards, to tell in a bisection whether a string
+    starts (ends) one of them (:func:`could_be_nav`)."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
+        self._forward = sorted(self.names)
+        self._backward = sorted(n[::-1] for n in self.names)
+
+    def starts_one(self, piece: str) -> bool:
+        """Whether some name starts with ``piece``: the first name not below it does if any does."""
+        i = bisect.bisect_left(self._forward, piece)
+        return i < len(self._forward) and self._forward[i].startswith(piece)
+
+    def ends_one(self, piece: str) -> bool:
+        """Whether some name ends with ``piece``."""
+        back = piece[::-1]
+        i = bisect.bisect_left(self._backward, back)
+        return i < len(self._backward) and self._backward[i].startswith(back)
+
+
+def could_be_nav(first_piece: str, last_piece: str, names: NameEdges, own_starts: Callable[[str], bool],
+                 own_ends: Callable[[str], bool]) -> bool:
+    """False only where :func:`~bloomspan.engine.templates.title_nav.is_title_nav` of a line whose
+    pieces open with ``first_piece`` and close with ``last_piece`` is False, read from those two
+    pieces alone (``names.names`` the model's names; ``own_starts(p)`` / ``own_ends(p)``: whether
+    one of the page's own title keys starts / ends with ``p``, asked only where the names leave it
+    open). Navigation splits all of a line's pieces into steps, each a navigation word (one piece)
+    or a name of ``names | own`` (the concatenation of consecutive pieces). The first step holds
+    the first piece: it is a navigation word, or it starts the step's name. The last step likewise
+    ends with the last piece."""
+    return ((first_piece in NAV_WORDS or names.starts_one(first_piece) or own_starts(first_piece))
+            and (last_piece in NAV_WORDS or names.ends_one(last_piece) or own_ends(last_piece)))
+
+
+@dataclass(frozen=True)
+class LineEdges:
+    """A page's lines read from their edges, for :func:`page_nav_lines_of` to refuse a zone line
+    from two of its pieces: ``pieces(i)`` the first piece of line i's first keyed token and the
+    last piece of its last one (None: no keyed token); ``key_start(i, n)`` / ``key_end(i, n)`` a
+    prefix / suffix of line i's key of at least ``n`` characters, or the whole key (the keys of
+    its first / last tokens joined); ``names`` the model's names as :class:`NameEdges`."""
+
+    pieces: Callable[[int], tuple[str, str] | None]
+    key_start: Callable[[int, int], str]
+    key_end: Callable[[int, int], str]
+    names: NameEdges
+
+
+def page_nav_lines_of(n_lines: int, line_keys, line_pieces, names, edge_lines: int,
+                      edges: LineEdges | None = None) -> list[int]:
     """:func:`~bloomspan.engine.templates.title_nav.page_nav_lines` with line i given as its tokens'
     keys (``line_keys(i)``) and, asked only where the rule reads them, their non-empty pieces in
     order (``line_pieces(i)``, one tuple per token): the same zone, first key, own titles and
     :func:`~bloomspan.engine.templates.title_nav.is_title_nav` test, ``line_key`` being the keys
     joined. A token with a key has at least one piece, so a line of more than
     :data:`~bloomspan.engine.templates.title_nav.MAX_LINE_PIECES` keyed tokens has more pieces
-    than that and is not navigation, pieces unread. Equal to it by construction; a property test
-    compares the two."""
+    than that and is not navigation, pieces unread. With ``edges``, a zone line that
+    :func:`could_be_nav` refuses is not navigation, its other tokens unread, and the page's title
+    lines are read at their edges for it (a prefix of a key starts with ``p`` exactly when the key
+    does, once it is as long as ``p``), whole only for a line it lets through: a stripped page
+    brings lines of content into its zone and to its top, whose tokens the cover has mostly never
+    keyed. Equal to mining's rule by construction; a property test compares the two."""
     zone = zone_line_indices(n_lines, edge_lines)
     if not zone:
         return []
-    first = "".join(line_keys(0))
-    own = frozenset("".join(line_keys(i)) for i in range(min(TITLE_LINES, n_lines)))
+    title_lines = range(min(TITLE_LINES, n_lines))
+
+    @functools.cache
+    def first() -> str:
+        return "".join(line_keys(0))
+
+    @functools.cache
+    def own() -> frozenset[str]:
+        return frozenset("".join(line_keys(i)) for i in title_lines)
+
+    def own_starts(p: str) -> bool:
+        return any(edges.key_start(i, len(p)).startswith(p) for i in title_lines)
+
+    def own_ends(p: str) -> bool:
+        return any(edges.key_end(i, len(p)).endswith(p) for i in title_lines)
     out = []
     for i in zone:
         if i == 0:
             continue
+        if edges is not None:
+            ends = edges.pieces(i)
+            if ends is None or not could_be_nav(ends[0], ends[1], edges.names, own_starts, own_ends):
+                continue
         keys = line_keys(i)
-        if "".join(keys) == first or sum(1 for k in keys if k) > MAX_LINE_PIECES:
+        if "".join(keys) == first() or sum(1 for k in keys if k) > MAX_LINE_PIECES:
             continue
-        if is_title_nav([p for ps in line_pieces(i) for p in ps], names, own):
+        if is_title_nav([p for ps in line_pieces(i) for p in ps], names, own()):
             out.append(i)
     return out
+
+
+_NO_MODEL = object()  # the scope of a page no title-navigation model applies to
+EDGE_PEEK = 4  # tokens of a line's edge read for its first (last) keyed token before the whole line
 
 
 class TitleNavCover:
@@ -212,6 +291,7 @@ class TitleNavCover:
 
     def __init__(self, models: Sequence[TitleNavModel]):
         self.models = {m.scope: m for m in models}
+        self._edges = {m.scope: NameEdges(m.name_set) for m in models}
         self._keys: dict[str, str] = {}  # token string -> token_key
         self._pieces: dict[str, tuple[str, ...]] = {}  # token string -> its non-empty token_pieces
 
@@ -247,14 +327,46 @@ class TitleNavCover:
 
         def line_pieces(li: int) -> list[tuple[str, ...]]:
             return [pieces_of(t) for t in ids[bounds[li]:bounds[li + 1]].tolist()]
+
+        def keyed(t: list[int]) -> int | None:
+            return next((x for x in t if key_of(x)), None)
+
+        def edge_pieces(li: int) -> tuple[str, str] | None:
+            a, b = bounds[li], bounds[li + 1]  # a line's edge tokens are mostly keyed: a few read first
+            head = keyed(ids[a:min(b, a + EDGE_PEEK)].tolist())
+            if head is None and (b - a <= EDGE_PEEK or (head := keyed(ids[a:b].tolist())) is None):
+                return None
+            tail = keyed(ids[max(a, b - EDGE_PEEK):b][::-1].tolist())
+            if tail is None:
+                tail = keyed(ids[a:b][::-1].tolist())
+            return pieces_of(head)[0], pieces_of(tail)[-1]
+
+        def key_start(li: int, n: int) -> str:
+            key, a, b = "", bounds[li], bounds[li + 1]
+            while a < b and len(key) < n:
+                key += key_of(int(ids[a]))
+                a += 1
+            return key
+
+        def key_end(li: int, n: int) -> str:
+            key, a, b = "", bounds[li], bounds[li + 1]
+            while a < b and len(key) < n:
+                b -= 1
+                key = key_of(int(ids[b])) + key
+            return key
         out = []
         for d, match in enumerate(results):
-            model = next((self.models[s] for s in (None, *scope_names(scopes[d])) if s in self.models), None)
+            scope = next((s for s in (None, *scope_names(scopes[d])) if s in self.models), _NO_MODEL)
+            model = self.models.get(scope)
             first = doc_lines[d]
             found = [] if model is None else page_nav_lines_of(doc_lines[d + 1] - first,
                                                                lambda i, first=first: line_keys(first + i),
                                                                lambda i, first=first: line_pieces(first + i),
-                                                               model.name_set, model.edge_lines)
+                                                               model.name_set, model.edge_lines,
+                                                               LineEdges(lambda i, first=first: edge_pieces(first + i),
+                                                                         lambda i, n, first=first: key_start(first + i, n),
+                                                                         lambda i, n, first=first: key_end(first + i, n),
+                                                                         self._edges[scope]))
             if not found:
                 out.append(match)
                 continue

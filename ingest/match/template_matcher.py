@@ -29,6 +29,35 @@ read as the slot) whatever the record kinds, and the rules then filter the match
 * the detector's middle and section rules (``TemplateConfig.middle_content_tokens``,
   ``section_line_length``) drop template matches as in mining;
 * then the page models (:mod:`.page_rules`): skeletons, line shapes, title navigation.
+
+The removal fixed point. The cleaner matches a stripped page again until a pass removes nothing
+(:meth:`~bloomspan.ingest.clean.cleaner.Cleaner._strip_all`). A later pass reads the page's
+tokens less the removed ones, with the line starts the junctions give
+(:mod:`~bloomspan.ingest.base.batch_tokens`). What it can find that the pass before did not:
+
+1. *Rule spans* (phrases, blocks, pairs, after the middle and section rules). Each lies in a
+   scan match that :meth:`_keep` kept, so in a match of a phrase of one of the page's scopes;
+   the rules read each text on its own. A page without such a match has no rule span, and
+   :meth:`_rule_spans_where_matched` reads the rules only on the pages that hold one. On a
+   stripped page such a match either holds both tokens of a junction (a phrase formed where a
+   span was cut out: a new neighbour), or lies in one run of kept tokens and so was a match of
+   the pass before that its rules refused, whose verdict a removal can change: a block that a
+   removal made a whole line (its line start or end is a junction), an anchor whose page edge
+   was removed, a chain of pairs, the middle rule (unmatched tokens around a run removed), the
+   section rule (a long line shortened), the repeated-line rule (the lines between two echoes
+   removed), or a protected phrase cut out of a span. The scan of the stripped page finds both
+   kinds (a scan of the windows around the junctions alone would miss the second); on the
+   14,179-page web crawl it leaves 492 pages to the rules after the first pass, 6 of which get a span.
+2. *Title navigation* reads the first and last ``edge_lines`` lines and the page's first lines
+   as titles: removing a line there moves the zone onto lines it never read, and changes the
+   titles. That is most pages (the titles were the same on 41 of 3,000 pages of the crawl after
+   the first pass), so it reads every page a pass changed;
+   :func:`~.page_rules.could_be_nav` refuses most zone lines from their two edge pieces.
+3. *Skeletons* walk the page's lines from its edges with the rule spans as anchors, and *line
+   shapes* read its edge lines: no smaller region is proved, so they read every page a pass
+   changed (one kernel call per pass for skeletons).
+
+A page that a pass leaves unchanged is final; the cleaner stops reading it.
 """
 from __future__ import annotations
 
@@ -43,7 +72,7 @@ from bloomspan.engine.templates.detector import middle_runs, section_only_long_l
 from bloomspan.engine.templates.page_skeleton import echo_flags
 from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
 
-from ..base.batch_tokens import BatchTokens, tokenize_batch
+from ..base.batch_tokens import BatchTokens, take_rows, tokenize_batch
 from ..records.template_records import RULE_ANY, RULE_PAIR, TemplateRecords, parse_template_records, read_records
 from .page_rules import LineShapeCover, SkeletonCover, TitleNavCover
 from .phrase_index import window_lengths
@@ -96,6 +125,7 @@ class TemplateMatcher:
         self._skeleton_cover = SkeletonCover(records.skeletons) if records.skeletons else None
         self._line_shape_cover = LineShapeCover(records.line_shapes, records.slots) if records.line_shapes else None
         self._title_nav_cover = TitleNavCover(records.title_navs) if records.title_navs else None
+        self._strings = None  # (vocabulary, its token strings): _token_strings
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike, run_min_length: int | None = None,
@@ -196,17 +226,28 @@ class TemplateMatcher:
         sym, slot_sym, is_number = self._symbols(tokens)
         line_start = tokens.line_starts.view(np.bool_)  # blocks.line_start_flags of each text
         m_start, m_end, m_idx = self.phrases.index.scan(sym, tokens.doc_offsets, slot_sym)
-        results = self._rule_spans(m_start, m_end, m_idx, tokens, is_number, scopes)
+        results = self._rule_spans_where_matched(m_start, m_end, m_idx, tokens, is_number, scopes)
         if self._skeleton_cover is not None:
             results = self._skeleton_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
                                                  tokens.words, is_number)
         if self._line_shape_cover is not None:
             results = self._line_shape_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
-                                                   tokens.words.tokens(), is_number)
+                                                   self._token_strings(tokens.words), is_number)
         if self._title_nav_cover is not None:
             results = self._title_nav_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
-                                                  tokens.words.tokens())
+                                                  self._token_strings(tokens.words))
         return results
+
+    def _token_strings(self, words) -> list[str]:
+        """``words.tokens()``, kept for the next call with the same vocabulary as long as nothing
+        was added to it: the cleaner's later passes over a batch read the first pass's vocabulary
+        (:mod:`~bloomspan.ingest.base.batch_tokens`), whose ids never change."""
+        kept = self._strings
+        if kept is not None and kept[0] is words and len(kept[1]) == len(words):
+            return kept[1]
+        strings = words.tokens()
+        self._strings = (words, strings)
+        return strings
 
     def _symbols(self, tokens: BatchTokens) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """The batch's phrase symbols, the same with number tokens as the slot (None when no
@@ -219,6 +260,50 @@ class TemplateMatcher:
         if self.phrases.index.slotted is not None and self.records.slots and n_words:
             slot_sym = np.where(is_number[ids], np.int32(self.phrases.index.slot_symbol), sym).astype(np.int32)
         return sym, slot_sym, is_number
+
+    def _rule_spans_where_matched(self, m_start, m_end, m_idx, tokens: BatchTokens, is_number, scopes
+                                  ) -> list[TemplateMatch]:
+        """:meth:`_rule_spans` of the batch, the rules read only on the texts that hold a phrase
+        match of one of their scopes. Every span the rules give lies in such a match (a single
+        match, or a chain of pair matches, all kept by :meth:`_keep`, which drops a match out of
+        its text's scopes), and the rules read each text on its own (chains, the middle, section
+        and repeated-line rules are per text), so a text without one has no span: its result is
+        the empty match. This is what limits the cleaner's removal fixed point
+        (:meth:`~bloomspan.ingest.clean.cleaner.Cleaner._strip_all`): a stripped page holds such a
+        match only where a removal joined one across a junction or changed a rule's verdict."""
+        tok_off = tokens.doc_offsets
+        n_texts = tok_off.shape[0] - 1
+        m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
+        matched = self._texts_matched(m_start, m_idx, tokens, scopes)
+        if matched.all():
+            return self._rule_spans(m_start, m_end, m_idx, tokens, is_number, scopes)
+        found: list[TemplateMatch] = []
+        if matched.any():
+            rows = np.flatnonzero(matched)
+            sub = take_rows(tokens, rows)
+            mine = matched[m_doc]
+            # a match of text d moves by d's offset in the batch less its offset in ``sub``
+            sub_start = np.zeros(n_texts, dtype=np.int64)
+            sub_start[rows] = sub.doc_offsets[:-1]
+            shift = (tok_off[:-1] - sub_start)[m_doc[mine]]
+            found = self._rule_spans(m_start[mine] - shift, m_end[mine] - shift, m_idx[mine], sub, is_number,
+                                     [scopes[r] for r in rows.tolist()])
+        results = []
+        offs, cstart, cend = tok_off.tolist(), tokens.char_starts, tokens.char_ends
+        at = iter(found)
+        for d, has in enumerate(matched.tolist()):
+            a, b = offs[d], offs[d + 1]
+            results.append(next(at) if has else
+                           TemplateMatch(b - a, cstart[a:b], cend[a:b], _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY))
+        return results
+
+    def _texts_matched(self, m_start, m_idx, tokens: BatchTokens, scopes) -> np.ndarray:
+        """bool (D,): the texts that hold a phrase match of one of their scopes."""
+        tok_off = tokens.doc_offsets
+        m_doc = np.searchsorted(tok_off, m_start, side="right") - 1
+        matched = np.zeros(tok_off.shape[0] - 1, dtype=bool)
+        matched[m_doc[self._in_scope(m_idx, m_doc, scopes)]] = True
+        return matched
 
     def _rule_spans(self, m_start, m_end, m_idx, tokens: BatchTokens, is_number, scopes) -> list[TemplateMatch]:
         """Each text's covered spans from the phrase matches ``(start, end, phrase)``: those
@@ -353,16 +438,19 @@ class TemplateMatcher:
             mined_site = np.asarray([any(x in self.records.mined_scopes for x in scope_names(sc)) for sc in scopes],
                                     dtype=bool)
             aligned &= ~(self.records.is_exact[m_idx] & mined_site[m_doc])
+        return aligned & self._in_scope(m_idx, m_doc, scopes)
+
+    def _in_scope(self, m_idx, m_doc, scopes) -> np.ndarray:
+        """bool per match: its phrase has no scope, or one its text lists."""
         ps = self.phrase_scope[m_idx]
         if not (ps >= 0).any():
-            return aligned
+            return np.ones(m_idx.shape[0], dtype=bool)
         allowed = np.zeros((len(scopes), len(self.scope_ids)), dtype=bool)  # document x scope
         for d, sc in enumerate(scopes):
             for x in scope_names(sc):
                 if x in self.scope_ids:
                     allowed[d, self.scope_ids[x]] = True
-        in_scope = (ps < 0) | allowed[m_doc, np.maximum(ps, 0)]
-        return aligned & in_scope
+        return (ps < 0) | allowed[m_doc, np.maximum(ps, 0)]
 
     def _chains(self, s, e, d, idx):
         """Merge overlapping pair matches of one scope into chains; keep those with >=

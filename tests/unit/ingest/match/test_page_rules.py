@@ -7,14 +7,17 @@ from hypothesis import given, settings, strategies as st
 
 from bloomspan.engine.templates.title_nav import (
     MAX_LINE_PIECES,
+    NAV_WORDS,
     TitleNavModel,
+    is_title_nav,
     key_pieces,
     line_key,
+    line_pieces,
     page_nav_lines,
     token_key,
 )
 from bloomspan.ingest.match import page_rules
-from bloomspan.ingest.match.page_rules import TitleNavCover, page_nav_lines_of
+from bloomspan.ingest.match.page_rules import LineEdges, NameEdges, TitleNavCover, could_be_nav, page_nav_lines_of
 from bloomspan.ingest.match.spans import TemplateMatch
 
 # Nav words, glued runs of them, title pieces and other words, upper case and punctuation included.
@@ -45,6 +48,61 @@ def _nav_lines_of(lines, names, edge):
 def test_page_nav_lines_of_token_keys_and_pieces_equals_mining_rule(lines, edge, extra_names):
     names = NAMES | {line_key([t]) for t in extra_names}
     assert _nav_lines_of(lines, names, edge) == page_nav_lines(len(lines), lambda i: lines[i], names, edge)
+
+
+def _line_edges(lines, names) -> LineEdges:
+    """LineEdges of a page given as token strings, by plain scans (the cover's are its twins)."""
+    def pieces(i):
+        ps = line_pieces(lines[i])
+        return (ps[0], ps[-1]) if ps else None
+    def key_end(i, n):
+        key = line_key(lines[i])
+        return key[max(len(key) - n, 0):]
+    return LineEdges(pieces, lambda i, n: line_key(lines[i])[:n], key_end, NameEdges(names))
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(lines=lines_st, edge=st.integers(1, 4), extra_names=st.lists(st.sampled_from(TOKENS), max_size=3))
+def test_page_nav_lines_of_read_from_line_edges_equals_mining_rule(lines, edge, extra_names):
+    names = NAMES | {line_key([t]) for t in extra_names}
+    got = page_nav_lines_of(len(lines), lambda i: [token_key(t) for t in lines[i]],
+                            lambda i: [key_pieces(token_key(t)) for t in lines[i]], names, edge, _line_edges(lines, names))
+    assert got == page_nav_lines(len(lines), lambda i: lines[i], names, edge)
+
+
+PIECES = sorted(NAV_WORDS)[:6] + ["storage", "model", "install", "guide", "7", "3", "configuring", "the", "network",
+                                  "w1", "w2", "chapter12", "x", "installation", "home"]
+
+
+def _own_tests(own):
+    return (lambda p: any(k.startswith(p) for k in own)), (lambda p: any(k.endswith(p) for k in own))
+
+
+@settings(derandomize=True, max_examples=1000, deadline=None)
+@given(pieces=st.lists(st.sampled_from(PIECES), min_size=1, max_size=8),
+       own=st.frozensets(st.lists(st.sampled_from(PIECES), min_size=1, max_size=3).map("".join), max_size=2))
+def test_could_be_nav_refuses_only_lines_that_are_not_navigation(pieces, own):
+    if is_title_nav(pieces, NAMES, own):
+        assert could_be_nav(pieces[0], pieces[-1], NameEdges(NAMES), *_own_tests(own))
+
+
+def test_could_be_nav_is_caught_without_its_navigation_words_or_own_titles():
+    """Planted mistakes the property test above fails on: a first piece that is a navigation word,
+    a last piece that ends a name only the page's own title holds."""
+    nav, own_only = ["prev", "guide"], ["install", "w1w2"]
+    assert is_title_nav(nav, NAMES, frozenset()) and is_title_nav(own_only, frozenset({"install"}), frozenset({"w1w2"}))
+    edges = NameEdges(NAMES)
+    assert not (edges.starts_one("prev") or any(n.startswith("prev") for n in NAMES))
+    assert could_be_nav("prev", "guide", edges, *_own_tests(frozenset()))
+    assert could_be_nav("install", "w1w2", NameEdges({"install"}), *_own_tests(frozenset({"w1w2"})))
+    assert not could_be_nav("install", "w1w2", NameEdges({"install"}), *_own_tests(frozenset()))
+
+
+def test_name_edges_bisect_as_a_scan_of_every_name():
+    edges = NameEdges(NAMES)
+    for p in {n[:k] for n in NAMES for k in range(1, len(n) + 1)} | {"zz", "a", "storagemodelx", ""}:
+        assert edges.starts_one(p) == any(n.startswith(p) for n in NAMES), p
+        assert edges.ends_one(p) == any(n.endswith(p) for n in NAMES), p
 
 
 def test_a_line_of_max_pieces_is_navigation_one_more_keyed_token_is_not():
@@ -112,3 +170,13 @@ def test_the_token_cache_is_emptied_when_full(monkeypatch):
         out = cover.cover([None], empty, line_start, tok_off, ids, vocab)
         assert _covered_lines(out[0], page) == _reference_cover(model, [page])[0] == [1, 4]
         assert len(cover._keys) <= len(vocab) and len(cover._pieces) <= len(vocab)
+
+
+def test_a_zone_line_whose_edges_hold_more_unkeyed_tokens_than_the_cover_peeks_at():
+    pad = ["»"] * (page_rules.EDGE_PEEK + 1)
+    page = [["title"], ["w0"], ["w1"], ["w2"], pad + ["prev", "guide"] + pad, pad]
+    model = TitleNavModel(scope=None, names=tuple(sorted(NAMES)), edge_lines=2)
+    vocab = sorted({t for line in page for t in line})
+    ids, line_start, tok_off = _batch([page], vocab)
+    out = TitleNavCover([model]).cover([None], [_no_match(len(ids))], line_start, tok_off, ids, vocab)
+    assert _covered_lines(out[0], page) == _reference_cover(model, [page])[0] == [4]
