@@ -44,7 +44,7 @@ from numba import njit
 
 from bloomspan.engine.mining.counting_filter import region_layout, saturating_increment
 
-from .windows import _BASE, _finish, window_hashes_reference
+from .windows import _BASE, _finish, _rolled, _top_power, _window_at, window_hashes_reference
 
 MAX_COUNT = 255
 # Filter bytes per counted window. One, as the single process's counting filter: a collision
@@ -80,23 +80,16 @@ def _cell_py(h: int, n_cells: int) -> int:
 @njit(cache=True, nogil=True)
 def _chunk_cells(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, hashes, cells):
     """Hash and cell of every window of documents [d_lo, d_hi), in order; returns how many."""
-    top = np.uint64(1)
-    for _ in range(length - 1):
-        top *= _BASE
+    top = _top_power(length)
     n = 0
     for d in range(d_lo, d_hi):
         a, b = doc_offsets[d], doc_offsets[d + 1]
         if b - a < length:
             continue
-        h = np.uint64(0)
-        for i in range(a, a + length):
-            h = h * _BASE + token_hash[ids[i]]
-        f = _finish(h)
-        hashes[n] = f
-        cells[n] = _cell(f, n_cells)
-        n += 1
-        for s in range(a + 1, b - length + 1):
-            h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+        h = _window_at(ids, token_hash, a, length)
+        for s in range(a, b - length + 1):
+            if s > a:
+                h = _rolled(h, ids, token_hash, s, length, top)
             f = _finish(h)
             hashes[n] = f
             cells[n] = _cell(f, n_cells)
@@ -517,9 +510,7 @@ def _flag_hashed(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, bits
     in order, hashing each window on the way (nothing per window is written but a flagged
     start); returns how many. ``any_bits`` (uint64, a power-of-two number of bits, or empty):
     tested first at the cell's residue, so most windows never read the big bitmap."""
-    top = np.uint64(1)
-    for _ in range(length - 1):
-        top *= _BASE
+    top = _top_power(length)
     any_mask = np.int64(any_bits.shape[0] * 64 - 1)
     first = any_bits.shape[0] > 0
     n = 0
@@ -527,21 +518,16 @@ def _flag_hashed(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, bits
         a, b = doc_offsets[d], doc_offsets[d + 1]
         if b - a < length:
             continue
-        h = np.uint64(0)
-        for i in range(a, a + length):
-            h = h * _BASE + token_hash[ids[i]]
-        s = a
-        while True:
+        h = _window_at(ids, token_hash, a, length)
+        for s in range(a, b - length + 1):
+            if s > a:
+                h = _rolled(h, ids, token_hash, s, length, top)
             c = _cell(_finish(h), n_cells)
             r = c & any_mask
             if not first or (any_bits[r >> 6] >> np.uint64(r & 63)) & np.uint64(1):
                 if (bits[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
                     out[n] = s
                     n += 1
-            s += 1
-            if s > b - length:
-                break
-            h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
     return n
 
 

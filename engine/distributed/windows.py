@@ -173,6 +173,30 @@ def window_counts(doc_offsets: np.ndarray, length: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _top_power(length):
+    """BASE ** (length - 1) mod 2**64: what the token leaving a rolled window weighs."""
+    top = np.uint64(1)
+    for _ in range(length - 1):
+        top *= _BASE
+    return top
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _window_at(ids, token_hash, a, length):
+    """The polynomial of the window ``ids[a:a + length]`` (before :func:`_finish`)."""
+    h = np.uint64(0)
+    for i in range(a, a + length):
+        h = h * _BASE + token_hash[ids[i]]
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rolled(h, ids, token_hash, s, length, top):
+    """The polynomial of the window starting at ``s`` from that of the one starting at ``s - 1``."""
+    return (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _finish(h):
     """splitmix64 finalizer: spreads the polynomial's bits over all 64 (partitions use the top)."""
     h ^= h >> np.uint64(30)
