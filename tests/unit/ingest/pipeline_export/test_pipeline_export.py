@@ -201,3 +201,22 @@ def test_with_the_repeated_lines_rule_records_apply_near_the_edges_of_repeating_
 def test_the_body_is_json():
     body = build_pipeline(_set(3), templates=RECORDS, scope_field="site", url_field="url")
     assert json.loads(json.dumps(body)) == body
+
+
+def test_with_the_table_of_contents_rule_template_records_stand_down_on_pages_that_repeat_a_line():
+    """The cleaner gives a listed section back anywhere after a page's header, and only on a page
+    that repeats a line (a heading copies a header line): there the pipeline applies no template
+    record, so it never removes what the cleaner keeps; elsewhere the records apply as before."""
+    config = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
+                                                    "toc_sections": 3}}
+    export = export_pipeline(_set(3), templates=[config] + RECORDS[1:], scope_field="site", url_field="url")
+    body = export.body
+    gsubs = [g for prefix in ("bloomspan-site:", "bloomspan-section:", "bloomspan-templates")
+             for g in _gsubs(body, prefix)]
+    assert gsubs and all(g["if"]["params"]["repeated"] is False for g in gsubs)
+    assert not [g for g in gsubs if g["tag"].endswith(":repeated-lines")]
+    assert body["processors"][1]["script"]["params"]["repeated_lines"] is True
+    assert all(p["if"]["params"].get("repeated") is not False for p in _gsubs(body, "bloomspan-phrases"))
+    without = export_pipeline(_set(3), templates=[{"kind": "config", "template_config": {
+        **CONFIG["template_config"], "toc_sections": 0}}] + RECORDS[1:], scope_field="site", url_field="url")
+    assert all("repeated" not in g["if"]["params"] for g in _gsubs(without.body, "bloomspan-site:"))
