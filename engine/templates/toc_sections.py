@@ -35,6 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from .blocks import flags_per_span
+from .page_skeleton import next_same_type
+
 HEADER_GAP = 10  # uncovered tokens in a row that end a page's header (its first text no pass found)
 ENTRY_LENGTH = 10  # longest table-of-contents entry, in tokens (SkeletonConfig.toc_line_length's default)
 
@@ -106,8 +109,6 @@ def toc_section_lines(covered: np.ndarray, block_len: np.ndarray, types: np.ndar
     """bool (B,): the lines the rule gives back to the content. covered bool (B,) (every token of
     the line covered), block_len int64 (B,), types int64 (B,) (equal token sequences, equal type),
     doc_blocks int64 (D+1,) each page's first line; ``min_headings`` <= 0 switches the rule off."""
-    from .page_skeleton import next_same_type
-
     n = covered.shape[0]
     out = np.zeros(n, dtype=bool)
     if n == 0 or min_headings <= 0:
@@ -125,8 +126,6 @@ def toc_section_tokens(coverage: np.ndarray, block_offsets: np.ndarray, doc_offs
     """bool (W,): the covered tokens the rule gives back to the content. coverage bool (W,);
     block_offsets int64 (B+1,) the lines (never crossing a page); doc_offsets int64 (D+1,);
     types (B,) the lines' types (:func:`~.blocks.block_types`)."""
-    from .blocks import flags_per_span
-
     coverage = np.asarray(coverage, dtype=bool)
     block_offsets = np.asarray(block_offsets, dtype=np.int64)
     lengths = np.diff(block_offsets)
