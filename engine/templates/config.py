@@ -148,6 +148,13 @@ class TemplateConfig:
                        last lines made of other pages' titles (first lines) of its site and a few
                        fixed navigation words ("Prev 7.3. Configuring the Network", "Home / Guide /
                        Install") is navigation; False switches it off.
+    toc_sections:      a page whose header (its lines before the first text no pass found) lists at
+                       least this many of the page's own headings, in the page's order (a sidebar
+                       table of contents: "Variants / Trait Implementations / Blanket
+                       Implementations"), keeps the covered lines from such a heading to the end
+                       of their run as content: a section its table of contents names is part of
+                       the page, however often its generated text repeats (:mod:`.toc_sections`;
+                       applied last, to every pass's coverage, and at ingest); 0 switches it off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -175,6 +182,7 @@ class TemplateConfig:
     section_line_length: int = 12
     line_shape_gap: int = 4
     title_nav: bool = True
+    toc_sections: int = 3
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
@@ -196,6 +204,7 @@ class TemplateConfig:
                                 ("middle_content_tokens", 0, "tokens, 0 = off"),
                                 ("section_line_length", 0, "tokens, 0 = off"),
                                 ("line_shape_gap", 0, "tokens, 0 = off"),
+                                ("toc_sections", 0, "headings, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),

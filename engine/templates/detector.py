@@ -56,6 +56,7 @@ from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
 from .title_nav import TitleNavModel, mine_title_nav
+from .toc_sections import toc_section_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -364,6 +365,15 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         title_navs = r.models
         stats.update(r.stats, seconds_title_nav=time.perf_counter() - t0)
         steps.finished()
+    if config.toc_sections > 0:  # a section the page's own table of contents lists is content
+        seen = coverage
+        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
+            seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
+        back = toc_section_tokens(seen, block_offsets, doc_offsets, block_types(tokens, block_offsets)[0],
+                                  config.toc_sections)
+        stats["toc_section_tokens"] = int((back & coverage).sum())
+        coverage &= ~back
+        passes = {name: cov & ~back for name, cov in passes.items()}
     phrases = sort_template_phrases(phrases)
     for name in ("skeleton_groups", "line_shape_groups", "title_nav_groups"):  # by name, not by where a group's first page lies
         if name in stats:

@@ -28,7 +28,10 @@ read as the slot) whatever the record kinds, and the rules then filter the match
   "docs.example.org/api")``);
 * the detector's middle and section rules (``TemplateConfig.middle_content_tokens``,
   ``section_line_length``) drop template matches as in mining;
-* then the page models (:mod:`.page_rules`): skeletons, line shapes, title navigation.
+* then the page models (:mod:`.page_rules`): skeletons, line shapes, title navigation;
+* last, the detector's table-of-contents rule (``TemplateConfig.toc_sections``,
+  :mod:`bloomspan.engine.templates.toc_sections`, same kernel): on a page whose header lists its
+  own headings, the covered lines from such a heading to the end of their run are content.
 
 The removal fixed point. The cleaner matches a stripped page again until a pass removes nothing
 (:meth:`~bloomspan.ingest.clean.cleaner.Cleaner._strip_all`). A later pass reads the page's
@@ -70,6 +73,7 @@ import numpy as np
 from bloomspan.engine.templates.blocks import block_types
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
 from bloomspan.engine.templates.page_skeleton import echo_flags
+from bloomspan.engine.templates.toc_sections import toc_section_tokens
 from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
 
 from ..base.batch_tokens import BatchTokens, take_rows, tokenize_batch
@@ -78,7 +82,7 @@ from .page_rules import LineShapeCover, SkeletonCover, TitleNavCover
 from .phrase_index import window_lengths
 from .phrase_matcher import PhraseMatcher
 from .scopes import scope_names, template_scopes
-from .spans import MatchResult, TemplateMatch, merge_spans, span_mask
+from .spans import MatchResult, TemplateMatch, merge_spans, span_mask, with_batch_mask
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -236,6 +240,8 @@ class TemplateMatcher:
         if self._title_nav_cover is not None:
             results = self._title_nav_cover.cover(scopes, results, line_start, tokens.doc_offsets, tokens.ids,
                                                   self._token_strings(tokens.words))
+        if self.records.toc_sections > 0:
+            results = self._toc_sections(results, tokens.ids, is_number, line_start, tokens.doc_offsets)
         return results
 
     def _token_strings(self, words) -> list[str]:
@@ -248,6 +254,27 @@ class TemplateMatcher:
         strings = words.tokens()
         self._strings = (words, strings)
         return strings
+
+    def _toc_sections(self, results, ids, is_number, line_start, tok_off) -> list[TemplateMatch]:
+        """The detector's table-of-contents rule (TemplateConfig.toc_sections,
+        :func:`~bloomspan.engine.templates.toc_sections.toc_section_tokens`) on every match found
+        so far, lines typed as mined (numbers as one slot when ``slots``)."""
+        n_tok = int(tok_off[-1])
+        if n_tok == 0 or not any(m.span_token_start.shape[0] for m in results):
+            return results
+        base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+        mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
+                         np.concatenate([m.span_token_end for m in results]) + base, n_tok)
+        tokens = ids.astype(np.uint32)
+        if self.records.slots:
+            tokens = np.where(is_number[ids], np.uint32(is_number.shape[0]), tokens).astype(np.uint32)
+        offsets = np.append(np.flatnonzero(line_start[:n_tok]), n_tok).astype(np.int64)
+        back = toc_section_tokens(mask, offsets, tok_off, block_types(tokens, offsets)[0], self.records.toc_sections)
+        if not back.any():
+            return results
+        cut = np.concatenate([[0], np.cumsum(back)])
+        changed = cut[tok_off[1:]] > cut[tok_off[:-1]]
+        return with_batch_mask(results, mask & ~back, tok_off, changed)
 
     def _symbols(self, tokens: BatchTokens) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """The batch's phrase symbols, the same with number tokens as the slot (None when no

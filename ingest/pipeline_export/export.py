@@ -28,6 +28,11 @@ same rules, and removes nothing the cleaner keeps:
   counts bound the uncovered tokens the matcher counts;
 * the section rule (``section_line_length``: a line longer than that which only section
   records touch is that section's prose): section records on such lines are left out.
+* the table-of-contents rule (``toc_sections``: on a page whose header lists that many of its
+  own headings, the covered lines from such a heading to the end of their run are content): it
+  holds only on a page where at least that many lines repeat an earlier one (each heading is a
+  copy of a header line), so there no template record applies at all (:func:`~.scopes.line_repeats`,
+  coarser than the matcher's line identity, counts them).
 
 Left out, and counted in :attr:`PipelineExport.left_out` (``bloomspan pipeline`` prints it):
 page skeletons, line-shape templates, section records on long lines (above), pairs shorter than ``run_min_length`` (valid only inside a longer chain),
@@ -250,6 +255,11 @@ class _RecordLayout:
         self.sites = sorted({r.scope for r in records if r.scope is not None and not _is_section(r.scope)})
         self.global_patterns = [r.pattern for r in records if r.scope is None]
         self.repeated_rule = self.middle > 0 and bool(config.get("middle_repeated_lines", False))
+        # The table-of-contents rule gives lines back anywhere after a page's header, on pages where
+        # at least toc_sections lines repeat an earlier one: no regex can tell where, so template
+        # records stand down on those pages.
+        self.toc_sections = int(config.get("toc_sections", 0)) if templates else 0
+        self.toc_rule = self.toc_sections > 0
         self.edged = bool(self.sections or (self.repeated_rule and records)) and self.middle > 0
         self.near_edge = f"(?:{BEFORE_SENTINEL}|{tokens_after_below(self.middle)})"
         self.marked = ({"edge": True} if self.repeated_rule
@@ -257,6 +267,8 @@ class _RecordLayout:
 
     def variants(self, params: dict, kind: str) -> list[tuple[str, dict, str]]:
         """(pattern suffix, condition params, tag suffix) of the gsubs for records of ``kind``."""
+        if self.toc_rule:
+            params = {**params, "repeats_below": self.toc_sections}
         if self.middle > 0 and kind == "section":
             return [(self.near_edge, {**params, "edge": True}, "")]
         if self.repeated_rule:
@@ -283,12 +295,17 @@ class _RecordLayout:
         return out
 
     def notes(self) -> list[str]:
-        if not self.edged:
-            return []
-        which = ("section records, and on pages that repeat a line all template records,"
-                 if self.repeated_rule else "section records")
-        return [f"{which} apply within {self.middle} tokens of a page's start or end (the detector's middle rule; "
-                "the cleaner also finds them mid-page where the rule lets it)"]
+        notes = []
+        if self.edged:
+            which = ("section records, and on pages that repeat a line all template records,"
+                     if self.repeated_rule else "section records")
+            notes.append(f"{which} apply within {self.middle} tokens of a page's start or end (the detector's middle "
+                         "rule; the cleaner also finds them mid-page where the rule lets it)")
+        if self.toc_rule and self.records:
+            notes.append(f"template records do not apply on pages where {self.toc_sections} or more lines repeat an "
+                         "earlier one (the detector's table-of-contents rule; the cleaner applies them there where "
+                         "the rule lets it)")
+        return notes
 
 
 def _exact_processors(exact: dict, target: str, top: int, phrases_per_processor: int, always: dict,
@@ -348,7 +365,7 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     layout = _RecordLayout(records, config, templates)
     state = {"script": {"lang": "painless", "source": STATE_SCRIPT, "tag": "bloomspan-state",
                         "params": state_params(target, scope_field, url_field, SENTINEL)}}
-    state["script"]["params"]["repeated_lines"] = layout.repeated_rule
+    state["script"]["params"]["repeated_lines"] = layout.repeated_rule or layout.toc_rule
     guard = None if (exact_on_sites or not mined) else {"none_of": {s: True for s in sorted(mined)}}
     exact_gsubs, n_exact = _exact_processors(exact, target, top, phrases_per_processor, always, guard, left_out)
     processors = [_copy(field, ORIGINAL if mode == "strip" else target, engine), state,

@@ -13,7 +13,9 @@ cleaner's ``_prepare`` decides before matching, and keeps it in the temporary fi
 * ``edge``: the text holds no :data:`~.pipeline_regex.SENTINEL` of its own, so the pipeline
   may use one to mark a page's first tokens;
 * ``repeated`` (when asked for): the page repeats a line (:func:`repeats_a_line`), where the
-  detector's middle rule may treat a mid-page run of site matches as content.
+  detector's middle rule may treat a mid-page run of site matches as content; ``repeats``: how
+  many of its lines repeat an earlier one (:func:`line_repeats`), where the table-of-contents rule
+  may give lines back (it needs that many headings, each a copy of an earlier line).
 
 :func:`document_scopes` is the same computation in Python, step by step, tested against
 ``template_scopes`` and against the node. Every cleaning processor's ``if`` is
@@ -81,12 +83,13 @@ if (params.repeated_lines == true && st.ok) {
       .toLowerCase(Locale.ROOT);
   Set seen = new HashSet();
   boolean repeated = false;
+  int repeats = 0;
   boolean content = false;
   StringBuilder key = new StringBuilder();
   int i = 0;
   while (i <= t.length()) {
     if (i == t.length() || t.charAt(i) == (char) 10) {
-      if (content && !seen.add(key.toString())) { repeated = true; }
+      if (content && !seen.add(key.toString())) { repeated = true; repeats++; }
       key = new StringBuilder();
       content = false;
       i++;
@@ -99,18 +102,21 @@ if (params.repeated_lines == true && st.ok) {
     i += Character.charCount(cp);
   }
   st.repeated = repeated;
+  st.repeats = repeats;
 }
 ctx[params.state] = st;
 """.strip()
 
 # params: scope (the document lists it), any_of / none_of (maps: some / none of the
 # document's scopes is a key), edge (the text holds no sentinel of its own), repeated (the
-# page repeats a line, or does not).
+# page repeats a line, or does not), repeats_below (fewer of the page's lines than this repeat an
+# earlier one).
 CONDITION = """
 def st = ctx[params.state];
 if (st == null || st.ok != true) { return false; }
 if (params.edge == true && st.edge != true) { return false; }
 if (params.repeated != null && st.repeated != params.repeated) { return false; }
+if (params.repeats_below != null && (st.repeats == null || st.repeats >= params.repeats_below)) { return false; }
 if (params.scope != null && !st.scopes.contains(params.scope)) { return false; }
 if (params.none_of != null) { for (def s : st.scopes) { if (params.none_of.containsKey(s)) { return false; } } }
 if (params.any_of != null) {
@@ -139,17 +145,26 @@ def repeats_a_line(text: str) -> bool:
     and upper- then lower-casing. The key is coarser than the tokenizer's line identity
     (digits and separators dropped), so a page the matcher sees repeating a line always
     reads as repeating here: the pipeline then treats it as the cleaner may."""
+    return line_repeats(text) > 0
+
+
+def line_repeats(text: str) -> int:
+    """:data:`STATE_SCRIPT`'s ``repeats`` in Python: the lines of ``text`` (those holding a
+    letter, digit or mark) whose key (as :func:`repeats_a_line`) an earlier line has. With the
+    coarser key, the count is never below the matcher's (its lines whose tokens an earlier line
+    has): lines of one token sequence share a key."""
     import unicodedata
 
     seen: set[str] = set()
+    repeats = 0
     for line in unicodedata.normalize("NFKC", text).upper().lower().split("\n"):
         key = "".join(c for c in line if c.isalpha() and unicodedata.category(c).startswith("L"))
         content = bool(key) or any(unicodedata.category(c) in _MARK_OR_NUMBER for c in line)
         if content:
             if key in seen:
-                return True
+                repeats += 1
             seen.add(key)
-    return False
+    return repeats
 
 
 def condition(**params) -> dict:

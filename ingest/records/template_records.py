@@ -100,6 +100,8 @@ class TemplateRecords:
     slots:               number tokens of a text read as the slot token (TemplateConfig.slots).
     middle_tokens, middle_repeated, section_line_length: the detector's middle and section rules
                          (0 / False: off, as in records written before they existed).
+    toc_sections:        the detector's table-of-contents rule (TemplateConfig.toc_sections; 0:
+                         off, as in records written before it existed).
     exact_on_sites:      a mining run's exact phrases apply on the detector's sites too.
     phrase_set:          every phrase record (mcfp and block) in one :class:`PhraseSet`.
     is_exact:            bool (P,) a mining run's exact phrase (no ``kind``), or an operator's
@@ -129,6 +131,7 @@ class TemplateRecords:
     line_shapes: tuple[LineShapeModel, ...]
     mined_scopes: frozenset
     title_navs: tuple[TitleNavModel, ...] = ()
+    toc_sections: int = 0
 
 
 def _mined_config(records: list, source: str) -> dict:
@@ -188,6 +191,7 @@ def parse_template_records(records: Sequence[Mapping[str, Any]], run_min_length:
         middle_tokens=int(mined.get("middle_content_tokens", 0)),
         middle_repeated=bool(mined.get("middle_repeated_lines", False)),
         section_line_length=int(mined.get("section_line_length", 0)),
+        toc_sections=int(mined.get("toc_sections", 0)),
         # A mining run's exact phrases (no "kind") next to the detector's records: on pages of
         # the sites the detector mined they apply only when the run says so.
         exact_on_sites=bool(mined.get("exact_phrases_on_sites", True)),

@@ -17,7 +17,13 @@ from bloomspan.ingest.clean.cleaner import Cleaner, CleanerConfig
 from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from bloomspan.ingest.pipeline_export.export import build_pipeline
 from bloomspan.ingest.pipeline_export.regex import SENTINEL, block_regex
-from bloomspan.ingest.pipeline_export.scopes import STATE_FIELD, STATE_SCRIPT, document_scopes, state_params
+from bloomspan.ingest.pipeline_export.scopes import (
+    STATE_FIELD,
+    STATE_SCRIPT,
+    document_scopes,
+    line_repeats,
+    state_params,
+)
 from bloomspan.ingest.records.phrase_set import PhraseSet
 from bloomspan.sidecar.cli.main import cli
 from bloomspan.sidecar.cluster.engine import engine_of
@@ -50,6 +56,9 @@ TEMPLATES = [CONFIG, _line("home shop about us", "a.example"), _line("contact im
 # records touch.
 STRUCTURAL = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
                                                     "section_line_length": 12}}
+# With the table-of-contents rule too: no page below repeats three lines, so the records apply as
+# under STRUCTURAL, now behind the state script's count of repeated lines.
+TOC = {"kind": "config", "template_config": {**STRUCTURAL["template_config"], "toc_sections": 3}}
 CONTENT = " ".join(f"word{i} text" for i in range(30))  # 60 tokens of content
 OTHER = {"price": 12.5, "tags": ["x", "ü"], "meta": {"n": [1, 2], "k": None, "deep": {"s": "ü", "f": 0.1}}, "flag": True}
 PAGES = [
@@ -104,7 +113,16 @@ def _cleaner(config: dict = CONFIG, match: str = "phrases") -> Cleaner:
                                        scope_field="site", url_field="url", match=match), templates=matcher)
 
 
-@pytest.mark.parametrize("config", [CONFIG, STRUCTURAL], ids=["middle-rule", "structural-evidence"])
+def test_the_state_script_counts_repeated_lines_as_line_repeats_does(os_client):
+    texts = ["A\nB\nC\nbody\nA\nx\nB\ny\nC", "Contact\ncontact 2024\nCONTACT", "one\ntwo", "---\n---", ""]
+    docs = [{"_source": {"text": t, "site": "s.example"}} for t in texts]
+    body = {"pipeline": {"processors": [{"script": {"lang": "painless", "source": STATE_SCRIPT, "params": state_params(
+        "text", "site", "url", SENTINEL, repeated_lines=True)}}]}, "docs": docs}
+    got = [d["doc"]["_source"][STATE_FIELD] for d in os_client.ingest.simulate(body=body)["docs"]]
+    assert [s["repeats"] for s in got] == [line_repeats(t) for t in texts] == [3, 2, 0, 0, 0]
+
+
+@pytest.mark.parametrize("config", [CONFIG, STRUCTURAL, TOC], ids=["middle-rule", "structural-evidence", "toc"])
 def test_pipeline_removes_exactly_what_the_cleaner_removes_where_it_can_express_it(os_client, index_prefix, config):
     pipeline_id = f"{index_prefix}scoped"
     body = build_pipeline(PhraseSet.from_records([EXACT]), templates=[config] + TEMPLATES[1:], scope_field="site",

@@ -9,7 +9,7 @@ import pytest
 from bloomspan.ingest.base.errors import IngestConfigError
 from bloomspan.ingest.pipeline_export.export import build_pipeline, export_pipeline, phrase_regex
 from bloomspan.ingest.pipeline_export.regex import BEFORE_SENTINEL, tokens_after_below
-from bloomspan.ingest.pipeline_export.scopes import CONDITION, STATE_FIELD
+from bloomspan.ingest.pipeline_export.scopes import CONDITION, STATE_FIELD, STATE_SCRIPT
 from bloomspan.ingest.records.phrase_set import PhraseSet
 
 
@@ -201,3 +201,25 @@ def test_with_the_repeated_lines_rule_records_apply_near_the_edges_of_repeating_
 def test_the_body_is_json():
     body = build_pipeline(_set(3), templates=RECORDS, scope_field="site", url_field="url")
     assert json.loads(json.dumps(body)) == body
+
+
+def test_with_the_table_of_contents_rule_template_records_stand_down_where_enough_lines_repeat():
+    """The cleaner gives a listed section back anywhere after a page's header, and only on a page
+    where at least toc_sections lines repeat an earlier one (each heading copies a header line):
+    there the pipeline applies no template record, so it never removes what the cleaner keeps;
+    elsewhere the records apply as before (the repeated-lines variants included)."""
+    config = {"kind": "config", "template_config": {**CONFIG["template_config"], "middle_repeated_lines": True,
+                                                    "toc_sections": 3}}
+    export = export_pipeline(_set(3), templates=[config] + RECORDS[1:], scope_field="site", url_field="url")
+    body = export.body
+    gsubs = [g for prefix in ("bloomspan-site:", "bloomspan-section:", "bloomspan-templates")
+             for g in _gsubs(body, prefix)]
+    assert gsubs and all(g["if"]["params"]["repeats_below"] == 3 for g in gsubs)
+    assert [g for g in gsubs if g["tag"].endswith(":repeated-lines")]  # the middle rule's variants stay
+    assert body["processors"][1]["script"]["params"]["repeated_lines"] is True
+    assert all("repeats_below" not in p["if"]["params"] for p in _gsubs(body, "bloomspan-phrases"))
+    assert any("3 or more lines repeat" in note for note in export.notes)
+    without = export_pipeline(_set(3), templates=[{"kind": "config", "template_config": {
+        **CONFIG["template_config"], "toc_sections": 0}}] + RECORDS[1:], scope_field="site", url_field="url")
+    assert all("repeats_below" not in g["if"]["params"] for g in _gsubs(without.body, "bloomspan-site:"))
+    assert "st.repeats >= params.repeats_below" in CONDITION and "repeats++" in STATE_SCRIPT

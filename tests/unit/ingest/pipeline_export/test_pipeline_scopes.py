@@ -6,13 +6,13 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from bloomspan.engine.text.slots import number_token_mask
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.ingest.match.scopes import template_scopes
-from bloomspan.ingest.pipeline_export.scopes import document_scopes, repeats_a_line
+from bloomspan.ingest.pipeline_export.scopes import document_scopes, line_repeats, repeats_a_line
 
 URLS = ["https://a.example/docs/api/x.html", "https://a.example/", "https://a.example", "https://a.example/x",
         "https://a.example/docs/", "a.example/docs/x", "/docs/x", "//host/a/b/c", "  https://a.example/d/x",
@@ -77,6 +77,34 @@ def test_a_page_the_matcher_sees_repeating_a_line_repeats_one_for_the_pipeline(l
     text = "\n".join(lines)
     if _matcher_repeats_a_line(text):
         assert repeats_a_line(text), text
+
+
+def _matcher_line_repeats(text: str) -> int:
+    """The matcher's count: lines (runs of tokens between line breaks) whose tokens, numbers read as
+    one slot, an earlier line has (each table-of-contents heading is one)."""
+    vocab = Vocabulary()
+    ids, offsets, starts, _ = encode_batch([text], vocab, True, count_df=False)
+    names = vocab.tokens()
+    number = number_token_mask(names) if names else []
+    lines: dict[int, list] = {}
+    for t, c in zip(ids.tolist(), starts.tolist()):
+        lines.setdefault(text.count("\n", 0, c), []).append("<num>" if number[t] else names[t])
+    keys = [tuple(v) for v in lines.values()]
+    return len(keys) - len(set(keys))
+
+
+@settings(derandomize=True, max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINE_PARTS), max_size=4).map(" ".join), min_size=1, max_size=8))
+@example(["Contact", "contact 2024", "CONTACT", "Σας", "σας"])
+def test_the_pipeline_counts_at_least_the_matchers_repeated_lines(lines):
+    text = "\n".join(lines)
+    assert line_repeats(text) >= _matcher_line_repeats(text), text
+    assert repeats_a_line(text) is (line_repeats(text) > 0)
+
+
+def test_line_repeats_counts_each_line_that_repeats_an_earlier_one():
+    assert line_repeats("A\nB\nC\nbody\nA\nx\nB\ny\nC") == 3
+    assert line_repeats("A\nA\nA") == 2 and line_repeats("") == 0 and line_repeats("---\n---") == 0
 
 
 def test_repeats_a_line_reads_letters_only():
