@@ -141,7 +141,12 @@ def _dedup(work: Path) -> None:
 def _dask_workers(work: Path) -> None:
     """The Dask workers' kernels, and the partitioned filter build a large shard takes."""
     from bloomspan.engine.distributed.sharded_growth import routing_keys
-    from bloomspan.engine.distributed.window_filter import DIRECT_UNIT_CELLS, window_filter
+    from bloomspan.engine.distributed.window_filter import (
+        DIRECT_UNIT_CELLS,
+        flagged_by_cells,
+        unit_filter_heavy,
+        window_filter,
+    )
     from bloomspan.engine.mining.counting_filter import hot_any_bitmap
     from bloomspan.sidecar.distributed.shards import _Tokenizer
     from bloomspan.sidecar.distributed.tasks import warm_kernels
@@ -152,6 +157,10 @@ def _dask_workers(work: Path) -> None:
     tok.add([" ".join(words)] * 3)
     shard = tok.corpus()
     window_filter(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, DIRECT_UNIT_CELLS + 1)  # sorted by region
+    # the cut by cells the count kept (the library's variant that hashes no window twice)
+    _, heavy, (cells,) = unit_filter_heavy([(shard.ids, shard.token_hash, shard.doc_offsets)], MIN_LENGTH, 64, 2,
+                                           keep_cells=True)
+    flagged_by_cells(shard.doc_offsets, MIN_LENGTH, cells, heavy, 64)
     routing_keys(shard.ids, shard.token_hash, shard.doc_offsets, MIN_LENGTH, 3)
     hot_any_bitmap(np.zeros(64, dtype=np.uint8), 64)
 
