@@ -44,7 +44,7 @@ from numba import njit
 
 from bloomspan.engine.mining.counting_filter import region_layout, saturating_increment
 
-from .windows import _BASE, _finish, _rolled, _top_power, _window_at, window_hashes_reference
+from .windows import _finish, _rolled, _top_power, _window_at, window_hashes_reference
 
 MAX_COUNT = 255
 # Filter bytes per counted window. One, as the single process's counting filter: a collision
@@ -362,21 +362,17 @@ def frequent_superset(union: np.ndarray, cell_sums: np.ndarray, sigma: int) -> n
 def _flag_starts(ids, token_hash, doc_offsets, length, members, bits, bit_shift, out):
     """Starts of the windows whose hash is in ``members`` (sorted), in order. ``bits``: a bitmap
     of the members' top ``64 - bit_shift`` bits, tested before the binary search."""
-    top = np.uint64(1)
-    for _ in range(length - 1):
-        top *= _BASE
+    top = _top_power(length)
     m = members.shape[0]
     n = 0
     for d in range(doc_offsets.shape[0] - 1):
         a, b = doc_offsets[d], doc_offsets[d + 1]
         if b - a < length:
             continue
-        h = np.uint64(0)
-        for i in range(a, a + length):
-            h = h * _BASE + token_hash[ids[i]]
+        h = _window_at(ids, token_hash, a, length)
         for s in range(a, b - length + 1):
             if s > a:
-                h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+                h = _rolled(h, ids, token_hash, s, length, top)
             f = _finish(h)
             slot = np.int64(f >> bit_shift)
             if (bits[slot >> 6] >> np.uint64(slot & 63)) & np.uint64(1):
@@ -582,9 +578,7 @@ def _routing_at(ids, token_hash, starts, length, k, out):
     k-gram: along such a run each k-gram is hashed once, rolled from the previous one, and kept
     in a ring of the window's ``length - k + 1`` k-grams (a window is inside its document, so
     a run never crosses one). A start after a gap hashes its window's k-grams afresh."""
-    top = np.uint64(1)
-    for _ in range(k - 1):
-        top *= _BASE
+    top = _top_power(k)
     w = length - k + 1
     ring = np.empty(w, dtype=np.uint64)
     n = starts.shape[0]
@@ -593,15 +587,13 @@ def _routing_at(ids, token_hash, starts, length, k, out):
         s = starts[i]
         if i > 0 and s == starts[i - 1] + 1:
             j = s + w - 1  # the one new k-gram: rolled from the last one of the previous window
-            h = (h - token_hash[ids[j - 1]] * top) * _BASE + token_hash[ids[j + k - 1]]
+            h = _rolled(h, ids, token_hash, j, k, top)
             ring[(s + w - 1) % w] = _finish(h)
         else:
-            h = np.uint64(0)
-            for j in range(s, s + k):
-                h = h * _BASE + token_hash[ids[j]]
+            h = _window_at(ids, token_hash, s, k)
             ring[s % w] = _finish(h)
             for j in range(s + 1, s + w):
-                h = (h - token_hash[ids[j - 1]] * top) * _BASE + token_hash[ids[j + k - 1]]
+                h = _rolled(h, ids, token_hash, j, k, top)
                 ring[j % w] = _finish(h)
         m = ring[0]
         for q in range(1, w):

@@ -209,22 +209,16 @@ def _finish(h):
 
 @njit(cache=True, nogil=True)
 def _window_hashes(ids, token_hash, doc_offsets, length, out_hash, out_start):
-    top = np.uint64(1)  # BASE ** (length - 1) mod 2**64
-    for _ in range(length - 1):
-        top *= _BASE
+    top = _top_power(length)
     n = 0
     for d in range(doc_offsets.shape[0] - 1):
         a, b = doc_offsets[d], doc_offsets[d + 1]
         if b - a < length:
             continue
-        h = np.uint64(0)
-        for i in range(a, a + length):
-            h = h * _BASE + token_hash[ids[i]]
-        out_hash[n] = _finish(h)
-        out_start[n] = a
-        n += 1
-        for s in range(a + 1, b - length + 1):
-            h = (h - token_hash[ids[s - 1]] * top) * _BASE + token_hash[ids[s + length - 1]]
+        h = _window_at(ids, token_hash, a, length)
+        for s in range(a, b - length + 1):
+            if s > a:
+                h = _rolled(h, ids, token_hash, s, length, top)
             out_hash[n] = _finish(h)
             out_start[n] = s
             n += 1
