@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bloomspan.engine.mining.counting_filter import region_layout, saturating_increment
+from bloomspan.engine.mining.counting_filter import hot_any_bitmap, region_layout, saturating_increment
 
 from .windows import _finish, _rolled, _top_power, _window_at, window_hashes_reference
 
@@ -492,22 +492,21 @@ def flag_any_bits(n_members: int, n_cells: int) -> int:
 
 
 def folded_bitmap(bits: np.ndarray, n_bits: int) -> np.ndarray:
-    """uint64 (n_bits / 64,): bit ``a`` set iff some set bit ``c`` of ``bits`` has ``c % n_bits ==
-    a`` (``n_bits`` a power of two >= 64): the first test of :func:`_flag_hashed`."""
-    words = n_bits // 64
-    padded = np.zeros(-(-bits.shape[0] // words) * words, dtype=np.uint64)
-    padded[: bits.shape[0]] = bits
-    return np.bitwise_or.reduce(padded.reshape(-1, words), axis=0)
+    """uint8 (n_bits / 8,): bit ``a`` set iff some set bit ``c`` of ``bits`` (uint64 words, bit c at
+    word c >> 6) has ``c % n_bits == a`` (``n_bits`` a power of two >= 8): the first test of
+    :func:`_flag_hashed`, made by the single process's :func:`~bloomspan.engine.mining.counting_filter.hot_any_bitmap`
+    from the words' bytes in little-endian order (bit c at byte c >> 3)."""
+    return hot_any_bitmap(np.ascontiguousarray(bits, dtype="<u8").view(np.uint8), n_bits)
 
 
 @njit(cache=True, nogil=True)
 def _flag_hashed(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, bits, any_bits, out):
     """Starts of the windows of documents [d_lo, d_hi) whose cell has its bit set in ``bits``,
     in order, hashing each window on the way (nothing per window is written but a flagged
-    start); returns how many. ``any_bits`` (uint64, a power-of-two number of bits, or empty):
+    start); returns how many. ``any_bits`` (uint8, a power-of-two number of bits, or empty):
     tested first at the cell's residue, so most windows never read the big bitmap."""
     top = _top_power(length)
-    any_mask = np.int64(any_bits.shape[0] * 64 - 1)
+    any_mask = np.int64(any_bits.shape[0] * 8 - 1)
     first = any_bits.shape[0] > 0
     n = 0
     for d in range(d_lo, d_hi):
@@ -520,7 +519,7 @@ def _flag_hashed(ids, token_hash, doc_offsets, d_lo, d_hi, length, n_cells, bits
                 h = _rolled(h, ids, token_hash, s, length, top)
             c = _cell(_finish(h), n_cells)
             r = c & any_mask
-            if not first or (any_bits[r >> 6] >> np.uint64(r & 63)) & np.uint64(1):
+            if not first or (any_bits[r >> 3] >> np.uint8(r & 7)) & np.uint8(1):
                 if (bits[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
                     out[n] = s
                     n += 1
@@ -548,7 +547,7 @@ def flagged_by_hashed_cells(ids: np.ndarray, token_hash: np.ndarray, doc_offsets
         return np.zeros(0, dtype=np.int64)
     bits = cell_bitmap(members, n_cells)
     n_any = flag_any_bits(members.shape[0], n_cells)
-    any_bits = folded_bitmap(bits, n_any) if n_any else np.zeros(0, dtype=np.uint64)
+    any_bits = folded_bitmap(bits, n_any) if n_any else np.zeros(0, dtype=np.uint8)
     found = [np.zeros(0, dtype=np.int64)]
     out = np.empty(chunks.widest, dtype=np.int64)
     with np.errstate(over="ignore"):  # uint64 wrap-around is the hash; JIT-less runs warn

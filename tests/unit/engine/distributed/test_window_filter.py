@@ -305,7 +305,7 @@ def test_the_folded_bitmap_has_a_bit_for_every_residue_of_a_set_bit_and_no_other
             members_bits[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
         folded = wf.folded_bitmap(members_bits, n_bits)
         want = {c % n_bits for c in cells.tolist()}
-        got = {a for a in range(n_bits) if (int(folded[a >> 6]) >> (a & 63)) & 1}
+        got = {a for a in range(n_bits) if (int(folded[a >> 3]) >> (a & 7)) & 1}
         assert got == want, (n_cells, n_bits)
 
 
