@@ -212,12 +212,11 @@ def exit_without_teardown(code) -> None:
     warmed all of them for its workers; the single process less), more than mining a small
     file: freeing each kernel's LLVM objects and then every module, when the process is about
     to hand all of its memory back anyway. Every command closes its files, clients and
-    clusters before it returns, so this flushes stdout/stderr and the logging handlers, runs
-    the ``atexit`` handlers and leaves with ``os._exit``. Where a thread that is not a daemon
-    still runs (it may hold work the normal exit would wait for) it returns, and the caller
-    exits the usual way."""
+    clusters before it returns, so this runs the ``atexit`` handlers (``logging.shutdown``, which
+    flushes the logging handlers, is one), flushes stdout/stderr and leaves with ``os._exit``.
+    Where a thread that is not a daemon still runs (it may hold work the normal exit would wait
+    for) it returns, and the caller exits the usual way."""
     import atexit
-    import logging
     import os
     import sys
     import threading
@@ -228,7 +227,6 @@ def exit_without_teardown(code) -> None:
     if not isinstance(code, int) and code is not None:
         print(code, file=sys.stderr)  # what sys.exit does with a message
     atexit._run_exitfuncs()  # logging.shutdown and the libraries' own clean-up, as a normal exit runs them
-    logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
