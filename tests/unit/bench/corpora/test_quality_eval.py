@@ -225,6 +225,19 @@ def test_every_site_set_names_distinct_sites_disjoint_from_the_other_sets():
                     assert not shared, (a, b, attr, shared)
 
 
+def _assert_a_new_set(new, earlier) -> None:
+    """At least six sites, none of them a site, package or root of ``earlier`` nor of the issue's
+    held-out sets, each with its main element named."""
+    names = {s.name for s in earlier} | {s.package for s in earlier}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    assert len(new) >= 6
+    for s in new:
+        assert s.name not in names and s.package not in names, s
+        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
+
+
 def test_third_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
     from bloomspan.corpora.real_corpus import (
         DEBIAN_DOC_SITES,
@@ -233,15 +246,7 @@ def test_third_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
         UNSEEN_DOC_SITES,
     )
 
-    earlier = DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES
-    names = {s.name for s in earlier} | {s.package for s in earlier}
-    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
-    assert len(THIRD_UNSEEN_DOC_SITES) >= 6
-    for s in THIRD_UNSEEN_DOC_SITES:
-        assert s.name not in names and s.package not in names, s
-        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
-        assert not any(h in s.package or h in s.root for h in held_out), s
-        assert s.main, s
+    _assert_a_new_set(THIRD_UNSEEN_DOC_SITES, DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES)
 
 
 def test_fourth_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
@@ -253,15 +258,8 @@ def test_fourth_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets()
         UNSEEN_DOC_SITES,
     )
 
-    earlier = DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES + THIRD_UNSEEN_DOC_SITES
-    names = {s.name for s in earlier} | {s.package for s in earlier}
-    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
-    assert len(FOURTH_UNSEEN_DOC_SITES) >= 6
-    for s in FOURTH_UNSEEN_DOC_SITES:
-        assert s.name not in names and s.package not in names, s
-        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
-        assert not any(h in s.package or h in s.root for h in held_out), s
-        assert s.main, s
+    _assert_a_new_set(FOURTH_UNSEEN_DOC_SITES,
+                      DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES + THIRD_UNSEEN_DOC_SITES)
 
 
 def test_quality_eval_reports_each_site_set_under_its_own_name():

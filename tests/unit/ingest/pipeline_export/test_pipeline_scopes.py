@@ -55,16 +55,7 @@ def test_no_site_no_scope_and_wrong_types_refuse_the_document():
 def _matcher_repeats_a_line(text: str) -> bool:
     """The matcher's notion: two lines (runs of tokens between line breaks) with the same
     tokens, numbers read as one slot."""
-    vocab = Vocabulary()
-    ids, offsets, starts, _ = encode_batch([text], vocab, True, count_df=False)
-    names = vocab.tokens()
-    number = number_token_mask(names) if names else []
-    lines: dict[int, list] = {}
-    for t, c in zip(ids.tolist(), starts.tolist()):
-        line = text.count("\n", 0, c)
-        lines.setdefault(line, []).append("<num>" if number[t] else names[t])
-    keys = [tuple(v) for v in lines.values()]
-    return len(set(keys)) < len(keys)
+    return _matcher_line_repeats(text) > 0
 
 
 LINE_PARTS = ["Contact", "contact", "CONTACT", "Straße", "STRASSE", "ﬁle", "file", "Ｆile", "2024", "2031", "²",
