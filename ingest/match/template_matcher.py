@@ -265,11 +265,8 @@ class TemplateMatcher:
         base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
         mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
                          np.concatenate([m.span_token_end for m in results]) + base, n_tok)
-        tokens = ids.astype(np.uint32)
-        if self.records.slots:
-            tokens = np.where(is_number[ids], np.uint32(is_number.shape[0]), tokens).astype(np.uint32)
-        offsets = np.append(np.flatnonzero(line_start[:n_tok]), n_tok).astype(np.int64)
-        back = toc_section_tokens(mask, offsets, tok_off, block_types(tokens, offsets)[0], self.records.toc_sections)
+        offsets, types = self._line_types(ids, is_number, line_start, n_tok)
+        back = toc_section_tokens(mask, offsets, tok_off, types, self.records.toc_sections)
         if not back.any():
             return results
         cut = np.concatenate([[0], np.cumsum(back)])
@@ -377,14 +374,19 @@ class TemplateMatcher:
         n_tok = int(tok_off[-1])
         if n_tok == 0:
             return np.zeros(0, dtype=bool)
+        offsets, types = self._line_types(ids, is_number, line_start, n_tok)
+        before, after, _ = echo_flags(types, np.searchsorted(tok_off, offsets[:-1], side="right") - 1)
+        return np.repeat(before | after, np.diff(offsets))
+
+    def _line_types(self, ids, is_number, line_start, n_tok: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(offsets, types)`` of the batch's lines: int64 line offsets into its tokens, and each
+        line's type (:func:`~bloomspan.engine.templates.blocks.block_types`: equal tokens, equal
+        type) with numbers read as one slot when ``slots``, as mined."""
         tokens = ids.astype(np.uint32)
         if self.records.slots:
             tokens = np.where(is_number[ids], np.uint32(is_number.shape[0]), tokens).astype(np.uint32)
-        starts = np.flatnonzero(line_start[:n_tok]).astype(np.int64)
-        offsets = np.append(starts, n_tok).astype(np.int64)
-        types = block_types(tokens, offsets)[0]
-        before, after, _ = echo_flags(types, np.searchsorted(tok_off, starts, side="right") - 1)
-        return np.repeat(before | after, np.diff(offsets))
+        offsets = np.append(np.flatnonzero(line_start[:n_tok]), n_tok).astype(np.int64)
+        return offsets, block_types(tokens, offsets)[0]
 
     def _section_prose(self, m_start, m_end, m_idx, m_doc, is_pair, c_s, c_e, c_d, c_sc, tok_off, line_start,
                        scopes) -> np.ndarray:
