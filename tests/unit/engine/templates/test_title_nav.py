@@ -164,6 +164,19 @@ def test_without_the_rule_the_bars_stay():
     assert not run.detection.coverage.any()
 
 
+def test_a_site_without_title_navigation_gets_no_record():
+    """Titles on every page but no line naming another page: no record for that site (the cleaner
+    would read every page's edge lines for nothing), while the site with bars keeps its record."""
+    plain = [{"text": p["text"].split("\n", 1)[0] + "\n" + "\n".join(p["text"].split("\n")[3:-1]),
+              "site": "plain.example", "url": p["url"].replace("docs.example", "plain.example")}
+             for p in docbook_site(30, 3)]
+    _, run = _run(docbook_site(30, 1) + plain, **NAV_ONLY)
+    assert {r["scope"] for r in run.records if r.get("kind") == "title_nav"} == {"docs.example"}
+    groups = run.detection.stats["title_nav_groups"]
+    assert groups["plain.example"]["lines"] == 0 and groups["plain.example"]["names"] >= 30
+    assert groups["docs.example"]["lines"] > 0
+
+
 def test_a_new_page_naming_published_titles_is_cleaned_the_same_way():
     pages = docbook_site(30, 1)
     _, run = _run(pages, **NAV_ONLY)
