@@ -391,7 +391,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
             seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
         back = own_fact_tokens(seen, block_offsets, doc_offsets, r.candidate, block_types(tokens, block_offsets)[0],
-                               block_types(raw_tokens, block_offsets)[0])
+                               block_types(raw_tokens, block_offsets)[0], raw_tokens, tokens == np.uint32(SLOT_ID))
         stats.update(r.stats, own_fact_tokens=int((back & coverage).sum()), seconds_own_facts=time.perf_counter() - t0)
         coverage &= ~back
         passes = {name: cov & ~back for name, cov in passes.items()}

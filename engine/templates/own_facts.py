@@ -24,16 +24,22 @@ Then per page, on its lines (*covered*: every token of the line is):
   without such a run has its first half as its header;
 * the **zone** is the header less its first line: a page's first line is the bar or title the
   generator prints on every page ("Vim documentation: usr_05"), chrome by every spec;
-* a covered own-fact line in the zone is content, unless the next line is the same line as
+* a covered own-fact line in the zone is content when its numbers echo in another line of the
+  page (:func:`number_echoes`: a run of :data:`ECHO_RUN` consecutive numbers of it, or all of
+  them when it has fewer, recurs in another line: the lede repeats the heading's version, the
+  heading the breadcrumb's), it is the only line of its type in the page (one of a list of such
+  lines, every release in a sidebar, is navigation), and the next line is not the same line as
   written (a breadcrumb's last item, followed by the page's heading that repeats it: the
-  heading is the content, the breadcrumb the navigation).
+  heading is the content, the breadcrumb the navigation). A pager ("352 products found. Page 6
+  of 18") or a price under a shop's heading takes values of its own on every page too, but
+  nothing else in the page repeats them.
 
 Mining's detector applies it last, after the table-of-contents rule, to every pass's coverage;
 its records are kind ``"own_facts"`` (:class:`OwnFactsModel`, one per group, the own-fact line
 types as token strings with :data:`~bloomspan.engine.text.slots.SLOT_TOKEN`), and the ingest
 matcher applies them to its matches with the same kernel (:func:`own_fact_tokens`).
-:func:`own_fact_lines_reference` is the kernel's plain twin. Nothing here changes exact MCFP
-mining.
+:func:`own_fact_lines_reference` and :func:`number_echoes_reference` are the plain twins. Nothing
+here changes exact MCFP mining.
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ from .toc_sections import HEADER_GAP
 
 RECORD_VERSION = 1
 VALUE_SHARE = 0.9  # distinct values per page holding the line, at least
+ECHO_RUN = 3  # consecutive numbers of a line that must recur in another line of its page
 
 
 @njit(cache=True, nogil=True)
@@ -109,12 +116,70 @@ def own_fact_lines(covered: np.ndarray, candidate: np.ndarray, block_len: np.nda
     return out
 
 
+def number_echoes(raw_tokens: np.ndarray, numbers: np.ndarray, block_offsets: np.ndarray, doc_blocks: np.ndarray,
+                  lines: np.ndarray) -> np.ndarray:
+    """bool (B,): for each line of ``lines`` (int64 line indices), whether its numbers as written
+    (its *number key*: its number tokens in order) echo in another line of its page: a run of
+    ``min(len(key), ECHO_RUN)`` consecutive numbers of its key is a run of consecutive numbers of
+    the other line's key ("pytest 7.1.2 has just been released" and the heading "pytest-7.1.2").
+    raw_tokens uint32 (W,); numbers bool (W,) the number tokens; block_offsets int64 (B+1,);
+    doc_blocks int64 (D+1,). :func:`number_echoes_reference` is its plain twin."""
+    out = np.zeros(block_offsets.shape[0] - 1, dtype=bool)
+    if lines.shape[0] == 0:
+        return out
+    raw_tokens, numbers = np.asarray(raw_tokens), np.asarray(numbers, dtype=bool)
+    line_doc = np.searchsorted(doc_blocks, lines, side="right") - 1
+    keys: dict[int, tuple] = {}
+
+    def key(k: int) -> tuple:
+        got = keys.get(k)
+        if got is None:
+            a, b = int(block_offsets[k]), int(block_offsets[k + 1])
+            got = keys[k] = tuple(raw_tokens[a:b][numbers[a:b]].tolist())
+        return got
+    runs: dict[tuple[int, int], set] = {}  # (page, run length) -> {(run, line)} of the page's lines
+    for k, d in zip(lines.tolist(), line_doc.tolist()):
+        own = key(k)
+        m = min(len(own), ECHO_RUN)
+        if m == 0:
+            continue
+        seen = runs.get((d, m))
+        if seen is None:
+            seen = runs[(d, m)] = {}
+            for j in range(int(doc_blocks[d]), int(doc_blocks[d + 1])):
+                other = key(j)
+                for i in range(len(other) - m + 1):
+                    seen.setdefault(other[i:i + m], set()).add(j)
+        out[k] = any(seen.get(own[i:i + m], set()) - {k} for i in range(len(own) - m + 1))
+    return out
+
+
+def number_echoes_reference(pages: Sequence[Sequence[tuple]], numbers: Sequence[Sequence[tuple]],
+                            run: int | None = None) -> list[list[bool]]:
+    """Plain twin of :func:`number_echoes` on every line: ``pages[d]`` the lines of page d (token
+    tuples as written), ``numbers[d]`` per line a tuple of bools (which tokens are numbers)."""
+    run = ECHO_RUN if run is None else run
+    out = []
+    for lines, flags in zip(pages, numbers):
+        keys = [tuple(t for t, f in zip(line, fl) if f) for line, fl in zip(lines, flags)]
+
+        def runs_of(key: tuple, m: int) -> set:
+            return {key[i:i + m] for i in range(len(key) - m + 1)}
+        out.append([bool(key) and any(runs_of(key, min(len(key), run)) & runs_of(other, min(len(key), run))
+                                      for j, other in enumerate(keys) if j != k)
+                    for k, key in enumerate(keys)])
+    return out
+
+
 def own_fact_tokens(coverage: np.ndarray, block_offsets: np.ndarray, doc_offsets: np.ndarray,
-                    candidate: np.ndarray, types: np.ndarray, raw_types: np.ndarray) -> np.ndarray:
+                    candidate: np.ndarray, types: np.ndarray, raw_types: np.ndarray, raw_tokens: np.ndarray,
+                    numbers: np.ndarray) -> np.ndarray:
     """bool (W,): the covered tokens the rule gives back to the content. coverage bool (W,);
     block_offsets int64 (B+1,) the lines (never crossing a page); doc_offsets int64 (D+1,);
     candidate bool (B,) own-fact lines; types, raw_types int64 (B,) the lines' types with numbers
-    as the slot and as written."""
+    as the slot and as written; raw_tokens uint32 (W,) as written; numbers bool (W,) the number
+    tokens. A candidate counts only where its numbers echo in another line of its page
+    (:func:`number_echoes`)."""
     coverage = np.asarray(coverage, dtype=bool)
     block_offsets = np.asarray(block_offsets, dtype=np.int64)
     lengths = np.diff(block_offsets)
@@ -122,7 +187,9 @@ def own_fact_tokens(coverage: np.ndarray, block_offsets: np.ndarray, doc_offsets
         return np.zeros(coverage.shape[0], dtype=bool)
     covered = (flags_per_span(coverage, block_offsets[:-1], block_offsets[1:]) == lengths) & (lengths > 0)
     doc_blocks = np.searchsorted(block_offsets[:-1], np.asarray(doc_offsets, dtype=np.int64), side="left")
-    lines = own_fact_lines(covered, candidate, lengths, types, raw_types, doc_blocks)
+    maybe = np.flatnonzero(np.asarray(candidate, dtype=bool) & covered)
+    echoed = number_echoes(raw_tokens, numbers, block_offsets, doc_blocks, maybe)
+    lines = own_fact_lines(covered, echoed, lengths, types, raw_types, doc_blocks)
     return np.repeat(lines, lengths) & coverage
 
 

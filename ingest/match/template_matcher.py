@@ -312,7 +312,8 @@ class TemplateMatcher:
         if not candidate.any():
             return results
         _, types = self._line_types(ids, is_number, line_start, n_tok)
-        back = own_fact_tokens(mask, offsets, tok_off, candidate, types, block_types(ids.astype(np.uint32), offsets)[0])
+        raw = ids[:n_tok].astype(np.uint32)
+        back = own_fact_tokens(mask, offsets, tok_off, candidate, types, block_types(raw, offsets)[0], raw, numbers)
         if not back.any():
             return results
         cut = np.concatenate([[0], np.cumsum(back)])

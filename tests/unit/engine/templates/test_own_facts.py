@@ -16,6 +16,8 @@ from bloomspan.engine.templates.detector import (
 from bloomspan.engine.templates.own_facts import (
     OwnFactsModel,
     mine_own_facts,
+    number_echoes,
+    number_echoes_reference,
     own_fact_lines,
     own_fact_lines_reference,
     own_fact_tokens,
@@ -60,6 +62,27 @@ def test_own_fact_lines_equal_their_reference(pages):
     assert not (got & ~cov).any()  # only covered lines come back
 
 
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=5))
+@example([[(1,), (2, -2), (5, -2, 6), (5, -4, 6), (3, 3)]])
+def test_number_echoes_equal_their_reference(pages):
+    flat = [line for p in pages for line in p]
+    tokens = np.asarray([t + 10 for line in flat for t in line], dtype=np.uint32)  # ids >= 0: -2 -> 8
+    numbers = np.asarray([t < 0 for line in flat for t in line], dtype=bool)
+    block_offsets = np.concatenate([[0], np.cumsum([len(x) for x in flat])]).astype(np.int64)
+    doc_blocks = np.concatenate([[0], np.cumsum([len(p) for p in pages])]).astype(np.int64)
+    got = number_echoes(tokens, numbers, block_offsets, doc_blocks, np.arange(len(flat), dtype=np.int64))
+    want = number_echoes_reference(pages, [[tuple(t < 0 for t in line) for line in p] for p in pages])
+    assert got.tolist() == [x for p in want for x in p]
+
+
+def test_numbers_echo_when_a_run_of_three_recurs():
+    lines = [("v", 7, 1, 2), ("v", 7, 1, 2, "out", 7, 1, 1), ("page", 6, "of", 18), ("x", 6), ("y", 6, 18)]
+    flags = [tuple(isinstance(t, int) for t in line) for line in lines]
+    assert number_echoes_reference([lines], [flags]) == [[True, True, True, True, True]]
+    assert number_echoes_reference([lines[:4]], [flags[:4]]) == [[True, True, False, True]]  # "6 18" once
+
+
 def test_the_example_page_gives_its_heading_and_lede_back():
     """Bar, breadcrumb "v 7", heading "v 7" (the same line), lede "v 7 out", then text no pass
     found: the heading and the lede come back, the bar (first line) and the breadcrumb stay."""
@@ -81,16 +104,18 @@ def test_the_example_page_gives_its_heading_and_lede_back():
 
 def _release_site(n_pages: int = 40):
     """Release announcements: a bar, a breadcrumb that names the release, the heading that repeats
-    it, a lede with the release's numbers, the page's own text, then a pager and a link to the
-    previous release (numbers that differ on every page too, but at the page's end)."""
+    it, a lede with the release's numbers, a counter (numbers of its own on every page too, but
+    no other line repeats them), the page's own text, then a pager and a link to the previous
+    release (at the page's end)."""
     texts, urls = [], []
     for p in range(n_pages):
         lines = ["Navigation", "modules", "index", "Release announcements",
                  f"acme 4.{p}.1", f"acme 4.{p}.1",
                  f"acme 4.{p}.1 fixes several bugs in 4.{p}.0 of the library",
+                 f"Showing {p + 1} of {n_pages} releases",
                  " ".join(f"w{p}x{i}" for i in range(25)),
                  "Thanks to all who contributed to this release, among them:",
-                 f"Page {p + 1} of {n_pages}", f"Previous: acme 4.{max(p - 1, 0)}.1",
+                 f"Page {p + 1}", f"Previous: acme 4.{max(p - 1, 0)}.1",
                  "Copyright the acme developers", "Created using Sphinx"]
         texts.append("\n".join(lines))
         urls.append(f"https://acme.example/announce/release-4.{p}.1.html")
@@ -106,7 +131,7 @@ def _words(texts, starts, ends, offsets, d, coverage):
 def test_a_release_pages_heading_and_lede_stay_content_in_mining_and_at_ingest(own_facts):
     """Slots make every page's breadcrumb, heading and lede one template; their numbers differ on
     every page, so in the header the heading and the lede are content (the bar, the breadcrumb,
-    the pager and the previous link stay chrome). Without the rule (own_facts=False) they are
+    the counter, the pager and the previous link stay chrome). Without the rule (own_facts=False) they are
     removed: the test fails when the rule is taken out. Ingest covers what mining covered."""
     texts, urls = _release_site()
     cfg = TemplateConfig(own_facts=own_facts)
@@ -117,7 +142,7 @@ def test_a_release_pages_heading_and_lede_stay_content_in_mining_and_at_ingest(o
     assert tokens.shape == det.coverage.shape
     page = " ".join(_words(texts, starts, ends, offsets, 7, det.coverage))
     assert page.startswith("Navigation modules index Release announcements acme 4 7 1")
-    assert "Page 8 of 40 Previous acme 4 6 1" in page
+    assert "Showing 8 of 40 releases" in page and "Page 8 Previous acme 4 6 1" in page
     lede = "fixes several bugs"
     if own_facts:
         assert lede not in page and page.count("acme 4 7 1") == 1  # the breadcrumb only
@@ -144,11 +169,12 @@ def test_own_facts_by_kernel_tokens_and_detector_agree():
     on = detect_templates(tokens, offsets, bo, TemplateConfig(), levels, is_number, token_strings=vocab.tokens())
     slotted, _ = apply_slots(tokens, is_number)
     r = mine_own_facts(slotted, tokens, offsets, bo, levels[0], 10, vocab.tokens())
-    back = own_fact_tokens(off.coverage, bo, offsets, r.candidate, block_types(slotted, bo)[0], block_types(tokens, bo)[0])
+    back = own_fact_tokens(off.coverage, bo, offsets, r.candidate, block_types(slotted, bo)[0], block_types(tokens, bo)[0],
+                           tokens, slotted == SLOT_ID)
     assert back.any() and (off.coverage & ~back).tolist() == on.coverage.tolist()
     assert [m.scope for m in r.models] == ["acme.example"]
     lines = {" ".join(SLOT_TOKEN if t == SLOT_ID else vocab.token(t) for t in line) for line in r.models[0].lines}
-    assert "acme <num> <num> <num>" in lines and "page <num> of <num>" in lines  # the pager: kept by the zone
+    assert "acme <num> <num> <num>" in lines and "showing <num> of <num> releases" in lines  # kept: no echo
     assert not any(line.startswith("previous") for line in lines)  # a navigation word: a neighbour's facts
 
 
