@@ -155,6 +155,11 @@ class TemplateConfig:
                        of their run as content: a section its table of contents names is part of
                        the page, however often its generated text repeats (:mod:`.toc_sections`;
                        applied last, to every pass's coverage, and at ingest); 0 switches it off.
+    own_facts:         a slotted line whose numbers differ on nearly every page of its site that holds
+                       it ("pytest 7.1.2 has just been released to PyPI") is content in the page's
+                       header less its first line (the title and first paragraph): its numbers are
+                       what the page is about (:mod:`.own_facts`; needs ``slots``; applied after the
+                       table-of-contents rule, and at ingest); False switches it off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -183,6 +188,7 @@ class TemplateConfig:
     line_shape_gap: int = 4
     title_nav: bool = True
     toc_sections: int = 3
+    own_facts: bool = True
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
@@ -217,7 +223,7 @@ class TemplateConfig:
             if v is not None and (why := _int_knob_error(v, 2, "tokens")) is not None:
                 raise ConfigError(name, v, why.replace(" (tokens)", ", or None to switch the pass off"))
         for name in ("global_blocks", "slots", "edge_anchors", "exact_phrases_on_sites", "middle_repeated_lines",
-                     "title_nav"):
+                     "title_nav", "own_facts"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "must be True or False")
         if self.engine not in ENGINES:

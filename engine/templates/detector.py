@@ -25,6 +25,10 @@ as one pass among several and takes the union:
    at a page's edges made of other pages' titles and navigation words ("Prev 7.3. Configuring
    the Network", breadcrumbs of titles); it needs the token strings (``token_strings``).
 
+Last, two rules give covered lines back to the content: the table-of-contents rule
+(``toc_sections``; :mod:`.toc_sections`), then a page's own facts (``own_facts``;
+:mod:`.own_facts`: a slotted line whose numbers differ on every page, in the page's header).
+
 With ``slots`` every number token is replaced by the slot id before all passes
 (:mod:`bloomspan.engine.text.slots`), so "© 2019 …" and "© 2024 …" are one template.
 
@@ -52,6 +56,7 @@ from bloomspan.engine.text.vocabulary import Vocabulary
 from .blocks import block_documents, block_offsets_from_texts, block_types, check_blocks, flags_per_span, mine_blocks
 from .config import TemplateConfig
 from .line_shapes import LineShapeModel, mine_line_shapes
+from .own_facts import OwnFactsModel, mine_own_facts, own_fact_tokens
 from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
 from .phrase import TemplatePhrase, kind_counts, sort_template_phrases
 from .scoped_mining import SubCorpus, group_sigma, mcfp_miner, mine_scoped
@@ -68,7 +73,8 @@ class TemplateDetection:
     page-skeleton models per group (empty when ``skeleton`` is off); line_shapes: the
     line-shape models per group and page edge (empty when ``line_shape_gap`` is 0);
     title_navs: the title-navigation models per group (empty when ``title_nav`` is off or the
-    token strings were not given)."""
+    token strings were not given); own_facts: the own-fact line types per group (empty when
+    ``own_facts`` or ``slots`` is off)."""
 
     phrases: list[TemplatePhrase]
     coverage: np.ndarray
@@ -77,6 +83,7 @@ class TemplateDetection:
     skeletons: list[PageSkeleton] = field(default_factory=list)
     line_shapes: list[LineShapeModel] = field(default_factory=list)
     title_navs: list[TitleNavModel] = field(default_factory=list)
+    own_facts: list[OwnFactsModel] = field(default_factory=list)
 
 
 def url_section(url: str | None, depth: int) -> str | None:
@@ -374,8 +381,22 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats["toc_section_tokens"] = int((back & coverage).sum())
         coverage &= ~back
         passes = {name: cov & ~back for name, cov in passes.items()}
+    own_facts: list[OwnFactsModel] = []
+    if config.own_facts and config.slots and token_strings is not None:  # numbers that differ page by page
+        t0 = time.perf_counter()
+        r = mine_own_facts(tokens, raw_tokens, doc_offsets, block_offsets, levels[0] if levels else None,
+                           config.sigma_floor, token_strings)
+        own_facts = r.models
+        seen = coverage
+        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
+            seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
+        back = own_fact_tokens(seen, block_offsets, doc_offsets, r.candidate, block_types(tokens, block_offsets)[0],
+                               block_types(raw_tokens, block_offsets)[0], raw_tokens, tokens == np.uint32(SLOT_ID))
+        stats.update(r.stats, own_fact_tokens=int((back & coverage).sum()), seconds_own_facts=time.perf_counter() - t0)
+        coverage &= ~back
+        passes = {name: cov & ~back for name, cov in passes.items()}
     phrases = sort_template_phrases(phrases)
-    for name in ("skeleton_groups", "line_shape_groups", "title_nav_groups"):  # by name, not by where a group's first page lies
+    for name in ("skeleton_groups", "line_shape_groups", "title_nav_groups", "own_fact_groups"):  # by name, not by where a group's first page lies
         if name in stats:
             stats[name] = dict(sorted(stats[name].items()))
     stats.update(phrases=len(phrases), phrases_by_kind=kind_counts(phrases),
@@ -384,7 +405,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
                  seconds_total=time.perf_counter() - t_start)
     logger.info("templates: %d phrases, coverage %.4f in %.2f s", len(phrases), stats["covered_share"],
                 stats["seconds_total"])
-    return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes, title_navs)
+    return TemplateDetection(phrases, coverage, passes, stats, skeletons, line_shapes, title_navs, own_facts)
 
 
 def section_only_long_lines(coverage: np.ndarray, strong: np.ndarray, block_offsets: np.ndarray,
@@ -483,7 +504,7 @@ def config_record(config: TemplateConfig) -> dict:
     return {"kind": "config", "template_config": config.to_dict()}
 
 
-_RECORD_GROUPS = {"mcfp": 0, "block": 0, "skeleton": 1, "line_shape": 2, "title_nav": 3}
+_RECORD_GROUPS = {"mcfp": 0, "block": 0, "skeleton": 1, "line_shape": 2, "title_nav": 3, "own_facts": 4}
 
 
 def template_record_order_key(rec: dict) -> tuple:
@@ -491,7 +512,7 @@ def template_record_order_key(rec: dict) -> tuple:
     (psi descending, length descending, token *strings* ascending, then kind, scope with global
     first, anchor, line lengths, df, occurrences: records equal in all of these are equal),
     then page skeletons by scope, then line shapes by scope and edge, then title-navigation
-    models by scope; a tie left among
+    models by scope, then own-fact models by scope; a tie left among
     skeletons or line shapes (a site named like another site's section) is broken by the
     record's JSON text. It uses only what a record holds, never token ids, so a detection
     run per group of sites (:mod:`.site_partitions`) and one over the whole corpus list the
@@ -520,6 +541,7 @@ def template_records(detection: TemplateDetection, config: TemplateConfig, token
     records += [k.to_record(token_text) for k in detection.skeletons]
     records += [m.to_record(token_text) for m in detection.line_shapes]
     records += [m.to_record(token_text) for m in detection.title_navs]
+    records += [m.to_record(token_text) for m in detection.own_facts]
     return [config_record(config)] + sort_template_records(records)
 
 

@@ -31,7 +31,10 @@ read as the slot) whatever the record kinds, and the rules then filter the match
 * then the page models (:mod:`.page_rules`): skeletons, line shapes, title navigation;
 * last, the detector's table-of-contents rule (``TemplateConfig.toc_sections``,
   :mod:`bloomspan.engine.templates.toc_sections`, same kernel): on a page whose header lists its
-  own headings, the covered lines from such a heading to the end of their run are content.
+  own headings, the covered lines from such a heading to the end of their run are content;
+* then a page's own facts (``kind="own_facts"`` records, :mod:`bloomspan.engine.templates.own_facts`,
+  same kernel): a covered line of its site's own-fact line types, in the page's header less its
+  first line, is content.
 
 The removal fixed point. The cleaner matches a stripped page again until a pass removes nothing
 (:meth:`~bloomspan.ingest.clean.cleaner.Cleaner._strip_all`). A later pass reads the page's
@@ -70,8 +73,9 @@ from typing import Any
 
 import numpy as np
 
-from bloomspan.engine.templates.blocks import block_types
+from bloomspan.engine.templates.blocks import block_types, flags_per_span
 from bloomspan.engine.templates.detector import middle_runs, section_only_long_lines
+from bloomspan.engine.templates.own_facts import own_fact_tokens
 from bloomspan.engine.templates.page_skeleton import echo_flags
 from bloomspan.engine.templates.toc_sections import toc_section_tokens
 from bloomspan.engine.text.slots import SLOT_TOKEN, vocabulary_number_mask
@@ -129,6 +133,8 @@ class TemplateMatcher:
         self._skeleton_cover = SkeletonCover(records.skeletons) if records.skeletons else None
         self._line_shape_cover = LineShapeCover(records.line_shapes, records.slots) if records.line_shapes else None
         self._title_nav_cover = TitleNavCover(records.title_navs) if records.title_navs else None
+        # scope -> the own-fact line types (token strings, numbers as the slot)
+        self._own_facts = {m.scope: frozenset(m.lines) for m in records.own_facts}
         self._strings = None  # (vocabulary, its token strings): _token_strings
 
     @classmethod
@@ -242,6 +248,9 @@ class TemplateMatcher:
                                                   self._token_strings(tokens.words))
         if self.records.toc_sections > 0:
             results = self._toc_sections(results, tokens.ids, is_number, line_start, tokens.doc_offsets)
+        if self._own_facts:
+            results = self._own_fact_lines(results, scopes, tokens.ids, self._token_strings(tokens.words), is_number,
+                                           line_start, tokens.doc_offsets)
         return results
 
     def _token_strings(self, words) -> list[str]:
@@ -267,6 +276,44 @@ class TemplateMatcher:
                          np.concatenate([m.span_token_end for m in results]) + base, n_tok)
         offsets, types = self._line_types(ids, is_number, line_start, n_tok)
         back = toc_section_tokens(mask, offsets, tok_off, types, self.records.toc_sections)
+        if not back.any():
+            return results
+        cut = np.concatenate([[0], np.cumsum(back)])
+        changed = cut[tok_off[1:]] > cut[tok_off[:-1]]
+        return with_batch_mask(results, mask & ~back, tok_off, changed)
+
+    def _own_fact_lines(self, results, scopes, ids, names, is_number, line_start, tok_off) -> list[TemplateMatch]:
+        """The detector's own-facts rule (TemplateConfig.own_facts,
+        :func:`~bloomspan.engine.templates.own_facts.own_fact_tokens`) on every match found so far:
+        a line is an own-fact line when its tokens, numbers as the slot, are one of the types of
+        the model of the page's site (its first scope; a model without scope: every page's)."""
+        n_tok = int(tok_off[-1])
+        if n_tok == 0 or not any(m.span_token_start.shape[0] for m in results):
+            return results
+        base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+        mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
+                         np.concatenate([m.span_token_end for m in results]) + base, n_tok)
+        offsets = np.append(np.flatnonzero(line_start[:n_tok]), n_tok).astype(np.int64)
+        lengths = np.diff(offsets)
+        numbers = is_number[ids[:n_tok]] if is_number.shape[0] else np.zeros(n_tok, dtype=bool)
+        covered = flags_per_span(mask, offsets[:-1], offsets[1:]) == lengths
+        maybe = covered & (lengths > 0) & (flags_per_span(numbers, offsets[:-1], offsets[1:]) > 0)
+        candidate = np.zeros(lengths.shape[0], dtype=bool)
+        if maybe.any():
+            line_doc = np.searchsorted(tok_off, offsets[:-1], side="right") - 1
+            fallback = self._own_facts.get(None)
+            page_types = [self._own_facts.get(next(iter(scope_names(sc)), None), fallback) for sc in scopes]
+            for k in np.flatnonzero(maybe).tolist():
+                types = page_types[line_doc[k]]
+                if types:
+                    a, b = int(offsets[k]), int(offsets[k + 1])
+                    candidate[k] = tuple(SLOT_TOKEN if x else names[t]
+                                         for t, x in zip(ids[a:b].tolist(), numbers[a:b].tolist())) in types
+        if not candidate.any():
+            return results
+        _, types = self._line_types(ids, is_number, line_start, n_tok)
+        raw = ids[:n_tok].astype(np.uint32)
+        back = own_fact_tokens(mask, offsets, tok_off, candidate, types, block_types(raw, offsets)[0], raw, numbers)
         if not back.any():
             return results
         cut = np.concatenate([[0], np.cumsum(back)])

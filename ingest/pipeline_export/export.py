@@ -28,6 +28,10 @@ same rules, and removes nothing the cleaner keeps:
   counts bound the uncovered tokens the matcher counts;
 * the section rule (``section_line_length``: a line longer than that which only section
   records touch is that section's prose): section records on such lines are left out.
+* a page's own facts (``own_facts`` records: a covered line of its site's own-fact line types in
+  the page's header is content): no regex knows a page's header, so a record that can touch such
+  a line (a block line equal to one, numbers read as the slot; a phrase that overlaps one) is
+  left out on that site, its sections and, with a model for every page, everywhere;
 * the table-of-contents rule (``toc_sections``: on a page whose header lists that many of its
   own headings, the covered lines from such a heading to the end of their run are content): it
   holds only on a page where at least that many lines repeat an earlier one (each heading is a
@@ -102,6 +106,7 @@ class PipelineExport:
         """``left out of the pipeline …: 38 page skeletons, …`` (empty reasons omitted)."""
         names = {"skeletons": "page skeletons", "line_shapes": "line-shape templates",
                  "title_navs": "title-navigation models",
+                 "own_facts": "own-fact models", "own_fact_lines": "records that can touch a site's own-fact lines",
                  "short_line_pairs": "line pairs shorter than run_min_length",
                  "section_long_lines": "section records on lines longer than section_line_length",
                  "beyond_top": "records beyond --top in their scope",
@@ -172,6 +177,45 @@ def _validate(field_name: str, mode: str, top: int, phrases_per_processor: int, 
         raise IngestConfigError("url_field", url_field, "is the text or scope field: name the URL field")
 
 
+def _token_fits(phrase_token: str, line_token: str) -> bool:
+    """A phrase's token can match a line's token (the line's numbers read as the slot)."""
+    return phrase_token == line_token or (line_token == SLOT_TOKEN and (
+        phrase_token == SLOT_TOKEN or (phrase_token.isascii() and phrase_token.isdigit())))
+
+
+def _touches_line(r: Mapping, tokens: Sequence[str], line: Sequence[str]) -> bool:
+    """Whether record ``r`` (its ``tokens``) can cover a token of ``line`` (slotted token strings):
+    a block record when one of its lines is ``line``; a phrase when it overlaps ``line`` at some
+    offset with every overlapping token fitting."""
+    if r.get("kind") == "block":
+        at = 0
+        for n in (int(x) for x in r["block_lengths"]):
+            part = tokens[at:at + n]
+            at += n
+            if len(part) == len(line) and all(_token_fits(p, q) for p, q in zip(part, line)):
+                return True
+        return False
+    for shift in range(-len(line) + 1, len(tokens)):  # line[i] against tokens[i + shift]
+        lo, hi = max(0, -shift), min(len(line), len(tokens) - shift)
+        if lo < hi and all(_token_fits(tokens[i + shift], line[i]) for i in range(lo, hi)):
+            return True
+    return False
+
+
+def _own_fact_lines(templates: Sequence[Mapping], scope: str | None) -> list[tuple[str, ...]]:
+    """The own-fact line types that apply on pages of a record's ``scope``: its site's (a section
+    "site/folder" is on its site's pages), a model without scope's, and for a record without scope
+    (on every page) every model's."""
+    out = []
+    for m in templates:
+        if m.get("kind") != "own_facts":
+            continue
+        own = m.get("scope")
+        if own is None or scope is None or scope == own or scope.startswith(own + "/"):
+            out.extend(tuple(str(t) for t in line) for line in m.get("lines") or [])
+    return out
+
+
 def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | None, url_field: str | None,
                       top: int, left_out: dict) -> tuple[list[_Record], dict, set[str]]:
     """The exportable detector records (top ``top`` per scope by Ψ), the detector's config,
@@ -184,6 +228,7 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
     long_line = int(config.get("section_line_length", 0))
     mined: set[str] = set()
     by_scope: dict[str | None, list[_Record]] = {}
+    has_facts = any(r.get("kind") == "own_facts" for r in templates)
     for r in templates:
         kind, scope = r.get("kind"), r.get("scope")
         if kind in ("config", None):  # no kind: the run's exact phrases (they come as ``phrases``)
@@ -193,6 +238,9 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
             continue
         if kind == "title_nav":  # nor "a line made of other pages' titles" (not a mined scope either)
             left_out["title_navs"] += 1
+            continue
+        if kind == "own_facts":  # nor "a page's header"; its lines' records stand down below
+            left_out["own_facts"] += 1
             continue
         if scope is not None:
             mined.add(scope)
@@ -208,6 +256,11 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
         if scope is not None and _is_section(scope) and long_line > 0 and (
                 kind != "block" or max(int(n) for n in r["block_lengths"]) > long_line):
             left_out["section_long_lines"] += 1  # the cleaner keeps a long line only a section's records touch
+            continue
+        facts = _own_fact_lines(templates, scope) if has_facts else []
+        if facts and any(_touches_line(r, [str(t) for t in (r.get("tokens") or str(r.get("text", "")).split(" "))],
+                                       line) for line in facts):
+            left_out["own_fact_lines"] += 1  # the cleaner gives such a line back in a page's header
             continue
         pattern = _record_pattern(r, run_min_length)
         if pattern is None:
@@ -352,7 +405,8 @@ def export_pipeline(phrases: Iterable, field: str = "text", mode: str = "strip",
     engine:    "opensearch" or "elasticsearch" (which copy processor exists).
     """
     _validate(field, mode, top, phrases_per_processor, engine, scope_field, url_field)
-    left_out = {"skeletons": 0, "line_shapes": 0, "title_navs": 0, "short_line_pairs": 0, "section_long_lines": 0, "beyond_top": 0,
+    left_out = {"skeletons": 0, "line_shapes": 0, "title_navs": 0, "own_facts": 0, "own_fact_lines": 0,
+                "short_line_pairs": 0, "section_long_lines": 0, "beyond_top": 0,
                 "scoped_without_scope_field": 0, "sections_without_url_field": 0}
     records, config, mined = _detector_records(templates, scope_field, url_field, top, left_out)
     exact_on_sites = bool(config.get("exact_phrases_on_sites", True)) if templates else True

@@ -285,7 +285,7 @@ class PhraseSet:
         return [p.to_dict() for p in self._phrases]
 
 
-NOT_PHRASE_KINDS = ("skeleton", "line_shape", "title_nav", "config")  # records of the template detector that hold no phrase
+NOT_PHRASE_KINDS = ("skeleton", "line_shape", "title_nav", "own_facts", "config")  # records of the template detector that hold no phrase
 
 
 def is_phrase_record(obj: Any) -> bool:

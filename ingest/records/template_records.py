@@ -10,8 +10,9 @@ next to ``phrases.jsonl``) and a template index hold:
   last line of the page);
 * ``kind="skeleton"`` records (:class:`~bloomspan.engine.templates.page_skeleton.PageSkeleton`)
   , ``kind="line_shape"`` records
-  (:class:`~bloomspan.engine.templates.line_shapes.LineShapeModel`) and ``kind="title_nav"``
-  records (:class:`~bloomspan.engine.templates.title_nav.TitleNavModel`).
+  (:class:`~bloomspan.engine.templates.line_shapes.LineShapeModel`), ``kind="title_nav"``
+  records (:class:`~bloomspan.engine.templates.title_nav.TitleNavModel`) and ``kind="own_facts"``
+  records (:class:`~bloomspan.engine.templates.own_facts.OwnFactsModel`).
 
 :func:`parse_template_records` validates them and returns a :class:`TemplateRecords`:
 every phrase in one :class:`PhraseSet` with its rule as arrays, the page models, and the
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from bloomspan.engine.templates.line_shapes import LineShapeModel
+from bloomspan.engine.templates.own_facts import OwnFactsModel
 from bloomspan.engine.templates.page_skeleton import PageSkeleton
 from bloomspan.engine.templates.title_nav import TitleNavModel
 from bloomspan.engine.text.slots import SLOT_TOKEN
@@ -108,7 +110,7 @@ class TemplateRecords:
                          allow entry (applies everywhere).
     rule, anchor:        int8 (P,) RULE_* and ANCHOR_* of each phrase.
     first_line, n_lines: int64 (P,) tokens of a block phrase's first line; its lines (0 for mcfp).
-    skeletons, line_shapes, title_navs: the page models, in record order.
+    skeletons, line_shapes, title_navs, own_facts: the page models, in record order.
     mined_scopes:        scopes the detector has records for (phrases or skeletons).
     """
 
@@ -132,6 +134,7 @@ class TemplateRecords:
     mined_scopes: frozenset
     title_navs: tuple[TitleNavModel, ...] = ()
     toc_sections: int = 0
+    own_facts: tuple[OwnFactsModel, ...] = ()
 
 
 def _mined_config(records: list, source: str) -> dict:
@@ -141,11 +144,12 @@ def _mined_config(records: list, source: str) -> dict:
     return dict(configs[0]) if configs else {}
 
 
-def _page_models(records: list, source: str) -> tuple[list, list, list, list]:
-    """(phrase records, skeletons, line-shape models, title-navigation models), in record order."""
-    phrases, skeletons, line_shapes, title_navs = [], [], [], []
+def _page_models(records: list, source: str) -> tuple[list, list, list, list, list]:
+    """(phrase records, skeletons, line-shape models, title-navigation models, own-fact models),
+    in record order."""
+    phrases, skeletons, line_shapes, title_navs, own_facts = [], [], [], [], []
     readers = {"line_shape": (LineShapeModel, line_shapes), "skeleton": (PageSkeleton, skeletons),
-               "title_nav": (TitleNavModel, title_navs)}
+               "title_nav": (TitleNavModel, title_navs), "own_facts": (OwnFactsModel, own_facts)}
     for i, r in enumerate(records):
         kind = r.get("kind") if isinstance(r, Mapping) else None
         if kind == "config":
@@ -158,7 +162,7 @@ def _page_models(records: list, source: str) -> tuple[list, list, list, list]:
             into.append(model.from_record(r, f"{source}: record {i + 1}"))
         except (ValueError, TypeError) as e:
             raise PhraseSetError(str(e), source=source, line=i + 1) from None
-    return phrases, skeletons, line_shapes, title_navs
+    return phrases, skeletons, line_shapes, title_navs, own_facts
 
 
 def parse_template_records(records: Sequence[Mapping[str, Any]], run_min_length: int | None = None,
@@ -173,7 +177,7 @@ def parse_template_records(records: Sequence[Mapping[str, Any]], run_min_length:
         raise ValueError(f"run_min_length={run_min_length!r}: must be an integer >= 1")
     if not isinstance(slots, bool):
         raise ValueError(f"slots={slots!r}: must be True or False (as TemplateConfig.slots when mined)")
-    phrase_records, skeletons, line_shapes, title_navs = _page_models(records, source)
+    phrase_records, skeletons, line_shapes, title_navs, own_facts = _page_models(records, source)
     phrase_set = PhraseSet.from_records(phrase_records, source=source)
     if not slots and any(SLOT_TOKEN in p.tokens for p in phrase_set):
         raise ValueError(f"slots=False but some phrases hold the slot token {SLOT_TOKEN!r}: they were mined "
@@ -206,5 +210,6 @@ def parse_template_records(records: Sequence[Mapping[str, Any]], run_min_length:
         skeletons=tuple(skeletons),
         line_shapes=tuple(line_shapes),
         title_navs=tuple(title_navs),
+        own_facts=tuple(own_facts),
         mined_scopes=frozenset(phrase_set.scopes) | {k.scope for k in skeletons if k.scope is not None},
     )

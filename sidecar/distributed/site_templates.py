@@ -385,7 +385,7 @@ def detect_templates_on_dask(client, shards: list, homes: list[dict], options, g
             kinds[k] = kinds.get(k, 0) + n
     stats = {"phrases": kinds.get("mcfp", 0) + kinds.get("block", 0),
              "skeletons": kinds.get("skeleton", 0), "line_shapes": kinds.get("line_shape", 0),
-             "title_navs": kinds.get("title_nav", 0),
+             "title_navs": kinds.get("title_nav", 0), "own_facts": kinds.get("own_facts", 0),
              "covered_tokens": covered_tokens,
              "covered_share": covered_tokens / n_tokens if n_tokens else 0.0,
              "documents_with_site": int(sum(int(ld.pages.sum()) for ld in loads)),

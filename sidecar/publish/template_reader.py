@@ -30,7 +30,7 @@ from .template_index import template_alias_of
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
-TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "title_nav", "template_config"]
+TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "title_nav", "own_facts", "template_config"]
 BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
@@ -106,7 +106,7 @@ def iter_template_documents(template_records: Iterable[dict]) -> Iterator[tuple[
     (:func:`bloomspan.engine.templates.detector.detect_templates_in_texts` shape: a config
     record, phrase records, skeleton records), one at a time. The phrase records' ``kind``
     becomes ``template_kind``; skeletons are stored whole under ``skeleton``."""
-    n_skeleton = n_shape = n_title = 0
+    n_skeleton = n_shape = n_title = n_facts = 0
     for rec in template_records:
         kind = rec.get("kind")
         if kind == "config":
@@ -120,6 +120,9 @@ def iter_template_documents(template_records: Iterable[dict]) -> Iterator[tuple[
         elif kind == "title_nav":  # stored whole too: a site's title names and its edge zone
             yield (f"title-nav-{n_title:06d}", {"kind": "title_nav", "scope": rec.get("scope"), "skeleton": rec})
             n_title += 1
+        elif kind == "own_facts":  # stored whole too: a site's own-fact line types
+            yield (f"own-facts-{n_facts:06d}", {"kind": "own_facts", "scope": rec.get("scope"), "skeleton": rec})
+            n_facts += 1
         else:
             src = {"kind": "template", "phrase_id": rec["id"], "template_kind": kind,
                    **{k: rec[k] for k in ("text", "tokens", "length", "df", "occurrences", "slots") if k in rec}}
@@ -145,7 +148,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
             phrases.append(document_record(src))
         elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
-        elif src["kind"] in ("skeleton", "line_shape", "title_nav"):
+        elif src["kind"] in ("skeleton", "line_shape", "title_nav", "own_facts"):
             skeletons.append(src["skeleton"])
         else:
             templates.append(document_record(src))

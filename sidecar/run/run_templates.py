@@ -101,6 +101,7 @@ def detect_run_templates(tokens: np.ndarray, doc_offsets: np.ndarray, block_offs
         covered &= ~denied
     stats = {"phrases": len(detection.phrases), "skeletons": len(detection.skeletons),
              "line_shapes": len(detection.line_shapes), "title_navs": len(detection.title_navs),
+             "own_facts": len(detection.own_facts),
              "covered_tokens": int(covered.sum()), "covered_share": float(covered.mean()) if covered.size else 0.0,
              "documents_with_site": 0 if sites is None else sum(s is not None for s in sites),
              "detector": detection.stats}
