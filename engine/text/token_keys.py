@@ -175,6 +175,12 @@ def _has_letter_digit(packed):
     return (x & np.uint64(_DIGIT_LOW_BITS)) != np.uint64(0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _low_digits(n):
+    """uint64 mask of the low min(n, PACKED_MAX_LENGTH) packed digits."""
+    return (np.uint64(1) << np.uint64(PACKED_BITS * min(n, PACKED_MAX_LENGTH))) - np.uint64(1)
+
+
 _scan_tables_memo: tuple = ()
 
 
@@ -207,9 +213,11 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
     tokens are the maximal runs of letters and a token's key packs their digits (or, with a
     letter outside the packed alphabet or longer than PACKED_MAX_LENGTH, hashes their
     folds). One pass notes each change between separator and letter in pos (the position),
-    pos_keys (the packed digits of the run that ends there, LEAD_LETTER's all-ones digit for
-    a letter outside the alphabet) and pos_lines (whether a "\\n" came since the last token
-    start), all int64/uint64/uint8 (b - a + 2,); then the tokens are written from them as
+    pos_keys (the lead codes of the code points before it, shifted in one digit each, the
+    last one lowest: a token's key is its own digits, the low ``PACKED_BITS * length`` bits,
+    LEAD_LETTER's all-ones digit for a letter outside the alphabet) and pos_lines (whether a
+    "\\n" came since the last token start), all int64/uint64/uint8 (b - a + 2,); then the
+    tokens are written from them as
     :func:`scan_documents` writes them, from output token w, with nl as it enters the
     document. Returns (w, nl, simple): simple False (nothing written, w and nl as given)
     when a code point of the document needs the tables.
@@ -230,7 +238,9 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
         pos_lines[m] = nl
         m += change
         nl = (nl & (1 - (change & letter))) | np.int64(c == 10)
-        packed = ((packed << np.uint64(PACKED_BITS)) | np.uint64(v)) * np.uint64(letter)
+        # Not cleared at a separator: a token's digits are picked out by its length below, so
+        # the carried chain is a shift and an or per code point, no multiply or mask.
+        packed = (packed << np.uint64(PACKED_BITS)) | np.uint64(v)
         prev = letter
     if other:
         return w, nl_in, False
@@ -244,7 +254,8 @@ def simple_document(cps, a, b, w, nl, lead, fold, expansions, pos, pos_keys, pos
         out_starts[w] = s
         out_ends[w] = e
         out_lines[w] = pos_lines[2 * k]
-        key = pos_keys[2 * k + 1]
+        # The token's own digits: a separator's code (0x80) and older digits lie above them.
+        key = pos_keys[2 * k + 1] & _low_digits(e - s)
         if e - s <= PACKED_MAX_LENGTH and not _has_letter_digit(key):
             out_keys[w] = key
         else:
