@@ -54,7 +54,7 @@ from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 from .blocks import flags_per_span
 from .page_skeleton import next_same_type
 from .title_nav import NAV_WORDS, token_key
-from .toc_sections import HEADER_GAP
+from .toc_sections import HEADER_GAP, header_end, header_end_reference
 
 RECORD_VERSION = 1
 VALUE_SHARE = 0.9  # distinct values per page holding the line, at least
@@ -73,19 +73,9 @@ def _own_fact_kernel(covered, candidate, block_len, raw_types, next_same, prev_s
     """
     for d in range(doc_blocks.shape[0] - 1):
         a, b = doc_blocks[d], doc_blocks[d + 1]
-        header = a + (b - a + 1) // 2  # no first uncovered text: the page's first half
-        stretch = 0
-        start = a
-        for i in range(a, b):
-            if covered[i]:
-                stretch = 0
-                continue
-            if stretch == 0:
-                start = i
-            stretch += block_len[i]
-            if stretch >= header_gap:
-                header = start
-                break
+        header = header_end(covered, block_len, a, b, header_gap)
+        if header < 0:  # no first uncovered text: the page's first half
+            header = a + (b - a + 1) // 2
         for k in range(a + 1, header):
             if not (covered[k] and candidate[k]) or next_same[k] >= 0:
                 continue
@@ -202,19 +192,9 @@ def own_fact_lines_reference(pages: Sequence[Sequence[tuple]], slotted: Sequence
     out = []
     for lines, slots, cov, cand in zip(pages, slotted, covered, candidate):
         n = len(lines)
-        header = (n + 1) // 2
-        stretch = 0
-        for i in range(n):
-            if cov[i]:
-                stretch = 0
-                continue
-            stretch += len(lines[i])
-            if stretch >= header_gap:
-                j = i  # the run's first line
-                while j > 0 and not cov[j - 1]:
-                    j -= 1
-                header = j
-                break
+        header = header_end_reference(lines, cov, header_gap)
+        if header is None:  # no first uncovered text: the page's first half
+            header = (n + 1) // 2
         back = []
         for k in range(n):
             same = [j for j in range(n) if slots[j] == slots[k]]

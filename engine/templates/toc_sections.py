@@ -42,6 +42,24 @@ HEADER_GAP = 10  # uncovered tokens in a row that end a page's header (its first
 ENTRY_LENGTH = 10  # longest table-of-contents entry, in tokens (SkeletonConfig.toc_line_length's default)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def header_end(covered, block_len, a, b, header_gap):
+    """The first line of page lines ``a:b`` that starts a run of uncovered lines holding at least
+    ``header_gap`` tokens (the page's header ends there), or -1 where there is none."""
+    stretch = 0
+    start = a
+    for i in range(a, b):
+        if covered[i]:
+            stretch = 0
+            continue
+        if stretch == 0:
+            start = i
+        stretch += block_len[i]
+        if stretch >= header_gap:
+            return start
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def _toc_section_kernel(covered, block_len, next_same, doc_blocks, header_gap, entry_length, min_headings, out):
     """out[k] = True for the lines k the rule gives back to the content (module docstring).
@@ -54,19 +72,7 @@ def _toc_section_kernel(covered, block_len, next_same, doc_blocks, header_gap, e
     heading = np.zeros(covered.shape[0], dtype=np.bool_)
     for d in range(doc_blocks.shape[0] - 1):
         a, b = doc_blocks[d], doc_blocks[d + 1]
-        header = -1
-        stretch = 0
-        start = a
-        for i in range(a, b):
-            if covered[i]:
-                stretch = 0
-                continue
-            if stretch == 0:
-                start = i
-            stretch += block_len[i]
-            if stretch >= header_gap:
-                header = start
-                break
+        header = header_end(covered, block_len, a, b, header_gap)
         if header < 0:
             continue
         kept = 0
@@ -137,6 +143,23 @@ def toc_section_tokens(coverage: np.ndarray, block_offsets: np.ndarray, doc_offs
     return np.repeat(lines, lengths) & coverage
 
 
+def header_end_reference(lines: Sequence[tuple], covered: Sequence[bool], header_gap: int) -> int | None:
+    """Plain twin of :func:`header_end` on a page given as its lines: the first line of the first
+    run of uncovered lines holding at least ``header_gap`` tokens, or None."""
+    stretch = 0
+    for i in range(len(lines)):
+        if covered[i]:
+            stretch = 0
+            continue
+        stretch += len(lines[i])
+        if stretch >= header_gap:
+            j = i  # the run's first line
+            while j > 0 and not covered[j - 1]:
+                j -= 1
+            return j
+    return None
+
+
 def toc_section_lines_reference(pages: Sequence[Sequence[tuple]], covered: Sequence[Sequence[bool]],
                                 min_headings: int, header_gap: int = HEADER_GAP,
                                 entry_length: int = ENTRY_LENGTH) -> list[list[bool]]:
@@ -149,18 +172,7 @@ def toc_section_lines_reference(pages: Sequence[Sequence[tuple]], covered: Seque
         out.append(back)
         if min_headings <= 0:
             continue
-        header, stretch = None, 0
-        for i in range(n):
-            if cov[i]:
-                stretch = 0
-                continue
-            stretch += len(lines[i])
-            if stretch >= header_gap:
-                j = i  # the run's first line
-                while j > 0 and not cov[j - 1]:
-                    j -= 1
-                header = j
-                break
+        header = header_end_reference(lines, cov, header_gap)
         if header is None:
             continue
         headings = []

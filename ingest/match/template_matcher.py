@@ -93,6 +93,17 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 TEMPLATE_SPAN_ID = "bloomspan:template"  # the phrase id mark mode gives a span found by template rules
 
 
+def _batch_span_mask(results, tok_off) -> np.ndarray | None:
+    """bool (n_tok,): the tokens the batch's matches cover, in batch positions; None when nothing
+    is covered (or the batch holds no token), so a rule over the covered lines has nothing to do."""
+    n_tok = int(tok_off[-1])
+    if n_tok == 0 or not any(m.span_token_start.shape[0] for m in results):
+        return None
+    base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
+    return span_mask(np.concatenate([m.span_token_start for m in results]) + base,
+                     np.concatenate([m.span_token_end for m in results]) + base, n_tok)
+
+
 class TemplateMatcher:
     """Matcher for the records of a template detection (``TemplatePhrase.to_record``).
 
@@ -269,11 +280,9 @@ class TemplateMatcher:
         :func:`~bloomspan.engine.templates.toc_sections.toc_section_tokens`) on every match found
         so far, lines typed as mined (numbers as one slot when ``slots``)."""
         n_tok = int(tok_off[-1])
-        if n_tok == 0 or not any(m.span_token_start.shape[0] for m in results):
+        mask = _batch_span_mask(results, tok_off)
+        if mask is None:
             return results
-        base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
-        mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
-                         np.concatenate([m.span_token_end for m in results]) + base, n_tok)
         offsets, types = self._line_types(ids, is_number, line_start, n_tok)
         back = toc_section_tokens(mask, offsets, tok_off, types, self.records.toc_sections)
         if not back.any():
@@ -288,11 +297,9 @@ class TemplateMatcher:
         a line is an own-fact line when its tokens, numbers as the slot, are one of the types of
         the model of the page's site (its first scope; a model without scope: every page's)."""
         n_tok = int(tok_off[-1])
-        if n_tok == 0 or not any(m.span_token_start.shape[0] for m in results):
+        mask = _batch_span_mask(results, tok_off)
+        if mask is None:
             return results
-        base = np.repeat(tok_off[:-1], [m.span_token_start.shape[0] for m in results])
-        mask = span_mask(np.concatenate([m.span_token_start for m in results]) + base,
-                         np.concatenate([m.span_token_end for m in results]) + base, n_tok)
         offsets = np.append(np.flatnonzero(line_start[:n_tok]), n_tok).astype(np.int64)
         lengths = np.diff(offsets)
         numbers = is_number[ids[:n_tok]] if is_number.shape[0] else np.zeros(n_tok, dtype=bool)
