@@ -51,7 +51,7 @@ from numba import njit
 
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
-from .blocks import flags_per_span
+from .blocks import block_types, flags_per_span
 from .page_skeleton import next_same_type
 from .title_nav import NAV_WORDS, token_key
 from .toc_sections import HEADER_GAP, header_end, header_end_reference
@@ -265,8 +265,6 @@ def mine_own_facts(tokens: np.ndarray, raw_tokens: np.ndarray, doc_offsets: np.n
     as :data:`~bloomspan.engine.text.slots.SLOT_ID`, raw_tokens uint32 (W,) as written;
     groups: one name per page (None: no group), or None for one group of every page;
     ``min_pages``: fewest pages that hold a type alone; token_strings: each token id's string."""
-    from .blocks import block_types
-
     block_offsets = np.asarray(block_offsets, dtype=np.int64)
     n_docs = doc_offsets.shape[0] - 1
     n_lines = block_offsets.shape[0] - 1
