@@ -39,6 +39,7 @@ the whole corpus is one group: passes 3-4 run on it with its relative sigma, sco
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -308,6 +309,8 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     coverage = np.zeros(tokens.shape[0], dtype=bool)
     for cov in passes.values():
         coverage |= cov
+    # Each line's type (numbers as the slot when ``slots``), typed once for the rules that read it.
+    line_types = functools.cache(lambda: block_types(tokens, block_offsets)[0])
     site_level = np.zeros(tokens.shape[0], dtype=bool)  # what groups of the first level (or all) found
     for name, cov in passes.items():
         if not (name.startswith("level") and not name.startswith("level0_")):
@@ -316,7 +319,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         repeated = None
         if config.middle_repeated_lines:
             block_doc = block_documents(block_offsets, doc_offsets)
-            before, after, _ = echo_flags(block_types(tokens, block_offsets)[0], block_doc)
+            before, after, _ = echo_flags(line_types(), block_doc)
             repeated = np.repeat(before | after, np.diff(block_offsets))
         middle = middle_runs(coverage, doc_offsets, config.middle_content_tokens, site_level, repeated)
         stats["middle_tokens"] = int(middle.sum())
@@ -376,22 +379,22 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         seen = coverage
         if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
             seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
-        back = toc_section_tokens(seen, block_offsets, doc_offsets, block_types(tokens, block_offsets)[0],
-                                  config.toc_sections)
+        back = toc_section_tokens(seen, block_offsets, doc_offsets, line_types(), config.toc_sections)
         stats["toc_section_tokens"] = int((back & coverage).sum())
         coverage &= ~back
         passes = {name: cov & ~back for name, cov in passes.items()}
     own_facts: list[OwnFactsModel] = []
     if config.own_facts and config.slots and token_strings is not None:  # numbers that differ page by page
         t0 = time.perf_counter()
+        raw_types = block_types(raw_tokens, block_offsets)[0]  # the lines as written
         r = mine_own_facts(tokens, raw_tokens, doc_offsets, block_offsets, levels[0] if levels else None,
-                           config.sigma_floor, token_strings)
+                           config.sigma_floor, token_strings, line_types(), raw_types)
         own_facts = r.models
         seen = coverage
         if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
             seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
-        back = own_fact_tokens(seen, block_offsets, doc_offsets, r.candidate, block_types(tokens, block_offsets)[0],
-                               block_types(raw_tokens, block_offsets)[0], raw_tokens, tokens == np.uint32(SLOT_ID))
+        back = own_fact_tokens(seen, block_offsets, doc_offsets, r.candidate, line_types(), raw_types, raw_tokens,
+                               tokens == np.uint32(SLOT_ID))
         stats.update(r.stats, own_fact_tokens=int((back & coverage).sum()), seconds_own_facts=time.perf_counter() - t0)
         coverage &= ~back
         passes = {name: cov & ~back for name, cov in passes.items()}

@@ -51,7 +51,7 @@ from numba import njit
 
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
-from .blocks import block_types, flags_per_span
+from .blocks import flags_per_span
 from .page_skeleton import next_same_type
 from .title_nav import NAV_WORDS, token_key
 from .toc_sections import HEADER_GAP, header_end, header_end_reference
@@ -259,12 +259,14 @@ class OwnFactsResult:
 
 
 def mine_own_facts(tokens: np.ndarray, raw_tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: np.ndarray,
-                   groups: Sequence[str | None] | None, min_pages: int,
-                   token_strings: Sequence[str]) -> OwnFactsResult:
+                   groups: Sequence[str | None] | None, min_pages: int, token_strings: Sequence[str],
+                   types: np.ndarray, raw_types: np.ndarray) -> OwnFactsResult:
     """The own-fact line types of each group (module docstring). tokens uint32 (W,) with numbers
     as :data:`~bloomspan.engine.text.slots.SLOT_ID`, raw_tokens uint32 (W,) as written;
     groups: one name per page (None: no group), or None for one group of every page;
-    ``min_pages``: fewest pages that hold a type alone; token_strings: each token id's string."""
+    ``min_pages``: fewest pages that hold a type alone; token_strings: each token id's string;
+    types, raw_types int64 (B,): :func:`~.blocks.block_types` of the lines of ``tokens`` and of
+    ``raw_tokens`` (the caller's, which :func:`own_fact_tokens` reads too)."""
     block_offsets = np.asarray(block_offsets, dtype=np.int64)
     n_docs = doc_offsets.shape[0] - 1
     n_lines = block_offsets.shape[0] - 1
@@ -285,8 +287,7 @@ def mine_own_facts(tokens: np.ndarray, raw_tokens: np.ndarray, doc_offsets: np.n
     lines = np.flatnonzero(slotted & (line_group >= 0) & (lengths > 0))
     if lines.shape[0] == 0:
         return empty
-    all_types = block_types(tokens, block_offsets)[0]
-    types, raw = all_types[lines], block_types(raw_tokens, block_offsets)[0][lines]
+    types, raw = np.asarray(types, dtype=np.int64)[lines], np.asarray(raw_types, dtype=np.int64)[lines]
     g, page = line_group[lines], block_doc[lines]
     # Per (type, page): its lines and its distinct values there. A page holds the type *alone*
     # when at most two lines of it hold one value (a heading, and the breadcrumb that repeats it).

@@ -168,9 +168,9 @@ def test_own_facts_by_kernel_tokens_and_detector_agree():
                            token_strings=vocab.tokens())
     on = detect_templates(tokens, offsets, bo, TemplateConfig(), levels, is_number, token_strings=vocab.tokens())
     slotted, _ = apply_slots(tokens, is_number)
-    r = mine_own_facts(slotted, tokens, offsets, bo, levels[0], 10, vocab.tokens())
-    back = own_fact_tokens(off.coverage, bo, offsets, r.candidate, block_types(slotted, bo)[0], block_types(tokens, bo)[0],
-                           tokens, slotted == SLOT_ID)
+    types, raw_types = block_types(slotted, bo)[0], block_types(tokens, bo)[0]
+    r = mine_own_facts(slotted, tokens, offsets, bo, levels[0], 10, vocab.tokens(), types, raw_types)
+    back = own_fact_tokens(off.coverage, bo, offsets, r.candidate, types, raw_types, tokens, slotted == SLOT_ID)
     assert back.any() and (off.coverage & ~back).tolist() == on.coverage.tolist()
     assert [m.scope for m in r.models] == ["acme.example"]
     lines = {" ".join(SLOT_TOKEN if t == SLOT_ID else vocab.token(t) for t in line) for line in r.models[0].lines}
@@ -189,11 +189,12 @@ def test_only_slots_whose_values_differ_on_every_page_are_own_facts():
     tokens, offsets, starts, _ = encode_batch(texts, vocab, with_offsets=True)
     bo = block_offsets_from_texts(texts, offsets, starts)
     slotted, _ = apply_slots(tokens, number_token_mask(vocab.tokens()))
-    r = mine_own_facts(slotted, tokens, offsets, bo, ["s"] * 20, 10, vocab.tokens())
+    types = (block_types(slotted, bo)[0], block_types(tokens, bo)[0])
+    r = mine_own_facts(slotted, tokens, offsets, bo, ["s"] * 20, 10, vocab.tokens(), *types)
     assert [[vocab.token(t) if t != SLOT_ID else SLOT_TOKEN for t in line] for line in r.models[0].lines] == [
         ["acme", SLOT_TOKEN, SLOT_TOKEN]]
-    assert mine_own_facts(slotted, tokens, offsets, bo, ["s"] * 20, 21, vocab.tokens()).models == []
-    assert mine_own_facts(slotted, tokens, offsets, bo, [None] * 20, 10, vocab.tokens()).models == []
+    assert mine_own_facts(slotted, tokens, offsets, bo, ["s"] * 20, 21, vocab.tokens(), *types).models == []
+    assert mine_own_facts(slotted, tokens, offsets, bo, [None] * 20, 10, vocab.tokens(), *types).models == []
 
 
 def test_own_facts_records_round_trip_and_are_checked():
