@@ -39,6 +39,8 @@ from numba import njit
 
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
+from .model_record import check_model_record
+
 EDGE_LINES = 3  # lines of a page's start (and end) that are its edge zone
 # Fixed tokens a qualifying line holds. Two fixed words around a changing one read as a heading
 # of repeated structure ("Topic 4 alpha") as often as navigation; a bar links several pages.
@@ -116,15 +118,8 @@ class LineShapeModel:
     def from_record(cls, rec: Mapping, where: str = "record") -> LineShapeModel:
         """Read :meth:`to_record`'s form, every key required; a record of another version is
         refused (naming it)."""
-        version = rec.get("version")
-        if not _is_count(version, 1):
-            raise ValueError(f"{where}: line_shape version={version!r}: must be an integer >= 1; mine again")
-        if version > RECORD_VERSION:
-            raise ValueError(f"{where}: line_shape version={version!r} is newer than this bloomspan reads "
-                             f"({RECORD_VERSION}); upgrade bloomspan or mine again")
-        for name in ("edge", "fixed", "shapes", "max_gap", "edge_lines", "min_fixed", "sigma", "documents"):
-            if name not in rec:
-                raise ValueError(f"{where}: line_shape record lacks {name!r}; mine again")
+        check_model_record(rec, "line_shape", RECORD_VERSION,
+                           ("edge", "fixed", "shapes", "max_gap", "edge_lines", "min_fixed", "sigma", "documents"), where)
         scope, fixed, shapes = rec.get("scope"), rec["fixed"], rec["shapes"]
         if scope is not None and not isinstance(scope, str):
             raise ValueError(f"{where}: line_shape scope={scope!r}: must be a string (a site or section) or null")

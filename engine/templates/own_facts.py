@@ -52,6 +52,7 @@ from numba import njit
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
 from .blocks import flags_per_span
+from .model_record import check_model_record
 from .page_skeleton import next_same_type
 from .title_nav import NAV_WORDS, token_key
 from .toc_sections import HEADER_GAP, header_end, header_end_reference
@@ -228,15 +229,7 @@ class OwnFactsModel:
     @classmethod
     def from_record(cls, rec: Mapping, where: str = "record") -> OwnFactsModel:
         """Read :meth:`to_record`'s form, every key required; a newer version is refused."""
-        version = rec.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise ValueError(f"{where}: own_facts version={version!r}: must be an integer >= 1; mine again")
-        if version > RECORD_VERSION:
-            raise ValueError(f"{where}: own_facts version={version!r} is newer than this bloomspan reads "
-                             f"({RECORD_VERSION}); upgrade bloomspan or mine again")
-        for name in ("lines", "documents"):
-            if name not in rec:
-                raise ValueError(f"{where}: own_facts record lacks {name!r}; mine again")
+        check_model_record(rec, "own_facts", RECORD_VERSION, ("lines", "documents"), where)
         scope, lines, documents = rec.get("scope"), rec["lines"], rec["documents"]
         if scope is not None and not isinstance(scope, str):
             raise ValueError(f"{where}: own_facts scope={scope!r}: must be a string (a site) or null")

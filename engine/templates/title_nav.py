@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .line_shapes import EDGE_LINES
+from .model_record import check_model_record
 
 RECORD_VERSION = 1
 TITLE_LINES = 2  # lines at a page's start that may be its title
@@ -201,15 +202,7 @@ class TitleNavModel:
     @classmethod
     def from_record(cls, rec: Mapping, where: str = "record") -> TitleNavModel:
         """Read :meth:`to_record`'s form, every key required; a newer version is refused."""
-        version = rec.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise ValueError(f"{where}: title_nav version={version!r}: must be an integer >= 1; mine again")
-        if version > RECORD_VERSION:
-            raise ValueError(f"{where}: title_nav version={version!r} is newer than this bloomspan reads "
-                             f"({RECORD_VERSION}); upgrade bloomspan or mine again")
-        for name in ("names", "edge_lines", "documents"):
-            if name not in rec:
-                raise ValueError(f"{where}: title_nav record lacks {name!r}; mine again")
+        check_model_record(rec, "title_nav", RECORD_VERSION, ("names", "edge_lines", "documents"), where)
         scope, names = rec.get("scope"), rec["names"]
         if scope is not None and not isinstance(scope, str):
             raise ValueError(f"{where}: title_nav scope={scope!r}: must be a string (a site) or null")
