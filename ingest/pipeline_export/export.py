@@ -202,18 +202,19 @@ def _touches_line(r: Mapping, tokens: Sequence[str], line: Sequence[str]) -> boo
     return False
 
 
-def _own_fact_lines(templates: Sequence[Mapping], scope: str | None) -> list[tuple[str, ...]]:
-    """The own-fact line types that apply on pages of a record's ``scope``: its site's (a section
-    "site/folder" is on its site's pages), a model without scope's, and for a record without scope
-    (on every page) every model's."""
-    out = []
-    for m in templates:
-        if m.get("kind") != "own_facts":
-            continue
-        own = m.get("scope")
-        if own is None or scope is None or scope == own or scope.startswith(own + "/"):
-            out.extend(tuple(str(t) for t in line) for line in m.get("lines") or [])
-    return out
+def _own_fact_models(templates: Sequence[Mapping]) -> list[tuple[str | None, list[tuple[str, ...]]]]:
+    """Each ``own_facts`` record's scope and line types (token strings), read once."""
+    return [(m.get("scope"), [tuple(str(t) for t in line) for line in m.get("lines") or []])
+            for m in templates if m.get("kind") == "own_facts"]
+
+
+def _own_fact_lines(models: Sequence[tuple[str | None, list[tuple[str, ...]]]], scope: str | None
+                    ) -> list[tuple[str, ...]]:
+    """The own-fact line types (of :func:`_own_fact_models`) that apply on pages of a record's
+    ``scope``: its site's (a section "site/folder" is on its site's pages), a model without scope's,
+    and for a record without scope (on every page) every model's."""
+    return [line for own, lines in models
+            if own is None or scope is None or scope == own or scope.startswith(own + "/") for line in lines]
 
 
 def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | None, url_field: str | None,
@@ -228,7 +229,8 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
     long_line = int(config.get("section_line_length", 0))
     mined: set[str] = set()
     by_scope: dict[str | None, list[_Record]] = {}
-    has_facts = any(r.get("kind") == "own_facts" for r in templates)
+    fact_models = _own_fact_models(templates)
+    facts_of: dict[str | None, list[tuple[str, ...]]] = {}  # scope -> the own-fact lines on its pages
     for r in templates:
         kind, scope = r.get("kind"), r.get("scope")
         if kind in ("config", None):  # no kind: the run's exact phrases (they come as ``phrases``)
@@ -257,7 +259,9 @@ def _detector_records(templates: Sequence[Mapping] | None, scope_field: str | No
                 kind != "block" or max(int(n) for n in r["block_lengths"]) > long_line):
             left_out["section_long_lines"] += 1  # the cleaner keeps a long line only a section's records touch
             continue
-        facts = _own_fact_lines(templates, scope) if has_facts else []
+        if fact_models and scope not in facts_of:
+            facts_of[scope] = _own_fact_lines(fact_models, scope)
+        facts = facts_of.get(scope, [])
         if facts and any(_touches_line(r, [str(t) for t in (r.get("tokens") or str(r.get("text", "")).split(" "))],
                                        line) for line in facts):
             left_out["own_fact_lines"] += 1  # the cleaner gives such a line back in a page's header
