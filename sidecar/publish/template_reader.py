@@ -30,7 +30,10 @@ from .template_index import template_alias_of
 log = logging.getLogger(__name__)
 
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
-TEMPLATE_KINDS = ["template", "skeleton", "line_shape", "title_nav", "own_facts", "template_config"]
+# Page models stored whole under ``skeleton`` (an opaque object: a skeleton's pairs, a line shape's
+# fixed words, a site's title names, its own-fact line types), by kind: the prefix of their ids.
+WHOLE_MODELS = {"skeleton": "skeleton", "line_shape": "line-shape", "title_nav": "title-nav", "own_facts": "own-facts"}
+TEMPLATE_KINDS = ["template", *WHOLE_MODELS, "template_config"]
 BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
@@ -105,24 +108,15 @@ def iter_template_documents(template_records: Iterable[dict]) -> Iterator[tuple[
     """Index documents ``(_id, source)`` for the records of a template detection
     (:func:`bloomspan.engine.templates.detector.detect_templates_in_texts` shape: a config
     record, phrase records, skeleton records), one at a time. The phrase records' ``kind``
-    becomes ``template_kind``; skeletons are stored whole under ``skeleton``."""
-    n_skeleton = n_shape = n_title = n_facts = 0
+    becomes ``template_kind``; page models (:data:`WHOLE_MODELS`) are stored whole under ``skeleton``."""
+    stored = dict.fromkeys(WHOLE_MODELS, 0)  # documents written per page-model kind
     for rec in template_records:
         kind = rec.get("kind")
         if kind == "config":
             yield ("template-config", {"kind": "template_config", "template_config": rec["template_config"]})
-        elif kind == "skeleton":
-            yield (f"skeleton-{n_skeleton:06d}", {"kind": "skeleton", "scope": rec.get("scope"), "skeleton": rec})
-            n_skeleton += 1
-        elif kind == "line_shape":  # stored whole, as a skeleton (the field is an opaque object)
-            yield (f"line-shape-{n_shape:06d}", {"kind": "line_shape", "scope": rec.get("scope"), "skeleton": rec})
-            n_shape += 1
-        elif kind == "title_nav":  # stored whole too: a site's title names and its edge zone
-            yield (f"title-nav-{n_title:06d}", {"kind": "title_nav", "scope": rec.get("scope"), "skeleton": rec})
-            n_title += 1
-        elif kind == "own_facts":  # stored whole too: a site's own-fact line types
-            yield (f"own-facts-{n_facts:06d}", {"kind": "own_facts", "scope": rec.get("scope"), "skeleton": rec})
-            n_facts += 1
+        elif kind in WHOLE_MODELS:
+            yield (f"{WHOLE_MODELS[kind]}-{stored[kind]:06d}", {"kind": kind, "scope": rec.get("scope"), "skeleton": rec})
+            stored[kind] += 1
         else:
             src = {"kind": "template", "phrase_id": rec["id"], "template_kind": kind,
                    **{k: rec[k] for k in ("text", "tokens", "length", "df", "occurrences", "slots") if k in rec}}
@@ -148,7 +142,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
             phrases.append(document_record(src))
         elif src["kind"] == "template_config":
             config = {"kind": "config", "template_config": src["template_config"]}
-        elif src["kind"] in ("skeleton", "line_shape", "title_nav", "own_facts"):
+        elif src["kind"] in WHOLE_MODELS:
             skeletons.append(src["skeleton"])
         else:
             templates.append(document_record(src))
