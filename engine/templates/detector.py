@@ -331,18 +331,21 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats["section_prose_tokens"] = int(prose.sum())
         coverage &= ~prose
         passes = {name: cov & ~prose for name, cov in passes.items()}
+    # The exact phrases ingest matches beside the records on the pages the rules below read: ingest
+    # applies them on pages of sites without records only (unless exact_phrases_on_sites), and
+    # every page a group's walk covers belongs to such a site. None: they apply on none of them.
+    ingest_anchors = None
+    if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
+        ingest_anchors = np.asarray(anchor_coverage, dtype=bool)
+        if ingest_anchors.shape != coverage.shape:
+            raise ValueError(f"anchor_coverage: must be bool of shape ({tokens.shape[0]},), "
+                             f"got {ingest_anchors.shape}")
     skeletons: list[PageSkeleton] = []
     if config.skeleton:
         t0 = time.perf_counter()
         detected = coverage.copy()  # every level walks from the same anchors (as the ingest matcher does)
-        # Ingest applies the exact phrases on pages of sites without records only (unless
-        # exact_phrases_on_sites), and every page a group's walk covers belongs to such a site.
-        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
-            anchor_coverage = np.asarray(anchor_coverage, dtype=bool)
-            if anchor_coverage.shape != detected.shape:
-                raise ValueError(f"anchor_coverage: must be bool of shape ({tokens.shape[0]},), "
-                                 f"got {anchor_coverage.shape}")
-            detected |= anchor_coverage
+        if ingest_anchors is not None:
+            detected |= ingest_anchors
         stats["skeleton_groups"] = {}
         for k, level in enumerate(mined_levels or [None]):
             r = mine_skeletons(tokens, doc_offsets, block_offsets, level, detected,
@@ -376,9 +379,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         stats.update(r.stats, seconds_title_nav=time.perf_counter() - t0)
         steps.finished()
     if config.toc_sections > 0:  # a section the page's own table of contents lists is content
-        seen = coverage
-        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
-            seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
+        seen = coverage if ingest_anchors is None else coverage | ingest_anchors
         back = toc_section_tokens(seen, block_offsets, doc_offsets, line_types(), config.toc_sections)
         stats["toc_section_tokens"] = int((back & coverage).sum())
         coverage &= ~back
@@ -390,9 +391,7 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
         r = mine_own_facts(tokens, raw_tokens, doc_offsets, block_offsets, levels[0] if levels else None,
                            config.sigma_floor, token_strings, line_types(), raw_types)
         own_facts = r.models
-        seen = coverage
-        if anchor_coverage is not None and (config.exact_phrases_on_sites or not levels):
-            seen = coverage | np.asarray(anchor_coverage, dtype=bool)  # ingest matches the exact phrases there too
+        seen = coverage if ingest_anchors is None else coverage | ingest_anchors
         back = own_fact_tokens(seen, block_offsets, doc_offsets, r.candidate, line_types(), raw_types, raw_tokens,
                                tokens == np.uint32(SLOT_ID))
         stats.update(r.stats, own_fact_tokens=int((back & coverage).sum()), seconds_own_facts=time.perf_counter() - t0)
