@@ -40,7 +40,9 @@ from .phrase_set import PhraseSet
 RULE_ANY, RULE_LINE, RULE_PAIR = 0, 1, 2  # anywhere (mcfp); one whole line; a pair of lines / an edge line
 ANCHOR_NONE, ANCHOR_START, ANCHOR_END = 0, 1, 2
 _ANCHOR = {None: ANCHOR_NONE, "start": ANCHOR_START, "end": ANCHOR_END}
-TEMPLATE_KINDS = ("config", "skeleton", "line_shape", "block")
+# Every kind of record only the template matcher reads: the detector config, the four page models,
+# line-anchored blocks. A file holding any of them is a template file, whatever its first record.
+TEMPLATE_KINDS = ("config", "skeleton", "line_shape", "title_nav", "own_facts", "block")
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
@@ -59,7 +61,7 @@ def read_records(path: str | os.PathLike) -> list[dict]:
 
 
 def is_template_record(obj: Any) -> bool:
-    """True for records only the template matcher understands (detector config, skeletons,
+    """True for records only the template matcher understands (detector config, page models,
     line-anchored blocks, slotted phrases); a file with none of them is a plain phrase set."""
     return isinstance(obj, Mapping) and (obj.get("kind") in TEMPLATE_KINDS or bool(obj.get("slots")))
 
