@@ -17,6 +17,8 @@ _EXPORTS = {
     "parse_template_records": "template_records",
     "read_records": "template_records",
     "is_template_record": "template_records",
+    "PAGE_MODEL_KINDS": "record_kinds",
+    "TEMPLATE_KINDS": "record_kinds",
     "CurationEntry": "curation",
     "curate_records": "curation",
 }

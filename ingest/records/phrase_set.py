@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import PhraseSetError
+from .record_kinds import NOT_PHRASE_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -283,9 +284,6 @@ class PhraseSet:
 
     def to_records(self) -> list[dict]:
         return [p.to_dict() for p in self._phrases]
-
-
-NOT_PHRASE_KINDS = ("skeleton", "line_shape", "title_nav", "own_facts", "config")  # records of the template detector that hold no phrase
 
 
 def is_phrase_record(obj: Any) -> bool:

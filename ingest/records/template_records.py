@@ -36,13 +36,11 @@ from bloomspan.engine.text.slots import SLOT_TOKEN
 
 from ..base.errors import PhraseSetError
 from .phrase_set import PhraseSet
+from .record_kinds import CONFIG_KIND, PAGE_MODEL_KINDS, TEMPLATE_KINDS
 
 RULE_ANY, RULE_LINE, RULE_PAIR = 0, 1, 2  # anywhere (mcfp); one whole line; a pair of lines / an edge line
 ANCHOR_NONE, ANCHOR_START, ANCHOR_END = 0, 1, 2
 _ANCHOR = {None: ANCHOR_NONE, "start": ANCHOR_START, "end": ANCHOR_END}
-# Every kind of record only the template matcher reads: the detector config, the four page models,
-# line-anchored blocks. A file holding any of them is a template file, whatever its first record.
-TEMPLATE_KINDS = ("config", "skeleton", "line_shape", "title_nav", "own_facts", "block")
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
@@ -140,7 +138,7 @@ class TemplateRecords:
 
 
 def _mined_config(records: list, source: str) -> dict:
-    configs = [r.get("template_config") for r in records if isinstance(r, Mapping) and r.get("kind") == "config"]
+    configs = [r.get("template_config") for r in records if isinstance(r, Mapping) and r.get("kind") == CONFIG_KIND]
     if len(configs) > 1 or (configs and not isinstance(configs[0], Mapping)):
         raise PhraseSetError("expected at most one config record with a 'template_config' object", source=source)
     return dict(configs[0]) if configs else {}
@@ -150,11 +148,11 @@ def _page_models(records: list, source: str) -> tuple[list, list, list, list, li
     """(phrase records, skeletons, line-shape models, title-navigation models, own-fact models),
     in record order."""
     phrases, skeletons, line_shapes, title_navs, own_facts = [], [], [], [], []
-    readers = {"line_shape": (LineShapeModel, line_shapes), "skeleton": (PageSkeleton, skeletons),
-               "title_nav": (TitleNavModel, title_navs), "own_facts": (OwnFactsModel, own_facts)}
+    readers = dict(zip(PAGE_MODEL_KINDS, [(PageSkeleton, skeletons), (LineShapeModel, line_shapes),
+                                          (TitleNavModel, title_navs), (OwnFactsModel, own_facts)], strict=True))
     for i, r in enumerate(records):
         kind = r.get("kind") if isinstance(r, Mapping) else None
-        if kind == "config":
+        if kind == CONFIG_KIND:
             continue
         if kind not in readers:
             phrases.append(r)

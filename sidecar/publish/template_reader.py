@@ -22,6 +22,7 @@ from bloomspan.ingest.clean.curated_cleaner import curated_cleaner
 from bloomspan.ingest.match.template_matcher import TemplateMatcher
 from bloomspan.ingest.records.curation import curate_records
 from bloomspan.ingest.records.phrase_set import PhraseSet
+from bloomspan.ingest.records.record_kinds import CONFIG_KIND, PAGE_MODEL_KINDS
 from bloomspan.sidecar.curation.store import Curation, load_curation
 from bloomspan.sidecar.publish.phrase_records import document_record
 
@@ -32,8 +33,10 @@ log = logging.getLogger(__name__)
 PHRASE_FIELDS = ["text", "tokens", "length", "df", "phrase_id", "scope"]
 # Page models stored whole under ``skeleton`` (an opaque object: a skeleton's pairs, a line shape's
 # fixed words, a site's title names, its own-fact line types), by kind: the prefix of their ids.
-WHOLE_MODELS = {"skeleton": "skeleton", "line_shape": "line-shape", "title_nav": "title-nav", "own_facts": "own-facts"}
-TEMPLATE_KINDS = ["template", *WHOLE_MODELS, "template_config"]
+# The kinds are ingest's (one list of page models); an id prefix is the kind with dashes.
+WHOLE_MODELS = {kind: kind.replace("_", "-") for kind in PAGE_MODEL_KINDS}
+# Kinds of document in a template index (what a cleaner reads back besides phrases).
+TEMPLATE_DOCUMENT_KINDS = ["template", *WHOLE_MODELS, "template_config"]
 BULKY_FIELDS = ["doc_bitmap", "example_ids"]  # what a cleaner never needs of a phrase document
 
 
@@ -112,7 +115,7 @@ def iter_template_documents(template_records: Iterable[dict]) -> Iterator[tuple[
     stored = dict.fromkeys(WHOLE_MODELS, 0)  # documents written per page-model kind
     for rec in template_records:
         kind = rec.get("kind")
-        if kind == "config":
+        if kind == CONFIG_KIND:
             yield ("template-config", {"kind": "template_config", "template_config": rec["template_config"]})
         elif kind in WHOLE_MODELS:
             yield (f"{WHOLE_MODELS[kind]}-{stored[kind]:06d}", {"kind": kind, "scope": rec.get("scope"), "skeleton": rec})
@@ -136,7 +139,7 @@ def cleaning_records(client, index: str) -> tuple[list[dict], bool]:
     template detector's config, template and skeleton records too (as a TemplateMatcher
     reads them), uncurated."""
     config, phrases, skeletons, templates = None, [], [], []
-    for hit in _scan(client, index, ["phrase", *TEMPLATE_KINDS]):  # one pass over the index
+    for hit in _scan(client, index, ["phrase", *TEMPLATE_DOCUMENT_KINDS]):  # one pass over the index
         src = hit["_source"]
         if src["kind"] == "phrase":
             phrases.append(document_record(src))

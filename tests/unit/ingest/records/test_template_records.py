@@ -7,7 +7,9 @@ import json
 import pytest
 
 from bloomspan.ingest.match.loading import load_phrase_file, load_run_phrases
-from bloomspan.ingest.records.template_records import TEMPLATE_KINDS, is_template_record
+from bloomspan.ingest.records.phrase_set import is_phrase_record
+from bloomspan.ingest.records.record_kinds import PAGE_MODEL_KINDS, TEMPLATE_KINDS
+from bloomspan.ingest.records.template_records import is_template_record
 
 SITE = "s.example"
 PHRASE = {"tokens": ["we", "use", "cookies", "on", "this", "site"]}
@@ -49,3 +51,9 @@ def test_a_run_templates_file_of_page_models_only_is_applied(tmp_path, model):
     (tmp_path / "templates.jsonl").write_text(json.dumps(model) + "\n", encoding="utf-8")
     run = load_run_phrases(tmp_path / "phrases.jsonl")
     assert run.templates is not None
+
+
+def test_every_page_model_marks_a_template_file_and_is_no_phrase():
+    for kind in PAGE_MODEL_KINDS:
+        assert kind in TEMPLATE_KINDS
+        assert not is_phrase_record({"kind": kind})

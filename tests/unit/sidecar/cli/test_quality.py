@@ -6,7 +6,8 @@ import json
 from click.testing import CliRunner
 
 from bloomspan.corpora import generate_web, write_jsonl
-from bloomspan.ingest.records.phrase_set import NOT_PHRASE_KINDS, PhraseSet
+from bloomspan.ingest.records.phrase_set import PhraseSet
+from bloomspan.ingest.records.record_kinds import NOT_PHRASE_KINDS
 from bloomspan.sidecar.cli.main import cli
 
 
