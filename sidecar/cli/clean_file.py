@@ -114,7 +114,10 @@ def _report(config: CleanFileConfig, summary: CleanSummary) -> None:
     mb = summary.bytes_in / 1e6
     # one count: every line read (not blank) is cleaned, unchanged or an error, unreadable lines included
     read = summary.cleaned + summary.unchanged + summary.errors
-    click.echo(f"{read:,} documents: {summary.cleaned:,} cleaned, {summary.unchanged:,} unchanged, "
+    # "cleaned" is every document the cleaner wrote (a page without boilerplate gets its ratio too),
+    # so how many had any boilerplate is said beside it
+    click.echo(f"{read:,} documents: {summary.cleaned:,} cleaned ({summary.with_boilerplate:,} with boilerplate), "
+               f"{summary.unchanged:,} unchanged, "
                f"{summary.errors:,} errors, {summary.over_ratio:,} over ratio; boilerplate {summary.boilerplate_share:.2%} "
                f"of tokens; {mb:.1f} MB in {summary.seconds:.2f}s ({mb / max(summary.seconds, 1e-9):.1f} MB/s)")
     in_path, fields = config.in_path, config.cleaner

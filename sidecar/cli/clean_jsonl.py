@@ -42,7 +42,8 @@ SHOWN_KEYS = 20  # top-level keys of the documents kept for a "fields seen" note
 class CleanSummary:
     lines: int = 0
     documents: int = 0
-    cleaned: int = 0
+    cleaned: int = 0  # written by the cleaner (its fields and the bloomspan namespace), boilerplate or not
+    with_boilerplate: int = 0  # of those, documents where some boilerplate was found
     unchanged: int = 0
     errors: int = 0
     over_ratio: int = 0
@@ -67,6 +68,7 @@ class CleanSummary:
         self.tokens += result.n_tokens
         self.covered_tokens += result.covered_tokens
         self.cleaned += result.changed
+        self.with_boilerplate += result.changed and result.covered_tokens > 0
         self.unchanged += not result.changed
         self.over_ratio += result.dropped
 

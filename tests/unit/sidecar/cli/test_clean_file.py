@@ -40,8 +40,26 @@ def test_a_file_is_cleaned_into_its_outputs_and_reported(run, tmp_path, capsys):
     assert len(out.read_text().splitlines()) == DOCS
     assert (tmp_path / "clean.jsonl.errors.jsonl").exists()  # the default errors path beside --out
     captured = capsys.readouterr()
-    assert captured.out.startswith(f"{DOCS:,} documents: {summary.cleaned:,} cleaned, ")
+    assert captured.out.startswith(f"{DOCS:,} documents: {summary.cleaned:,} cleaned "
+                                   f"({summary.with_boilerplate:,} with boilerplate), ")
     assert TEMPLATES_WITHOUT_SITE_NOTE not in captured.err
+
+
+def test_pages_without_boilerplate_are_counted_apart_from_those_with_some(run, tmp_path, capsys):
+    """Every page the cleaner writes counts as cleaned (it gets its ratio), so "3 cleaned ...
+    boilerplate 0.00%" read as if something had been removed: the summary says how many had any."""
+    corpus, templates = run
+    plain = tmp_path / "plain.jsonl"
+    pages = [json.loads(line) for line in corpus.read_text().splitlines()[:2]]
+    pages += [{"id": "own-1", "site": pages[0]["site"], "text": "a page of its own words only"},
+              {"id": "own-2", "site": pages[0]["site"], "text": "nothing here repeats anywhere"}]
+    plain.write_text("".join(json.dumps(p) + "\n" for p in pages), encoding="utf-8")
+    config = CleanFileConfig(cleaner=CleanerConfig(fields=("text",), scope_field="site", skip_missing=True,
+                                                   id_field=None),
+                             in_path=str(plain), out_path=str(tmp_path / "out.jsonl"), phrases_path=str(templates))
+    summary = clean_file(config)
+    assert (summary.cleaned, summary.with_boilerplate, summary.unchanged) == (4, 2, 0)
+    assert capsys.readouterr().out.startswith("4 documents: 4 cleaned (2 with boilerplate), 0 unchanged, ")
 
 
 def test_template_records_without_a_site_field_are_noted(run, tmp_path, capsys):

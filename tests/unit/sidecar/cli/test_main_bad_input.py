@@ -236,7 +236,7 @@ def test_one_wording_and_one_count_for_bad_lines_in_clean_and_mine(tmp_path):
     lines = [_doc(0), b'{"id": "x", "text": nope}\n', b'{"id": "b", "text": "bad \xff byte"}\n']
     res, src, _, _ = _clean(tmp_path, lines)
     assert res.exit_code == 0, res.output
-    assert "3 documents: 1 cleaned, 0 unchanged, 2 errors" in res.output
+    assert "3 documents: 1 cleaned (1 with boilerplate), 0 unchanged, 2 errors" in res.output
     assert f"{src}:3: not valid UTF-8 (invalid start byte at byte 25)" in res.output
     mined = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / "m"), "--sigma", "2"])
     assert mined.exit_code == 1
@@ -255,7 +255,7 @@ def test_a_byte_order_mark_starting_the_file_is_read_past_by_clean_and_mine(tmp_
         src.write_bytes(head + b"".join(docs))
         out = tmp_path / f"{name}-clean.jsonl"
         res = CliRunner().invoke(cli, ["clean", "--phrases", _phrases(tmp_path), "--in", str(src), "--out", str(out)])
-        assert res.exit_code == 0 and "6 documents: 6 cleaned, 0 unchanged, 0 errors" in res.output, res.output
+        assert res.exit_code == 0 and "6 documents: 6 cleaned (6 with boilerplate), 0 unchanged, 0 errors" in res.output, res.output
         mined = CliRunner().invoke(cli, ["mine", "--jsonl", str(src), "--out", str(tmp_path / name), "--sigma", "3",
                                          "--min-length", "5"])
         assert mined.exit_code == 0, mined.output
