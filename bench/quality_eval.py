@@ -28,6 +28,8 @@
    (:data:`bloomspan.corpora.real_corpus.THIRD_UNSEEN_DOC_SITES`), defaults only.
 5c. ``--fourth-unseen``: the same for the six sites added after the third set was scored
    (:data:`bloomspan.corpora.real_corpus.FOURTH_UNSEEN_DOC_SITES`), never tuned on either.
+5d. ``--fifth-unseen``: the same for the six sites added after the fourth set became tuning
+   (:data:`bloomspan.corpora.real_corpus.FIFTH_UNSEEN_DOC_SITES`), never tuned on.
 6. Per documentation set, the damage audit
    (:func:`bloomspan.corpora.quality_eval.damage_audit`): per site, the content tokens the
    default path removes, by the record kind and rule that took them (``--no-audit`` skips it).
@@ -66,6 +68,7 @@ SITE_SETS = {
     "new-unseen": ("NEW_UNSEEN_DOC_SITES", "new unseen documentation sites of issue 27 (looked at while fixing: tuning now)"),
     "third-unseen": ("THIRD_UNSEEN_DOC_SITES", "third unseen documentation sites (never tuned on)"),
     "fourth-unseen": ("FOURTH_UNSEEN_DOC_SITES", "fourth unseen documentation sites (never tuned on)"),
+    "fifth-unseen": ("FIFTH_UNSEEN_DOC_SITES", "fifth unseen documentation sites (never tuned on)"),
 }
 # The sets scored on request only, each by its own flag (``--unseen``, ``--new-unseen``, …).
 EXTRA_SETS = tuple(k for k in SITE_SETS if k != "real")
@@ -164,6 +167,8 @@ def main(argv=None) -> int:
                     help="Also score the sites never tuned on (real_corpus.THIRD_UNSEEN_DOC_SITES).")
     ap.add_argument("--fourth-unseen", action="store_true",
                     help="Also score the newest sites never tuned on (real_corpus.FOURTH_UNSEEN_DOC_SITES).")
+    ap.add_argument("--fifth-unseen", action="store_true",
+                    help="Also score the sites added last, never tuned on (real_corpus.FIFTH_UNSEEN_DOC_SITES).")
     ap.add_argument("--no-audit", action="store_true",
                     help="Skip the damage audit (which record kind and rule removed each content token).")
     ap.add_argument("--json", type=Path, default=None, help="Also write all scores as JSON here.")
