@@ -53,7 +53,7 @@ def test_mine_head_lines_equals_its_plain_twin(corpus, floor, min_length, groupe
     covered = np.zeros(tokens.shape[0], dtype=bool)
     b = 0
     for d, lines in enumerate(docs):
-        for k, line in enumerate(lines):
+        for k in range(len(lines)):
             covered[block_offsets[b]:block_offsets[b + 1]] = covered_lines[d][k]
             b += 1
     types = block_types(tokens, block_offsets)[0]
