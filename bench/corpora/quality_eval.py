@@ -414,6 +414,7 @@ def ablations(config: TemplateConfig | None = None) -> list[tuple[str, TemplateC
             ("no middle rule", swap(c, middle_content_tokens=0)),
             ("middle rule without the repeated-line veto", swap(c, middle_repeated_lines=False)),
             ("no section prose limit", swap(c, section_line_length=0)),
+            ("no head lines", swap(c, head_line_length=0)),
             ("with global passes", swap(c, global_min_length=10, global_blocks=True)),
             ("sites only, no chains, no slots, no skeleton",
              swap(c, section_depth=0, run_min_length=10**6, slots=False, edge_anchors=False,

@@ -160,6 +160,13 @@ class TemplateConfig:
                        header less its first line (the title and first paragraph): its numbers are
                        what the page is about (:mod:`.own_facts`; needs ``slots``; applied after the
                        table-of-contents rule, and at ingest); False switches it off.
+    head_line_length:  shortest head line, in tokens (:mod:`.head_lines`): a line at least this long
+                       at a page's head (its first tokens), followed by a line the passes found,
+                       that at least ``sigma_floor`` pages of the site hold there verbatim is
+                       chrome (a type's sidebar list of its members) even when too few pages hold
+                       it for the site's sigma; a one-line block phrase of the site, so ingest
+                       matches it as every block phrase; run before the middle rule; 0 switches
+                       it off.
     exact_phrases_on_sites: apply a mining run's exact phrases (sigma documents anywhere in the
                        corpus) at ingest to pages of the sites the detector mined too. Off: on those
                        pages the detector's evidence decides (a site's share of pages, its chrome's
@@ -189,6 +196,7 @@ class TemplateConfig:
     title_nav: bool = True
     toc_sections: int = 3
     own_facts: bool = True
+    head_line_length: int = 20
     exact_phrases_on_sites: bool = False
     engine: str = "bloomspan"
 
@@ -211,6 +219,7 @@ class TemplateConfig:
                                 ("section_line_length", 0, "tokens, 0 = off"),
                                 ("line_shape_gap", 0, "tokens, 0 = off"),
                                 ("toc_sections", 0, "headings, 0 = off"),
+                                ("head_line_length", 0, "tokens, 0 = off"),
                                 ("block_min_length", 1, "tokens"), ("run_min_length", 1, "tokens"),
                                 ("section_depth", 0, "0 = sites only"),
                                 ("global_sigma", 2, "a phrase in one document is not boilerplate"),

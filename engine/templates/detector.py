@@ -15,6 +15,10 @@ as one pass among several and takes the union:
    group with ``sigma_g = max(sigma_floor, ceil(sigma_fraction * n_g))``
    (:mod:`.scoped_mining`), so a small site's footer counts as often as a large one's.
 4. optionally **scoped MCFP** (``scoped_min_length``): the exact miner per group.
+4b. **head lines** (``head_line_length``; :mod:`.head_lines`): per group of the first level, a long
+   line at a page's head that the chrome the passes above found closes, on ``sigma_floor`` pages
+   of the group though fewer than its sigma hold it (a type's sidebar list of its members); one
+   block phrase each, so ingest matches it as every block phrase.
 5. **page skeletons** (``skeleton``, a :class:`.config.SkeletonConfig`; :mod:`.page_skeleton`): per group of the first level
    (or the whole corpus), the variable navigation between and around the lines the passes
    above found, walked from each page's edges (local tables of contents, "Previous: <title>").
@@ -56,6 +60,7 @@ from bloomspan.engine.text.vocabulary import Vocabulary
 
 from .blocks import block_documents, block_offsets_from_texts, block_types, check_blocks, flags_per_span, mine_blocks
 from .config import TemplateConfig
+from .head_lines import mine_head_lines
 from .line_shapes import LineShapeModel, mine_line_shapes
 from .own_facts import OwnFactsModel, mine_own_facts, own_fact_tokens
 from .page_skeleton import PageSkeleton, echo_flags, mine_skeletons
@@ -315,6 +320,16 @@ def detect_templates(tokens, doc_offsets, block_offsets, config: TemplateConfig 
     for name, cov in passes.items():
         if not (name.startswith("level") and not name.startswith("level0_")):
             site_level |= cov
+    if config.head_line_length > 0:  # a long line at a page's head that the chrome closes
+        t0 = time.perf_counter()
+        r = mine_head_lines(tokens, doc_offsets, block_offsets, line_types(), levels[0] if levels else None, coverage,
+                            lambda n: group_sigma(n, config.sigma_fraction, config.sigma_floor), config.sigma_floor,
+                            config.head_line_length, slot_lines)
+        phrases.extend(r.phrases)
+        passes["head_line_blocks"] = r.coverage
+        coverage |= r.coverage
+        site_level |= r.coverage
+        stats.update(r.stats, seconds_head_lines=time.perf_counter() - t0)
     if config.middle_content_tokens > 0:  # repeated content, not chrome: out before the walk uses it
         repeated = None
         if config.middle_repeated_lines:

@@ -262,12 +262,34 @@ def test_fourth_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets()
                       DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES + THIRD_UNSEEN_DOC_SITES)
 
 
+def test_fifth_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
+    from bloomspan.corpora.real_corpus import (
+        DEBIAN_DOC_SITES,
+        FIFTH_UNSEEN_DOC_SITES,
+        FOURTH_UNSEEN_DOC_SITES,
+        NEW_UNSEEN_DOC_SITES,
+        THIRD_UNSEEN_DOC_SITES,
+        UNSEEN_DOC_SITES,
+    )
+
+    earlier = (DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES + THIRD_UNSEEN_DOC_SITES
+               + FOURTH_UNSEEN_DOC_SITES)
+    names = {s.name for s in earlier} | {s.package for s in earlier}
+    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
+    assert len(FIFTH_UNSEEN_DOC_SITES) >= 6
+    for s in FIFTH_UNSEEN_DOC_SITES:
+        assert s.name not in names and s.package not in names, s
+        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
+        assert not any(h in s.package or h in s.root for h in held_out), s
+        assert s.main, s
+
+
 def test_quality_eval_reports_each_site_set_under_its_own_name():
     from bench.quality_eval import SITE_SETS
 
-    assert list(SITE_SETS) == ["real", "unseen", "new-unseen", "third-unseen", "fourth-unseen"]
-    assert all("tuning" in SITE_SETS[k][1] for k in ("real", "unseen", "new-unseen"))
-    assert all("never tuned on" in SITE_SETS[k][1] for k in ("third-unseen", "fourth-unseen"))
+    assert list(SITE_SETS) == ["real", "unseen", "new-unseen", "third-unseen", "fourth-unseen", "fifth-unseen"]
+    assert all("tuning" in SITE_SETS[k][1] for k in ("real", "unseen", "new-unseen", "third-unseen", "fourth-unseen"))
+    assert "never tuned on" in SITE_SETS["fifth-unseen"][1]
 
 
 def test_scoring_one_set_alone_writes_its_own_result_file():
@@ -277,13 +299,14 @@ def test_scoring_one_set_alone_writes_its_own_result_file():
 
     def args(**kw):
         return Namespace(**{"web_docs": 0, "no_real": True, "unseen": False, "new_unseen": False,
-                            "third_unseen": False, "fourth_unseen": False, **kw})
+                            "third_unseen": False, "fourth_unseen": False, "fifth_unseen": False, **kw})
 
     assert result_name(args(web_docs=3000)) == result_name(args(no_real=False)) == "quality-eval"
     assert result_name(args(new_unseen=True)) == "quality-eval-new-unseen"
     assert result_name(args(unseen=True, new_unseen=True)) == "quality-eval-unseen-new-unseen"
     assert result_name(args(third_unseen=True)) == "quality-eval-third-unseen"
     assert result_name(args(fourth_unseen=True)) == "quality-eval-fourth-unseen"
+    assert result_name(args(fifth_unseen=True)) == "quality-eval-fifth-unseen"
 
 
 def test_the_default_path_is_measured_through_the_cleaners_matcher():
