@@ -21,7 +21,7 @@ Two implementations with the same output:
   per-code-point tables, marks line starts and computes each token's key on the way (the
   packed code points of an ASCII or Cyrillic token, else a hash of its folded text), with
   no load from the vocabulary (a document of letters and separators of one code point
-  each, nearly every page, in one pass without a branch that depends on its text:
+  each, nearly every page, without a branch per code point, eight code points to a word:
   :func:`.token_keys.simple_document`); then the keys are resolved to ids. Stretches the
   tables cannot decide alone (a combining mark that composes, "½") go to the reference.
   :func:`encode_batch_reference` is its twin.

@@ -39,13 +39,13 @@ from numba import njit
 from .prefetch import prefetch_row
 from .token_keys import (
     HASHED,
-    SIMPLE_MAX_CHARS,
     fold_into,
     folded_length,
     folds_to,
     key_of,
     scan_documents,
     scan_tables,
+    simple_scratch,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
@@ -465,13 +465,12 @@ class Vocabulary:
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
         direct, lead = scan_tables(char_class, fold)
         longest = int((doc_end - doc_begin).max(initial=0))
-        scratch = min(longest, SIMPLE_MAX_CHARS) + 2  # simple_document's, for documents up to that length
-        pos, pos_keys, pos_lines = (np.empty(scratch, dtype=t) for t in (np.int64, np.uint64, np.uint8))
+        scratch = simple_scratch(longest)  # simple_document's, for documents up to that length
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
             w0 = w
             d, s, e, w, nl, status = scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold,
-                                                    expansions, direct, lead, pos, pos_keys, pos_lines, keys, starts, ends,
+                                                    expansions, direct, lead, scratch, keys, starts, ends,
                                                     lines, doc_token_end)
             self._resolve_keys(cps, starts, ends, keys, w0, w, fold, expansions, add_new, ids)
             if status == _STATUS_DONE:
