@@ -28,17 +28,20 @@ import numpy as np
 from numba import njit
 
 from .normalization import CLASS_MARK, CLASS_NON_STARTER, CLASS_SEPARATOR, CLASS_TOKEN, EXPANSION
-from .words64 import byte_mask, bytes_at, low7_bytes, low_bytes, lowest_bit, packed7, zero_bytes
+from .words64 import bit_length, byte_mask, bytes_at, low7_bytes, low_bytes, lowest_bit, packed7, zero_bytes
 
 PACKED_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz" + "".join(map(chr, range(0x430, 0x450))) + "\u0451"
 PACKED_BITS = 7  # bits per code point of a packed key: len(PACKED_ALPHABET) < 2**7
 PACKED_MAX_LENGTH = 9  # 9 * 7 = 63 bits
 HASHED = 1 << 63
+LOW_DIGIT = (1 << PACKED_BITS) - 1
 if len(PACKED_ALPHABET) >= 1 << PACKED_BITS or PACKED_BITS * PACKED_MAX_LENGTH > 63:  # pragma: no cover
     raise ImportError("packed keys must stay below 2**63")
 _PACKED_CODES = np.zeros(max(map(ord, PACKED_ALPHABET)) + 1, dtype=np.uint8)
 _PACKED_CODES[[ord(ch) for ch in PACKED_ALPHABET]] = np.arange(1, len(PACKED_ALPHABET) + 1, dtype=np.uint8)
 _PACKED_CODES.flags.writeable = False
+_PACKED_CHARS = np.array([0] + [ord(ch) for ch in PACKED_ALPHABET], dtype=np.uint32)  # digit -> code point
+_PACKED_CHARS.flags.writeable = False
 _FNV64_OFFSET = 0xCBF29CE484222325
 _FNV64_PRIME = 0x100000001B3
 _MASK64 = (1 << 64) - 1
@@ -71,6 +74,20 @@ def _digit_at(code, j):
     """The packed digit ``code`` moved to the place of a token's code point j (any shift below
     64 past PACKED_MAX_LENGTH: such a token is hashed, its packed bits unused)."""
     return code << np.uint64(PACKED_BITS * min(j, PACKED_MAX_LENGTH - 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def packed_length(key):
+    """Code points of the token of a packed key (its digits are not 0: the highest one ends it)."""
+    return (bit_length(key) + PACKED_BITS - 1) // PACKED_BITS
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unpack_into(key, m, out, p):
+    """Write the m code points of the token of a packed key to out[p:p+m]: a packed key is
+    its token, so a new token's text needs no read of the text it came from."""
+    for j in range(m):
+        out[p + j] = _PACKED_CHARS[(key >> np.uint64(PACKED_BITS * j)) & np.uint64(LOW_DIGIT)]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -43,9 +43,11 @@ from .token_keys import (
     folded_length,
     folds_to,
     key_of,
+    packed_length,
     scan_documents,
     scan_tables,
     simple_scratch,
+    unpack_into,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
@@ -152,11 +154,15 @@ def _resolve(cps, starts, ends, keys, t, t_end, fold, expansions, add_new, pool,
                     break
             slot = (slot + 1) & mask
         if j < 0 and add_new:
-            m = folded_length(cps, starts[t], ends[t], fold, expansions)
+            packed = key < np.uint64(HASHED)
+            m = packed_length(key) if packed else folded_length(cps, starts[t], ends[t], fold, expansions)
             if not _has_room(pool, rec, table, state, m):
                 return t, _STATUS_GROW
             j, p = _claim(pool, rec, table, state, slot, m, key)
-            fold_into(cps, starts[t], ends[t], fold, expansions, pool, p)
+            if packed:  # its text from the key: no read of the code points scanned long before
+                unpack_into(key, m, pool, p)
+            else:
+                fold_into(cps, starts[t], ends[t], fold, expansions, pool, p)
         out_ids[t] = UNKNOWN if j < 0 else j
         t += 1
     return t, _STATUS_DONE

@@ -7,7 +7,8 @@ packed key (its bytes' low seven bits side by side). Byte j of a word is bits 8j
 byte at the lowest address lowest (a little-endian word, as the kernels view a byte array).
 
 Every function here is exact for every byte (no borrow from one byte into the next) and has
-no branch. :func:`lowest_bit` is LLVM's ``cttz``, a plain loop with the JIT off.
+no branch. :func:`lowest_bit` and :func:`bit_length` are LLVM's ``cttz`` and ``ctlz``, plain
+Python with the JIT off.
 """
 from __future__ import annotations
 
@@ -89,10 +90,34 @@ def _cttz_plain(x):
     return np.uint64((x & -x).bit_length() - 1 if x else 64)
 
 
+@intrinsic
+def _ctlz(typingctx, x):
+    """LLVM's ``ctlz`` of a uint64 (zero is not undefined: 64)."""
+    if not isinstance(x, types.Integer) or x.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return types.uint64(x), codegen
+
+
+def _ctlz_plain(x):
+    """:func:`_ctlz` without the compiler (``NUMBA_DISABLE_JIT=1``)."""
+    return np.uint64(64 - int(x).bit_length())
+
+
 _cttz_any = _cttz_plain if config.DISABLE_JIT else _cttz
+_ctlz_any = _ctlz_plain if config.DISABLE_JIT else _ctlz
 
 
 @njit(cache=True, nogil=True, inline="always")
 def lowest_bit(x):
     """Index of the lowest set bit of the uint64 x (64 when x is 0), as int64."""
     return np.int64(_cttz_any(x))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bit_length(x):
+    """Bits of the uint64 x up to its highest set bit (0 for 0), as int64."""
+    return np.int64(64) - np.int64(_ctlz_any(x))

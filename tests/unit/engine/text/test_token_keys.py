@@ -24,11 +24,13 @@ from bloomspan.engine.text.token_keys import (
     direct_codes,
     key_of,
     lead_codes,
+    packed_length,
     scan_documents,
     scan_tables,
     simple_document,
     simple_scratch,
     token_key,
+    unpack_into,
 )
 from bloomspan.engine.text.tokenizer import code_points, encode_batch, encode_batch_reference, token_spans
 from bloomspan.engine.text.vocabulary import Vocabulary
@@ -80,6 +82,24 @@ def test_which_tokens_are_packed():
     assert token_key("ёж") < HASHED and token_key("9" * PACKED_MAX_LENGTH) < HASHED
     for hashed in ("a" * (PACKED_MAX_LENGTH + 1), "café", "σ", "a\u0301", "中"):
         assert token_key(hashed) >= HASHED, hashed
+
+
+@njit
+def _unpacked(key, out):
+    m = packed_length(key)
+    unpack_into(key, m, out, 0)
+    return m
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=PACKED_ALPHABET, min_size=1, max_size=PACKED_MAX_LENGTH))
+@example("a")
+@example("ё" * PACKED_MAX_LENGTH)
+def test_a_packed_key_unpacks_to_its_token(token):
+    """A new token of a packed key is written to the pool from its key alone."""
+    out = np.zeros(PACKED_MAX_LENGTH, dtype=np.uint32)
+    m = _unpacked(np.uint64(token_key(token)), out)
+    assert "".join(map(chr, out[:m])) == token
 
 
 def test_direct_codes_are_the_folds_packed_digits():
