@@ -10,7 +10,7 @@ objects (the tokenizer fast path calls :meth:`Vocabulary.encode_documents`):
                                   last document counted, df]
   table  uint64 (2**bits, 2)      open addressing, linear probing from the Fibonacci hash
                                   of the key; a slot holds [the token's key
-                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0: empty; load <= 1/2
+                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0 and key 0: empty (no key is 0); load <= 1/2
   state  int64 (2,)               [size, pool_len]
 
 A token with a packed key (ASCII or Cyrillic, at most 9 code points: nearly all of them)
@@ -141,17 +141,16 @@ def _resolve(cps, starts, ends, keys, t, t_end, fold, expansions, add_new, pool,
         slot = _slot(key, shift)
         j = np.int64(-1)
         while True:
-            v = table[slot, 1]
-            if v == np.uint64(0):
-                break
-            if table[slot, 0] == key:
-                if key < np.uint64(HASHED):
-                    j = np.int64(v) - 1
-                    break
-                i = np.int64(v) - 1
-                if folds_to(cps, starts[t], ends[t], fold, expansions, pool, rec[i, _START], rec[i, _LENGTH]):
+            # One load for the common case, a hit: no key is 0, so a slot whose key matches is taken.
+            k = table[slot, 0]
+            if k == key:
+                i = np.int64(table[slot, 1]) - 1
+                if key < np.uint64(HASHED) or folds_to(cps, starts[t], ends[t], fold, expansions, pool,
+                                                      rec[i, _START], rec[i, _LENGTH]):
                     j = i
                     break
+            elif k == np.uint64(0):  # an empty slot
+                break
             slot = (slot + 1) & mask
         if j < 0 and add_new:
             packed = key < np.uint64(HASHED)
