@@ -216,9 +216,15 @@ _LEAD_LETTERS = LEAD_LETTER * 0x0101010101010101  # LEAD_LETTER in every byte
 _LEAD_NEWLINES = LEAD_NEWLINE * 0x0101010101010101
 
 
+def simple_scratch_words(longest: int) -> int:
+    """Words of the scratch of :func:`simple_document` for documents of up to ``longest`` code
+    points (:func:`_scratch_words` of at most SIMPLE_MAX_CHARS)."""
+    return 10 * (min(longest, SIMPLE_MAX_CHARS) // 64 + 1) + 1
+
+
 def simple_scratch(longest: int) -> np.ndarray:
     """uint64 scratch of :func:`simple_document` for documents of up to ``longest`` code points."""
-    return np.empty(10 * (min(longest, SIMPLE_MAX_CHARS) // 64 + 1) + 1, dtype=np.uint64)  # _scratch_words
+    return np.empty(simple_scratch_words(longest), dtype=np.uint64)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -214,15 +214,14 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         # "\n" separates and starts a segment, so no token crosses from one document into the next.
         ids, starts, ends, lines, doc_token_end = vocabulary.encode_documents(
             JoinedTexts(chunk, doc_begin), joined_code_points(chunk), doc_begin, doc_begin + lengths, tables,
-            add_new=add_new, count_df=count_df)
+            add_new=add_new, count_df=count_df, with_offsets=with_offsets, with_lines=with_lines)
         id_parts.append(ids)
-        counts = np.diff(doc_token_end, prepend=0)
-        count_parts.append(counts)
-        if with_offsets:  # shifted into arrays of their own size: no copy of the kernel's buffers after
-            base = np.repeat(doc_begin, counts)
-            start_parts.append(starts - base)
-            end_parts.append(ends - base)
-        line_parts.append(lines)
+        count_parts.append(np.diff(doc_token_end, prepend=0))
+        if with_offsets:
+            start_parts.append(starts)
+            end_parts.append(ends)
+        if with_lines:
+            line_parts.append(lines)
     ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     if texts:
@@ -236,13 +235,10 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
 
 
 def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
-    """The chunks' arrays as one array of their own. A chunk's arrays are slices of the kernel's
-    buffers, sized for the worst case (one token per two code points, ~3x the tokens of prose):
-    returned as they are, a slice would keep all of its buffer alive (a shard's reader holds
-    every batch's ids until it joins them: 18 instead of 6 bytes per token before the join)."""
+    """The chunks' arrays as one array (each is of its own size, :meth:`Vocabulary.encode_documents`):
+    a batch of one chunk returns its arrays as they are."""
     if len(parts) == 1:
-        part = parts[0]
-        return part if part.base is None or part.base.nbytes <= 2 * part.nbytes else part.copy()
+        return parts[0]
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 

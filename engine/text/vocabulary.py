@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from .prefetch import prefetch_row
+from .scan_buffers import scan_buffers
 from .token_keys import (
     HASHED,
     fold_into,
@@ -46,7 +47,7 @@ from .token_keys import (
     packed_length,
     scan_documents,
     scan_tables,
-    simple_scratch,
+    simple_scratch_words,
     unpack_into,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
@@ -216,6 +217,19 @@ def _build_table(pool, rec, size, table, shift):
         table[slot, 0] = key
         table[slot, 1] = np.uint64(j + 1)
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _document_spans(starts, ends, doc_begin, doc_token_end, out_starts, out_ends):
+    """out_starts/out_ends int64 (W,) = the spans starts/ends (int64, >= W) of the tokens of
+    document d (those before doc_token_end[d]) less doc_begin[d]: offsets in its own text."""
+    t = 0
+    for d in range(doc_begin.size):
+        b = doc_begin[d]
+        for u in range(t, doc_token_end[d]):
+            out_starts[u] = starts[u] - b
+            out_ends[u] = ends[u] - b
+        t = doc_token_end[d]
 
 
 @njit(cache=True, nogil=True)
@@ -431,7 +445,8 @@ class Vocabulary:
     # ----------------------------------------------------------------- bulk encoding
     def encode_documents(self, text: str, cps: np.ndarray, doc_begin: np.ndarray,
                          doc_end: np.ndarray, tables: tuple[np.ndarray, np.ndarray, np.ndarray], *,
-                         add_new: bool = True, count_df: bool = True):
+                         add_new: bool = True, count_df: bool = True, with_offsets: bool = True,
+                         with_lines: bool = True):
         """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
 
         text: the joined documents (a str, or an object with ``len`` and slices within one
@@ -439,8 +454,10 @@ class Vocabulary:
         (tokenizer.code_points); doc_begin/doc_end int64 (D,): document d is
         text[doc_begin[d]:doc_end[d]]; tables: normalization.normalization_tables().
         Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), line_starts uint8
-        (W,), doc_token_end int64 (D,))`` with spans in text coordinates and
-        doc_token_end[d] the number of tokens in documents 0..d. New tokens get ids in
+        (W,), doc_token_end int64 (D,))`` with spans from the start of each token's own
+        document (text[doc_begin[d] + starts[t]:doc_begin[d] + ends[t]]; None without
+        ``with_offsets``), line starts None without ``with_lines``, and doc_token_end[d] the
+        number of tokens in documents 0..d; every array is the caller's own. New tokens get ids in
         order of first occurrence; unknown ones map to UNKNOWN unless ``add_new``. With
         ``count_df`` the D documents are counted into :attr:`df` and :attr:`n_docs`.
         """
@@ -461,16 +478,13 @@ class Vocabulary:
             raise ValueError("documents must satisfy 0 <= doc_begin <= doc_end <= len(text)")
         # The kernel's tokens are separated by at least one code point; the reference's
         # ("½" is two tokens) may need more room, made below.
-        bound = (cps.size + 1) // 2
-        keys = np.empty(bound, dtype=np.uint64)
-        ids = np.empty(bound, dtype=np.uint32)
-        starts = np.empty(bound, dtype=np.int64)
-        ends = np.empty(bound, dtype=np.int64)
-        lines = np.empty(bound, dtype=np.uint8)
+        longest = int((doc_end - doc_begin).max(initial=0))
+        # simple_document's scratch for documents up to that length
+        buffers = scan_buffers((cps.size + 1) // 2, simple_scratch_words(longest))
+        keys, ids, starts, ends, lines = buffers.keys, buffers.ids, buffers.starts, buffers.ends, buffers.lines
+        scratch = buffers.scratch
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
         direct, lead = scan_tables(char_class, fold)
-        longest = int((doc_end - doc_begin).max(initial=0))
-        scratch = simple_scratch(longest)  # simple_document's, for documents up to that length
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
             w0 = w
@@ -505,7 +519,12 @@ class Vocabulary:
             _count_df(ids, np.concatenate((np.zeros(1, dtype=np.int64), doc_token_end)), self._n_docs,
                       len(self), self._rec)
             self._n_docs += n_docs
-        return ids, starts[:w], ends[:w], lines[:w], doc_token_end
+        # Arrays of their own (the buffers are the next chunk's), spans from their document's start.
+        doc_starts = doc_ends = None
+        if with_offsets:
+            doc_starts, doc_ends = np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64)
+            _document_spans(starts, ends, doc_begin, doc_token_end, doc_starts, doc_ends)
+        return ids.copy(), doc_starts, doc_ends, lines[:w].copy() if with_lines else None, doc_token_end
 
     def _resolve_keys(self, cps, starts, ends, keys, t, t_end, fold, expansions, add_new, out_ids) -> None:
         """out_ids[t:t_end] = ids of the scanned tokens t..t_end-1 (:func:`_resolve`)."""

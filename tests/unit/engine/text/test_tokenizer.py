@@ -1,6 +1,7 @@
 """Tokenizer: the normalised reference semantics, its shortcuts, and the fast path vs its twin."""
 from __future__ import annotations
 
+import concurrent.futures
 import unicodedata
 
 import numpy as np
@@ -261,6 +262,27 @@ def test_a_batch_returns_arrays_of_its_own_not_slices_of_the_kernel_buffers():
     ids, _, starts, ends, lines = encode_batch(texts, Vocabulary(), with_offsets=True, with_lines=True)
     for a in (ids, starts, ends, lines):
         assert a.base is None or a.base.nbytes <= 2 * a.nbytes
+
+
+def test_a_later_batch_leaves_an_earlier_batchs_arrays_as_they_were():
+    """The kernels' buffers are kept for the thread's next batch: results are copies."""
+    first = encode_batch(["alpha beta\ngamma", "delta"], Vocabulary(), with_offsets=True, with_lines=True)
+    kept = [a.copy() for a in first]
+    encode_batch(["zeta eta theta iota kappa lambda mu nu xi omicron"] * 30, Vocabulary(), with_offsets=True,
+                 with_lines=True)
+    for a, b in zip(first, kept):
+        assert np.array_equal(a, b)
+
+
+def test_threads_tokenize_at_once_with_buffers_of_their_own():
+    texts = [f"word{i} Слово{i % 7} ｗｉｄｅ {'x' * (i % 13)}\n" * (1 + i % 5) for i in range(400)]
+    want = [encode_batch(texts[k::4], Vocabulary(), with_offsets=True, with_lines=True) for k in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for _ in range(10):  # a race shows in some rounds, not all
+            got = list(pool.map(lambda k: encode_batch(texts[k::4], Vocabulary(), with_offsets=True,
+                                                       with_lines=True), range(4)))
+            for g, w in zip(got, want):
+                assert all(np.array_equal(a, b) for a, b in zip(g, w))
 
 
 def test_long_tokens_and_growth():
