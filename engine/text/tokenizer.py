@@ -47,6 +47,7 @@ from .normalization import (
     normalization_tables,
     normalized_token_spans,
 )
+from .str_views import code_point_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from .vocabulary import Vocabulary
@@ -128,17 +129,11 @@ def code_points(text: str) -> np.ndarray:
 
 
 def joined_code_points(texts: Sequence[str]) -> np.ndarray:
-    """``code_points("\\n".join(texts))`` (uint16 where that would be uint8 or uint16 but not
-    all is ASCII): the joined text encoded once. Joining copies each text into the widest
-    text's width (a copy of memory, ~0.1 ns per character), which costs less than encoding
-    every text apart and joining the encoded bytes (a second copy of every byte)."""
-    if all(map(str.isascii, texts)):
-        return np.frombuffer("\n".join(texts).encode("ascii"), dtype=np.uint8)
-    joined = "\n".join(texts)
-    data = joined.encode("utf-16-le", "surrogatepass")
-    if len(data) == 2 * len(joined):  # no surrogate pair: every code unit is a code point
-        return np.frombuffer(data, dtype=np.uint16)
-    return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    """``code_points("\\n".join(texts))``: uint8 when every code point is below 256, uint16 below
+    65536, else uint32, read-only, over the joined str's own buffer (:func:`.str_views.code_point_view`:
+    no encoding, the array keeps the str). Joining copies each text into the widest text's width
+    (a copy of memory, ~0.1 ns per character)."""
+    return code_point_view("\n".join(texts))
 
 
 class JoinedTexts:

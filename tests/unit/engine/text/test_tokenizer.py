@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import unicodedata
 
 import numpy as np
@@ -50,20 +51,32 @@ texts_strategy = st.text(alphabet=st.one_of(st.sampled_from(SPECIAL), st.charact
 def _joined_code_points_reference(texts: list[str]) -> tuple[list[int], np.dtype]:
     """Code points of the joined text, one ord per character, and the width the docstring names."""
     joined = "\n".join(texts)
-    width = np.uint8 if joined.isascii() else np.uint16 if all(ord(c) < 0x10000 for c in joined) else np.uint32
+    widest = max(map(ord, joined), default=0)
+    width = np.uint8 if widest < 0x100 else np.uint16 if widest < 0x10000 else np.uint32
     return [ord(c) for c in joined], width
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(st.lists(st.one_of(texts_strategy, st.text(alphabet="ab \n", max_size=8),
                           st.text(alphabet="é\xa0ü a", max_size=8)), max_size=5))
-@example(["ab", "é"])  # ASCII beside latin-1: joined in the wider width
+@example(["ab", "é"])  # ASCII beside latin-1: one byte a code point
+@example(["ab", "Ж"])  # ASCII beside Cyrillic: joined in the wider width
 @example(["é", "😀"])  # a surrogate pair in UTF-16: four bytes a code point
 @example(["\ud800", "a"])  # a lone surrogate is one code unit, not a pair
 def test_joined_code_points_are_the_joined_texts_code_points(texts):
     cps, width = _joined_code_points_reference(texts)
     got = joined_code_points(texts)
     assert got.dtype == width and got.tolist() == cps
+
+
+def test_joined_code_points_keep_their_text_alive_and_read_only():
+    """The array is the joined str's own buffer: it must outlive every other reference to it."""
+    views = [joined_code_points(["Жук " * 1000 + str(i), "é"]) for i in range(20)]
+    gc.collect()
+    _ = ["x" * 5000 for _ in range(200)]  # memory a freed str would have been reused for
+    for i, v in enumerate(views):
+        assert "".join(map(chr, v.tolist())) == "Жук " * 1000 + str(i) + "\né"
+        assert not v.flags.writeable
 
 
 def test_reference_examples():
