@@ -21,7 +21,7 @@ Two implementations with the same output:
   per-code-point tables, marks line starts and computes each token's key on the way (the
   packed code points of an ASCII or Cyrillic token, else a hash of its folded text), with
   no load from the vocabulary (a document of letters and separators of one code point
-  each, nearly every page, in one pass without a branch that depends on its text:
+  each, nearly every page, without a branch per code point, eight code points to a word:
   :func:`.token_keys.simple_document`); then the keys are resolved to ids. Stretches the
   tables cannot decide alone (a combining mark that composes, "½") go to the reference.
   :func:`encode_batch_reference` is its twin.
@@ -47,6 +47,7 @@ from .normalization import (
     normalization_tables,
     normalized_token_spans,
 )
+from .str_views import code_point_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from .vocabulary import Vocabulary
@@ -128,17 +129,11 @@ def code_points(text: str) -> np.ndarray:
 
 
 def joined_code_points(texts: Sequence[str]) -> np.ndarray:
-    """``code_points("\\n".join(texts))`` (uint16 where that would be uint8 or uint16 but not
-    all is ASCII): the joined text encoded once. Joining copies each text into the widest
-    text's width (a copy of memory, ~0.1 ns per character), which costs less than encoding
-    every text apart and joining the encoded bytes (a second copy of every byte)."""
-    if all(map(str.isascii, texts)):
-        return np.frombuffer("\n".join(texts).encode("ascii"), dtype=np.uint8)
-    joined = "\n".join(texts)
-    data = joined.encode("utf-16-le", "surrogatepass")
-    if len(data) == 2 * len(joined):  # no surrogate pair: every code unit is a code point
-        return np.frombuffer(data, dtype=np.uint16)
-    return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    """``code_points("\\n".join(texts))``: uint8 when every code point is below 256, uint16 below
+    65536, else uint32, read-only, over the joined str's own buffer (:func:`.str_views.code_point_view`:
+    no encoding, the array keeps the str). Joining copies each text into the widest text's width
+    (a copy of memory, ~0.1 ns per character)."""
+    return code_point_view("\n".join(texts))
 
 
 class JoinedTexts:
@@ -214,15 +209,14 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
         # "\n" separates and starts a segment, so no token crosses from one document into the next.
         ids, starts, ends, lines, doc_token_end = vocabulary.encode_documents(
             JoinedTexts(chunk, doc_begin), joined_code_points(chunk), doc_begin, doc_begin + lengths, tables,
-            add_new=add_new, count_df=count_df)
+            add_new=add_new, count_df=count_df, with_offsets=with_offsets, with_lines=with_lines)
         id_parts.append(ids)
-        counts = np.diff(doc_token_end, prepend=0)
-        count_parts.append(counts)
-        if with_offsets:  # shifted into arrays of their own size: no copy of the kernel's buffers after
-            base = np.repeat(doc_begin, counts)
-            start_parts.append(starts - base)
-            end_parts.append(ends - base)
-        line_parts.append(lines)
+        count_parts.append(np.diff(doc_token_end, prepend=0))
+        if with_offsets:
+            start_parts.append(starts)
+            end_parts.append(ends)
+        if with_lines:
+            line_parts.append(lines)
     ids = _joined(id_parts, np.uint32)
     doc_offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     if texts:
@@ -236,13 +230,10 @@ def encode_batch(texts: Sequence[str], vocabulary: Vocabulary, with_offsets: boo
 
 
 def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
-    """The chunks' arrays as one array of their own. A chunk's arrays are slices of the kernel's
-    buffers, sized for the worst case (one token per two code points, ~3x the tokens of prose):
-    returned as they are, a slice would keep all of its buffer alive (a shard's reader holds
-    every batch's ids until it joins them: 18 instead of 6 bytes per token before the join)."""
+    """The chunks' arrays as one array (each is of its own size, :meth:`Vocabulary.encode_documents`):
+    a batch of one chunk returns its arrays as they are."""
     if len(parts) == 1:
-        part = parts[0]
-        return part if part.base is None or part.base.nbytes <= 2 * part.nbytes else part.copy()
+        return parts[0]
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 

@@ -10,7 +10,7 @@ objects (the tokenizer fast path calls :meth:`Vocabulary.encode_documents`):
                                   last document counted, df]
   table  uint64 (2**bits, 2)      open addressing, linear probing from the Fibonacci hash
                                   of the key; a slot holds [the token's key
-                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0: empty; load <= 1/2
+                                  (:mod:`.token_keys`), id + 1]; id + 1 = 0 and key 0: empty (no key is 0); load <= 1/2
   state  int64 (2,)               [size, pool_len]
 
 A token with a packed key (ASCII or Cyrillic, at most 9 code points: nearly all of them)
@@ -37,15 +37,18 @@ import numpy as np
 from numba import njit
 
 from .prefetch import prefetch_row
+from .scan_buffers import scan_buffers
 from .token_keys import (
     HASHED,
-    SIMPLE_MAX_CHARS,
     fold_into,
     folded_length,
     folds_to,
     key_of,
+    packed_length,
     scan_documents,
     scan_tables,
+    simple_scratch_words,
+    unpack_into,
 )
 from .tokenizer import line_flags_of, token_spans  # tokenizer needs Vocabulary only for type hints
 from .vocabulary_text import PARSE_ERRORS, parse_lines, write_lines
@@ -139,24 +142,27 @@ def _resolve(cps, starts, ends, keys, t, t_end, fold, expansions, add_new, pool,
         slot = _slot(key, shift)
         j = np.int64(-1)
         while True:
-            v = table[slot, 1]
-            if v == np.uint64(0):
-                break
-            if table[slot, 0] == key:
-                if key < np.uint64(HASHED):
-                    j = np.int64(v) - 1
-                    break
-                i = np.int64(v) - 1
-                if folds_to(cps, starts[t], ends[t], fold, expansions, pool, rec[i, _START], rec[i, _LENGTH]):
+            # One load for the common case, a hit: no key is 0, so a slot whose key matches is taken.
+            k = table[slot, 0]
+            if k == key:
+                i = np.int64(table[slot, 1]) - 1
+                if key < np.uint64(HASHED) or folds_to(cps, starts[t], ends[t], fold, expansions, pool,
+                                                      rec[i, _START], rec[i, _LENGTH]):
                     j = i
                     break
+            elif k == np.uint64(0):  # an empty slot
+                break
             slot = (slot + 1) & mask
         if j < 0 and add_new:
-            m = folded_length(cps, starts[t], ends[t], fold, expansions)
+            packed = key < np.uint64(HASHED)
+            m = packed_length(key) if packed else folded_length(cps, starts[t], ends[t], fold, expansions)
             if not _has_room(pool, rec, table, state, m):
                 return t, _STATUS_GROW
             j, p = _claim(pool, rec, table, state, slot, m, key)
-            fold_into(cps, starts[t], ends[t], fold, expansions, pool, p)
+            if packed:  # its text from the key: no read of the code points scanned long before
+                unpack_into(key, m, pool, p)
+            else:
+                fold_into(cps, starts[t], ends[t], fold, expansions, pool, p)
         out_ids[t] = UNKNOWN if j < 0 else j
         t += 1
     return t, _STATUS_DONE
@@ -211,6 +217,19 @@ def _build_table(pool, rec, size, table, shift):
         table[slot, 0] = key
         table[slot, 1] = np.uint64(j + 1)
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _document_spans(starts, ends, doc_begin, doc_token_end, out_starts, out_ends):
+    """out_starts/out_ends int64 (W,) = the spans starts/ends (int64, >= W) of the tokens of
+    document d (those before doc_token_end[d]) less doc_begin[d]: offsets in its own text."""
+    t = 0
+    for d in range(doc_begin.size):
+        b = doc_begin[d]
+        for u in range(t, doc_token_end[d]):
+            out_starts[u] = starts[u] - b
+            out_ends[u] = ends[u] - b
+        t = doc_token_end[d]
 
 
 @njit(cache=True, nogil=True)
@@ -426,7 +445,8 @@ class Vocabulary:
     # ----------------------------------------------------------------- bulk encoding
     def encode_documents(self, text: str, cps: np.ndarray, doc_begin: np.ndarray,
                          doc_end: np.ndarray, tables: tuple[np.ndarray, np.ndarray, np.ndarray], *,
-                         add_new: bool = True, count_df: bool = True):
+                         add_new: bool = True, count_df: bool = True, with_offsets: bool = True,
+                         with_lines: bool = True):
         """Tokenize and map documents to ids (the tokenizer fast path; see encode_batch).
 
         text: the joined documents (a str, or an object with ``len`` and slices within one
@@ -434,8 +454,10 @@ class Vocabulary:
         (tokenizer.code_points); doc_begin/doc_end int64 (D,): document d is
         text[doc_begin[d]:doc_end[d]]; tables: normalization.normalization_tables().
         Returns ``(ids uint32 (W,), starts int64 (W,), ends int64 (W,), line_starts uint8
-        (W,), doc_token_end int64 (D,))`` with spans in text coordinates and
-        doc_token_end[d] the number of tokens in documents 0..d. New tokens get ids in
+        (W,), doc_token_end int64 (D,))`` with spans from the start of each token's own
+        document (text[doc_begin[d] + starts[t]:doc_begin[d] + ends[t]]; None without
+        ``with_offsets``), line starts None without ``with_lines``, and doc_token_end[d] the
+        number of tokens in documents 0..d; every array is the caller's own. New tokens get ids in
         order of first occurrence; unknown ones map to UNKNOWN unless ``add_new``. With
         ``count_df`` the D documents are counted into :attr:`df` and :attr:`n_docs`.
         """
@@ -456,22 +478,18 @@ class Vocabulary:
             raise ValueError("documents must satisfy 0 <= doc_begin <= doc_end <= len(text)")
         # The kernel's tokens are separated by at least one code point; the reference's
         # ("½" is two tokens) may need more room, made below.
-        bound = (cps.size + 1) // 2
-        keys = np.empty(bound, dtype=np.uint64)
-        ids = np.empty(bound, dtype=np.uint32)
-        starts = np.empty(bound, dtype=np.int64)
-        ends = np.empty(bound, dtype=np.int64)
-        lines = np.empty(bound, dtype=np.uint8)
+        longest = int((doc_end - doc_begin).max(initial=0))
+        # simple_document's scratch for documents up to that length
+        buffers = scan_buffers((cps.size + 1) // 2, simple_scratch_words(longest))
+        keys, ids, starts, ends, lines = buffers.keys, buffers.ids, buffers.starts, buffers.ends, buffers.lines
+        scratch = buffers.scratch
         doc_token_end = np.zeros(n_docs, dtype=np.int64)
         direct, lead = scan_tables(char_class, fold)
-        longest = int((doc_end - doc_begin).max(initial=0))
-        scratch = min(longest, SIMPLE_MAX_CHARS) + 2  # simple_document's, for documents up to that length
-        pos, pos_keys, pos_lines = (np.empty(scratch, dtype=t) for t in (np.int64, np.uint64, np.uint8))
         d, i, w, nl = 0, (int(doc_begin[0]) if n_docs else 0), 0, 1
         while True:
             w0 = w
             d, s, e, w, nl, status = scan_documents(cps, doc_begin, doc_end, d, i, w, nl, char_class, fold,
-                                                    expansions, direct, lead, pos, pos_keys, pos_lines, keys, starts, ends,
+                                                    expansions, direct, lead, scratch, keys, starts, ends,
                                                     lines, doc_token_end)
             self._resolve_keys(cps, starts, ends, keys, w0, w, fold, expansions, add_new, ids)
             if status == _STATUS_DONE:
@@ -501,7 +519,12 @@ class Vocabulary:
             _count_df(ids, np.concatenate((np.zeros(1, dtype=np.int64), doc_token_end)), self._n_docs,
                       len(self), self._rec)
             self._n_docs += n_docs
-        return ids, starts[:w], ends[:w], lines[:w], doc_token_end
+        # Arrays of their own (the buffers are the next chunk's), spans from their document's start.
+        doc_starts = doc_ends = None
+        if with_offsets:
+            doc_starts, doc_ends = np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64)
+            _document_spans(starts, ends, doc_begin, doc_token_end, doc_starts, doc_ends)
+        return ids.copy(), doc_starts, doc_ends, lines[:w].copy() if with_lines else None, doc_token_end
 
     def _resolve_keys(self, cps, starts, ends, keys, t, t_end, fold, expansions, add_new, out_ids) -> None:
         """out_ids[t:t_end] = ids of the scanned tokens t..t_end-1 (:func:`_resolve`)."""

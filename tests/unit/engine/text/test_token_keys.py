@@ -15,6 +15,7 @@ from bloomspan.engine.text.prefetch import prefetch_row
 from bloomspan.engine.text.token_keys import (
     HASHED,
     LEAD_LETTER,
+    LEAD_NEWLINE,
     LEAD_SEPARATOR,
     LEAD_SIZE,
     PACKED_ALPHABET,
@@ -23,10 +24,13 @@ from bloomspan.engine.text.token_keys import (
     direct_codes,
     key_of,
     lead_codes,
+    packed_length,
     scan_documents,
     scan_tables,
     simple_document,
+    simple_scratch,
     token_key,
+    unpack_into,
 )
 from bloomspan.engine.text.tokenizer import code_points, encode_batch, encode_batch_reference, token_spans
 from bloomspan.engine.text.vocabulary import Vocabulary
@@ -80,6 +84,24 @@ def test_which_tokens_are_packed():
         assert token_key(hashed) >= HASHED, hashed
 
 
+@njit
+def _unpacked(key, out):
+    m = packed_length(key)
+    unpack_into(key, m, out, 0)
+    return m
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=PACKED_ALPHABET, min_size=1, max_size=PACKED_MAX_LENGTH))
+@example("a")
+@example("ё" * PACKED_MAX_LENGTH)
+def test_a_packed_key_unpacks_to_its_token(token):
+    """A new token of a packed key is written to the pool from its key alone."""
+    out = np.zeros(PACKED_MAX_LENGTH, dtype=np.uint32)
+    m = _unpacked(np.uint64(token_key(token)), out)
+    assert "".join(map(chr, out[:m])) == token
+
+
 def test_direct_codes_are_the_folds_packed_digits():
     _, fold, _ = normalization_tables()
     codes = direct_codes(fold)
@@ -91,7 +113,7 @@ def test_direct_codes_are_the_folds_packed_digits():
 
 
 def _scratch(n):
-    return np.zeros(n + 2, np.int64), np.zeros(n + 2, np.uint64), np.zeros(n + 2, np.uint8)
+    return (simple_scratch(n),)
 
 
 def test_lead_codes_are_the_class_and_digit_of_one_read():
@@ -102,15 +124,16 @@ def test_lead_codes_are_the_class_and_digit_of_one_read():
     for c in range(LEAD_SIZE):
         k, v = int(char_class[c]), int(lead[c])
         code = int(codes[c]) if c < codes.size else 0
-        if v == LEAD_SEPARATOR:
-            assert k == CLASS_SEPARATOR, hex(c)
+        if v in (LEAD_SEPARATOR, LEAD_NEWLINE):
+            assert k == CLASS_SEPARATOR and (v == LEAD_NEWLINE) == (c == 10), hex(c)
         elif v == LEAD_LETTER:
             assert k == CLASS_TOKEN and code == 0, hex(c)
         elif v:
             assert k == CLASS_TOKEN and v == code, hex(c)
         else:
             assert k != CLASS_SEPARATOR and (k != CLASS_TOKEN or code == 0), hex(c)
-    assert lead[ord(" ")] == lead[ord("\n")] == lead[ord(".")] == lead[ord("—")] == LEAD_SEPARATOR
+    assert lead[ord(" ")] == lead[ord("\r")] == lead[ord(".")] == lead[ord("—")] == LEAD_SEPARATOR
+    assert lead[ord("\n")] == LEAD_NEWLINE
     assert lead[ord("Ж")] == lead[ord("ж")] == codes[ord("ж")] and lead[0x301] == 0 and lead[ord("½")] == 0
     assert lead[ord("é")] == lead[ord("中")] == lead[ord("ß")] == LEAD_LETTER
     assert scan_tables(char_class, fold)[1] is scan_tables(char_class, fold)[1]
@@ -126,6 +149,8 @@ simple_texts = st.text(alphabet=st.sampled_from(SIMPLE_CHARS), max_size=80)
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(st.lists(simple_texts, max_size=5), st.sampled_from([0, 1]))
 @example(["", "a", " ", "abcdefghi abcdefghij\n\nЁЁ", "\nx\n"], 1)
+# Runs across the 64-code-point blocks of the pass, 8, 9 and 10 letters long, one ending the document.
+@example([" " * 60 + "abcdefghi" + " " * 55 + "ЖЖЖЖЖЖЖЖ\n" + "x" * 64, "a" * 63 + "\nzyxwvutsrq " + "é" * 70 + "\n"], 0)
 def test_simple_document_equals_the_reference(texts, nl):
     """The branch-free pass writes the reference tokenizer's spans, keys and line starts; a
     document with any other code point is left to the scan's loop, nothing written."""

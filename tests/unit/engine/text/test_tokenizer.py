@@ -1,6 +1,8 @@
 """Tokenizer: the normalised reference semantics, its shortcuts, and the fast path vs its twin."""
 from __future__ import annotations
 
+import concurrent.futures
+import gc
 import unicodedata
 
 import numpy as np
@@ -49,20 +51,32 @@ texts_strategy = st.text(alphabet=st.one_of(st.sampled_from(SPECIAL), st.charact
 def _joined_code_points_reference(texts: list[str]) -> tuple[list[int], np.dtype]:
     """Code points of the joined text, one ord per character, and the width the docstring names."""
     joined = "\n".join(texts)
-    width = np.uint8 if joined.isascii() else np.uint16 if all(ord(c) < 0x10000 for c in joined) else np.uint32
+    widest = max(map(ord, joined), default=0)
+    width = np.uint8 if widest < 0x100 else np.uint16 if widest < 0x10000 else np.uint32
     return [ord(c) for c in joined], width
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(st.lists(st.one_of(texts_strategy, st.text(alphabet="ab \n", max_size=8),
                           st.text(alphabet="é\xa0ü a", max_size=8)), max_size=5))
-@example(["ab", "é"])  # ASCII beside latin-1: joined in the wider width
+@example(["ab", "é"])  # ASCII beside latin-1: one byte a code point
+@example(["ab", "Ж"])  # ASCII beside Cyrillic: joined in the wider width
 @example(["é", "😀"])  # a surrogate pair in UTF-16: four bytes a code point
 @example(["\ud800", "a"])  # a lone surrogate is one code unit, not a pair
 def test_joined_code_points_are_the_joined_texts_code_points(texts):
     cps, width = _joined_code_points_reference(texts)
     got = joined_code_points(texts)
     assert got.dtype == width and got.tolist() == cps
+
+
+def test_joined_code_points_keep_their_text_alive_and_read_only():
+    """The array is the joined str's own buffer: it must outlive every other reference to it."""
+    views = [joined_code_points(["Жук " * 1000 + str(i), "é"]) for i in range(20)]
+    gc.collect()
+    _ = ["x" * 5000 for _ in range(200)]  # memory a freed str would have been reused for
+    for i, v in enumerate(views):
+        assert "".join(map(chr, v.tolist())) == "Жук " * 1000 + str(i) + "\né"
+        assert not v.flags.writeable
 
 
 def test_reference_examples():
@@ -261,6 +275,27 @@ def test_a_batch_returns_arrays_of_its_own_not_slices_of_the_kernel_buffers():
     ids, _, starts, ends, lines = encode_batch(texts, Vocabulary(), with_offsets=True, with_lines=True)
     for a in (ids, starts, ends, lines):
         assert a.base is None or a.base.nbytes <= 2 * a.nbytes
+
+
+def test_a_later_batch_leaves_an_earlier_batchs_arrays_as_they_were():
+    """The kernels' buffers are kept for the thread's next batch: results are copies."""
+    first = encode_batch(["alpha beta\ngamma", "delta"], Vocabulary(), with_offsets=True, with_lines=True)
+    kept = [a.copy() for a in first]
+    encode_batch(["zeta eta theta iota kappa lambda mu nu xi omicron"] * 30, Vocabulary(), with_offsets=True,
+                 with_lines=True)
+    for a, b in zip(first, kept):
+        assert np.array_equal(a, b)
+
+
+def test_threads_tokenize_at_once_with_buffers_of_their_own():
+    texts = [f"word{i} Слово{i % 7} ｗｉｄｅ {'x' * (i % 13)}\n" * (1 + i % 5) for i in range(400)]
+    want = [encode_batch(texts[k::4], Vocabulary(), with_offsets=True, with_lines=True) for k in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for _ in range(10):  # a race shows in some rounds, not all
+            got = list(pool.map(lambda k: encode_batch(texts[k::4], Vocabulary(), with_offsets=True,
+                                                       with_lines=True), range(4)))
+            for g, w in zip(got, want):
+                assert all(np.array_equal(a, b) for a, b in zip(g, w))
 
 
 def test_long_tokens_and_growth():
