@@ -12,10 +12,15 @@ With ``NUMBA_DISABLE_JIT=1`` the plain twin encodes (the same values, a copy).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from llvmlite import ir
 from numba import config, njit, types
+from numba.core.errors import NumbaError
 from numba.extending import intrinsic
+
+log = logging.getLogger(__name__)
 
 _DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -64,7 +69,29 @@ def _encoded(s: str) -> np.ndarray:
     return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+_VIEWS_WORK = True  # False once numba could not read a str's buffer: encode from then on
+
+
 def code_point_view(s: str) -> np.ndarray:
     """The code points of ``s`` in the narrowest of uint8, uint16 and uint32 that holds them
-    (its own buffer: read-only; ``s`` lives as long as the array)."""
-    return _encoded(s) if config.DISABLE_JIT or not s else _view(s)
+    (its own buffer: read-only; ``s`` lives as long as the array).
+
+    The view reads numba's own attributes of a str argument (``_data``, ``_kind``: numba's
+    str model, not a public API). A numba without them fails to type :func:`_buffer_of`; the
+    tokenizer then encodes every str (the same values, a copy) instead of failing."""
+    global _VIEWS_WORK
+    if config.DISABLE_JIT or not s or not _VIEWS_WORK:
+        return _encoded(s)
+    try:
+        return _view(s)
+    except NumbaError as exc:
+        _VIEWS_WORK = False
+        log.warning("str views off: numba %s cannot read a str's buffer (%s); encoding instead",
+                    _numba_version(), type(exc).__name__)
+        return _encoded(s)
+
+
+def _numba_version() -> str:
+    import numba  # local: only for the one warning line
+
+    return numba.__version__

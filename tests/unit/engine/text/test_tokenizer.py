@@ -8,9 +8,11 @@ import unicodedata
 import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
+from numba import config as numba_config
+from numba.core.errors import TypingError
 
 from bloomspan.engine.templates.blocks import line_starts_batch
-from bloomspan.engine.text import normalization
+from bloomspan.engine.text import normalization, str_views
 from bloomspan.engine.text.normalization import (
     CLASS_HARD,
     CLASS_MARK,
@@ -336,3 +338,17 @@ def test_rejects_non_str():
         encode_batch(["ok", b"bytes"], Vocabulary())
     with pytest.raises(ValueError, match="chunk_chars=0"):
         encode_batch(["ok"], Vocabulary(), chunk_chars=0)
+
+
+def test_a_numba_that_cannot_read_a_str_buffer_falls_back_to_encoding(monkeypatch):
+    """The view reads numba's private str attributes; a numba without them must not break the
+    tokenizer: the code points are encoded instead (the same values)."""
+    def no_attributes(s):
+        raise TypingError("Unknown attribute '_data' of type unicode_type")
+
+    monkeypatch.setattr(str_views, "_buffer_of", no_attributes)
+    monkeypatch.setattr(str_views, "_VIEWS_WORK", True)
+    for text in ("plain ascii", "é latin", "Жук", "😀 wide", "\ud800 lone"):
+        got = str_views.code_point_view(text)
+        assert got.tolist() == str_views._encoded(text).tolist() and got.dtype == str_views._encoded(text).dtype
+    assert str_views._VIEWS_WORK is bool(numba_config.DISABLE_JIT)  # without the JIT it never views
