@@ -272,16 +272,8 @@ def test_fifth_unseen_sites_are_in_no_earlier_set_nor_the_issue_held_out_sets():
         UNSEEN_DOC_SITES,
     )
 
-    earlier = (DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES + THIRD_UNSEEN_DOC_SITES
-               + FOURTH_UNSEEN_DOC_SITES)
-    names = {s.name for s in earlier} | {s.package for s in earlier}
-    held_out = ("python3", "django", "pandas", "postgresql", "debian-handbook")
-    assert len(FIFTH_UNSEEN_DOC_SITES) >= 6
-    for s in FIFTH_UNSEEN_DOC_SITES:
-        assert s.name not in names and s.package not in names, s
-        assert not any(s.root.startswith(e.root) or e.root.startswith(s.root) for e in earlier), s
-        assert not any(h in s.package or h in s.root for h in held_out), s
-        assert s.main, s
+    _assert_a_new_set(FIFTH_UNSEEN_DOC_SITES, DEBIAN_DOC_SITES + UNSEEN_DOC_SITES + NEW_UNSEEN_DOC_SITES
+                      + THIRD_UNSEEN_DOC_SITES + FOURTH_UNSEEN_DOC_SITES)
 
 
 def test_quality_eval_reports_each_site_set_under_its_own_name():
