@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from bloomspan.engine.distributed.windows import PackedStrings
+from bloomspan.engine.text.scan_buffers import release_scan_buffers
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.sidecar.cluster.document_status import STORED
@@ -129,6 +130,7 @@ class _Tokenizer:
         spans = self.vocabulary.utf8_spans()
         strings = PackedStrings(*spans) if spans is not None else PackedStrings.of(self.vocabulary.tokens())
         self.vocabulary = None
+        release_scan_buffers()  # this thread's tokenizing is done: its kept scan buffers go too
         release_freed_memory()  # the vocabulary's and the documents' objects are gone
         ids, self._ids = self._ids, None
         ids.resize(self._n_ids, refcheck=False)  # the unused tail goes back (realloc shrinks in place)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from bloomspan.engine.distributed.windows import PackedStrings
+from bloomspan.engine.text import scan_buffers
 from bloomspan.engine.text.tokenizer import encode_batch
 from bloomspan.engine.text.vocabulary import Vocabulary
 from bloomspan.sidecar.distributed import shards
@@ -47,3 +48,15 @@ def test_a_range_read_in_small_batches_equals_one_batch(tmp_path, monkeypatch):
     small = read_jsonl_range(str(path), 0, path.stat().st_size, "text", "id", 0)
     assert np.array_equal(small.ids, whole.ids) and np.array_equal(small.doc_offsets, whole.doc_offsets)
     assert list(small.strings) == list(whole.strings) and small.external_ids == whole.external_ids
+
+
+def test_a_read_shard_leaves_no_scan_buffers_on_its_thread():
+    """The tokenizer keeps its scan buffers per thread between batches; a worker that has read
+    its shard tokenizes nothing more for the rest of the run, so they are dropped with the
+    vocabulary (they stayed in the worker's peak: 11.7 -> 12.6 B per token of its share)."""
+    tok = _Tokenizer()
+    tok.add(_texts(50))
+    assert scan_buffers._local.buffers is not None  # kept between batches
+    shard = tok.corpus()
+    assert scan_buffers._local.buffers is None
+    assert shard.n_tokens > 0
