@@ -163,6 +163,23 @@ def block_documents(block_offsets: np.ndarray, doc_offsets: np.ndarray) -> np.nd
     return (np.searchsorted(doc_offsets, block_offsets[:-1], side="right") - 1).astype(np.int64)
 
 
+def tokens_of_blocks(block_offsets: np.ndarray, blocks: np.ndarray, n_tokens: int) -> np.ndarray:
+    """bool (n_tokens,): the tokens of the blocks ``blocks`` (int indices, any order, repeats
+    allowed), from a difference array over their spans (what a pass covers, from the lines it
+    found)."""
+    blocks = np.asarray(blocks, dtype=np.int64)
+    diff = np.zeros(int(n_tokens) + 1, dtype=np.int64)
+    np.add.at(diff, block_offsets[blocks], 1)
+    np.add.at(diff, block_offsets[blocks + 1], -1)
+    return np.cumsum(diff[:-1]) > 0
+
+
+def block_slots(tokens: np.ndarray, block_offsets: np.ndarray, b: int, e: int) -> tuple[int, ...]:
+    """The slot positions (numbers read as :data:`SLOT_ID`) in the tokens of blocks b..e-1."""
+    seg = tokens[block_offsets[b]:block_offsets[e]]
+    return tuple(np.flatnonzero(seg == np.uint32(SLOT_ID)).tolist())
+
+
 # --------------------------------------------------------------------------- block types
 def flags_per_span(flags: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """int64: for each span ``[starts[k], ends[k])`` of a token array, how many of its
@@ -475,7 +492,7 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
         b = int(first_of_type[t])
         phrases.append(TemplatePhrase(tuple(tokens[block_offsets[b]:block_offsets[b + 1]].tolist()),
                                       int(type_df[t]), int(type_count[t]), kind="block", scope=scope,
-                                      slots=_slots(tokens, block_offsets, b, b + 1),
+                                      slots=block_slots(tokens, block_offsets, b, b + 1),
                                       block_lengths=(int(block_len[b]),)))
     used = pair_at[frequent_pair[pair_at] & in_chain[pair_at]]
     groups_used = np.unique(pair_group[np.searchsorted(pair_at, used)])
@@ -488,21 +505,14 @@ def mine_blocks(tokens, doc_offsets, block_offsets, sigma: int, block_min_length
         anchor = "start" if ex_type[i] == start_t else "end" if ex_type[i + 1] == end_t else None
         phrases.append(TemplatePhrase(tuple(tokens[block_offsets[b]:block_offsets[e]].tolist()),
                                       int(pair_df[g]), int(pair_count[g]), kind="block", scope=scope,
-                                      slots=_slots(tokens, block_offsets, b, e),
+                                      slots=block_slots(tokens, block_offsets, b, e),
                                       block_lengths=tuple(int(block_len[k]) for k in real), anchor=anchor))
-    diff = np.zeros(tokens.shape[0] + 1, dtype=np.int32)
-    np.add.at(diff, block_offsets[:-1][covered], 1)
-    np.add.at(diff, block_offsets[1:][covered], -1)
-    coverage = np.cumsum(diff[:-1]) > 0
+    coverage = tokens_of_blocks(block_offsets, np.flatnonzero(covered), tokens.shape[0])
     stats = {"blocks": int(n_blocks), "block_types": int(n_types), "frequent_types": int((type_df >= sigma).sum()),
              "frequent_pairs": int((pair_df >= sigma).sum()), "chains": int(n_chains),
              "covered_blocks": int(covered.sum()), "covered_tokens": int(coverage.sum())}
     return BlockMiningResult(sort_template_phrases(phrases), coverage, covered, stats)
 
-
-def _slots(tokens, block_offsets, b, e) -> tuple[int, ...]:
-    seg = tokens[block_offsets[b]:block_offsets[e]]
-    return tuple(np.flatnonzero(seg == np.uint32(SLOT_ID)).tolist())
 
 
 class _SingleUse(tuple):

@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bloomspan.engine.text.slots import SLOT_ID
-
-from .blocks import block_documents, flags_per_span
+from .blocks import block_documents, block_slots, flags_per_span, tokens_of_blocks
 from .phrase import TemplatePhrase, sort_template_phrases
 
 HEAD_TOKENS = 30  # a head line starts within this many tokens of its page's start
@@ -127,12 +125,9 @@ def mine_head_lines(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: 
         seg = tokens[block_offsets[b]:block_offsets[b + 1]]
         phrases.append(TemplatePhrase(tuple(seg.tolist()), int(df[k]), int(count[k]), kind="block",
                                       scope=names[k // n_types],
-                                      slots=tuple(np.flatnonzero(seg == np.uint32(SLOT_ID)).tolist()),
+                                      slots=block_slots(tokens, block_offsets, b, b + 1),
                                       block_lengths=(int(seg.shape[0]),)))
-    diff = np.zeros(tokens.shape[0] + 1, dtype=np.int32)
-    np.add.at(diff, block_offsets[:-1][lines], 1)
-    np.add.at(diff, block_offsets[1:][lines], -1)
-    coverage = np.cumsum(diff[:-1]) > 0
+    coverage = tokens_of_blocks(block_offsets, lines, tokens.shape[0])
     stats = {"head_line_templates": len(phrases), "head_line_tokens": int(coverage.sum())}
     return HeadLineResult(sort_template_phrases(phrases), coverage, stats)
 

@@ -85,7 +85,7 @@ from numba import njit
 
 from bloomspan.engine.text.slots import SLOT_ID, SLOT_TOKEN
 
-from .blocks import block_documents, block_types, distinct_documents, span_hashes
+from .blocks import block_documents, block_types, distinct_documents, span_hashes, tokens_of_blocks
 from .config import SkeletonConfig
 from .scoped_mining import group_sigma
 
@@ -992,8 +992,5 @@ def mine_skeletons(tokens: np.ndarray, doc_offsets: np.ndarray, block_offsets: n
                             "anchor_prefixes": len(prefixes)}
     idx = np.flatnonzero(covered_blocks)
     if idx.shape[0]:
-        diff = np.zeros(tokens.shape[0] + 1, dtype=np.int64)
-        np.add.at(diff, block_offsets[idx], 1)
-        np.add.at(diff, block_offsets[idx + 1], -1)
-        coverage = np.cumsum(diff[:-1]) > 0
+        coverage = tokens_of_blocks(block_offsets, idx, tokens.shape[0])
     return SkeletonResult(coverage, skeletons, stats)

@@ -20,6 +20,7 @@ from bloomspan.engine.templates.blocks import (
     line_start_flags,
     mine_blocks,
     mine_blocks_reference,
+    tokens_of_blocks,
 )
 from bloomspan.engine.text.slots import SLOT_ID
 from bloomspan.engine.text.tokenizer import token_spans
@@ -247,3 +248,18 @@ def test_flags_per_span_equals_plain_twin(flags, data):
     assert got.dtype == np.int64
     assert got.tolist() == flags_per_span_reference(flags, starts, ends).tolist()
     assert got.tolist() == [int(flags[s:e].sum()) for s, e in spans]
+
+
+@settings(max_examples=100, deadline=None)
+@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), seed=st.integers(0, 1000))
+def test_tokens_of_blocks_are_the_tokens_of_the_chosen_blocks(lengths, seed):
+    """The difference array marks exactly the tokens of the chosen blocks (empty blocks, repeats
+    and any order included), as a loop over the blocks does."""
+    rng = np.random.default_rng(seed)
+    block_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    n_tokens = int(block_offsets[-1])
+    chosen = rng.integers(0, len(lengths), int(rng.integers(0, 2 * len(lengths) + 1)))
+    expected = np.zeros(n_tokens, dtype=bool)
+    for b in chosen.tolist():
+        expected[block_offsets[b]:block_offsets[b + 1]] = True
+    assert np.array_equal(tokens_of_blocks(block_offsets, chosen, n_tokens), expected)
