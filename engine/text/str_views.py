@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import config, njit, types
@@ -87,11 +88,5 @@ def code_point_view(s: str) -> np.ndarray:
     except NumbaError as exc:
         _VIEWS_WORK = False
         log.warning("str views off: numba %s cannot read a str's buffer (%s); encoding instead",
-                    _numba_version(), type(exc).__name__)
+                    numba.__version__, type(exc).__name__)
         return _encoded(s)
-
-
-def _numba_version() -> str:
-    import numba  # local: only for the one warning line
-
-    return numba.__version__

@@ -219,7 +219,7 @@ _LEAD_NEWLINES = LEAD_NEWLINE * 0x0101010101010101
 def simple_scratch_words(longest: int) -> int:
     """Words of the scratch of :func:`simple_document` for documents of up to ``longest`` code
     points (:func:`_scratch_words` of at most SIMPLE_MAX_CHARS)."""
-    return 10 * (min(longest, SIMPLE_MAX_CHARS) // 64 + 1) + 1
+    return int(_scratch_words(min(longest, SIMPLE_MAX_CHARS)))
 
 
 def simple_scratch(longest: int) -> np.ndarray:
